@@ -1,0 +1,67 @@
+"""Structured events: structlog renders each to a JSON line into a buffer;
+the owning actor ships the buffer to the collector in batches (never one call
+per event)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import numpy as np
+import structlog
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def dumps(obj: Any, **kw: Any) -> str:
+    return json.dumps(obj, default=_default, separators=(",", ":"))
+
+
+class _BufferSink:
+    """structlog's final "logger": keeps rendered lines until drained."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def msg(self, line: str) -> None:
+        self.lines.append(line)
+
+    info = debug = warning = error = critical = msg
+
+
+class EventLog:
+    """``log.emit("txn", committed=3)`` -> one JSON line with ``t`` (emulated
+    seconds) and ``actor`` added. ``drain()`` hands the batch over."""
+
+    def __init__(self, actor: str, now: Callable[[], float]) -> None:
+        self._sink = _BufferSink()
+        self._now = now
+
+        def stamp(_logger: Any, _method: str, event: dict) -> dict:
+            event["t"] = round(now(), 6)
+            event["actor"] = actor
+            return event
+
+        self._log = structlog.wrap_logger(
+            self._sink,
+            processors=[stamp, structlog.processors.JSONRenderer(serializer=dumps)],
+            wrapper_class=structlog.BoundLogger,
+            cache_logger_on_first_use=True,
+        )
+
+    def emit(self, event: str, **fields: Any) -> None:
+        self._log.info(event, **fields)
+
+    def drain(self) -> list[str]:
+        lines, self._sink.lines = self._sink.lines, []
+        return lines
+
+    def __len__(self) -> int:
+        return len(self._sink.lines)

@@ -1,0 +1,53 @@
+"""The metrics collector: receives event batches, appends them to events.jsonl
+and keeps running counters for the progress display."""
+from __future__ import annotations
+
+import collections
+import json
+from pathlib import Path
+
+
+class MetricsCollector:
+    COUNTED = ("job_submitted", "job_scheduled", "job_abandoned", "txn")
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("w")
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.conflicted_txns = 0
+        self.lines = 0
+
+    async def ready(self) -> str:
+        return "metrics"
+
+    async def ping(self) -> None:
+        return None
+
+    async def record(self, lines: list[str]) -> None:
+        self._file.write("\n".join(lines))
+        self._file.write("\n")
+        self.lines += len(lines)
+        for line in lines:
+            # Cheap prefix peek instead of a full parse per line.
+            i = line.find('"event":"')
+            if i < 0:
+                continue
+            name = line[i + 9 : line.find('"', i + 9)]
+            if name in self.COUNTED:
+                self.counts[name] += 1
+                if name == "txn" and '"conflicted":0' not in line:
+                    self.conflicted_txns += 1
+
+    async def progress(self) -> dict:
+        return {**self.counts, "conflicted_txns": self.conflicted_txns, "events": self.lines}
+
+    async def close(self) -> int:
+        self._file.flush()
+        self._file.close()
+        return self.lines
+
+
+def read_events(path: str | Path) -> list[dict]:
+    with Path(path).open() as f:
+        return [json.loads(line) for line in f if line.strip()]

@@ -1,0 +1,191 @@
+"""Run one scenario end to end on Ray: build, start, watch, stop, summarise.
+
+Everything that can be checked is checked before the first actor starts;
+every actor started is killed on the way out, whatever happens.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from actors import runtime
+from actors.cellstate import CellState
+from actors.machine_host import MachineHost
+from actors.metrics import MetricsCollector, read_events
+from actors.omega_scheduler import OmegaScheduler
+from actors.submitter import Submitter
+from actors.summary import summarize
+from schedulers.cluster import Cell, build_cell, host_count
+from schedulers.omega_scheduler import SchedulerParams
+from schedulers.placement import PlacementPolicy, get_policy
+from schedulers.scenario import Scenario
+from schedulers.workload import Prefill, generate_jobs, prefill
+
+ProgressFn = Callable[[float, dict], None]
+
+
+@dataclass
+class Plan:
+    """What a run will start, computed before any actor exists."""
+
+    scenario: Scenario
+    cell: Cell
+    jobs: list[dict]
+    prefill: Prefill
+
+
+def plan_run(sc: Scenario) -> Plan:
+    cell = build_cell(sc.cell.machine_classes)
+    jobs = [j.to_wire() for j in generate_jobs(sc.workload.classes, sc.duration, sc.seed)]
+    pre = prefill(cell, sc.workload.classes, sc.workload.prefill_utilization, sc.seed)
+    return Plan(sc, cell, jobs, pre)
+
+
+@dataclass
+class Started:
+    handles: list[Any] = field(default_factory=list)
+
+    def add(self, h: Any) -> Any:
+        self.handles.append(h)
+        return h
+
+
+def _initial_launches(pre: Prefill, first: int, last: int) -> list:
+    out = []
+    for job, machines in zip(pre.jobs, pre.machines):
+        for t, m in enumerate(machines.tolist()):
+            if first <= m < last:
+                out.append((job.job_id, t, m, list(job.request), job.durations[t], 0.0))
+    return out
+
+
+def measure_rtt(handle: Any, n: int = 50) -> list[float]:
+    """Sequential round trips from the driver: the substrate's own latency."""
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        runtime.gather([runtime.call(handle, "ping")])
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+def run_scenario(
+    sc: Scenario,
+    out_dir: str | Path,
+    address: str | None = None,
+    on_progress: ProgressFn | None = None,
+    policies: dict[str, PlacementPolicy] | None = None,
+) -> dict:
+    """Run ``sc`` and return its summary (also written to out_dir)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plan = plan_run(sc)
+    policy_fns = {s.name: (policies or {}).get(s.policy) or get_policy(s.policy) for s in sc.omega.schedulers}
+    run_id = uuid.uuid4().hex[:8]
+    namespace = f"schedlab-{run_id}"
+    started_ray = runtime.connect(address, namespace)
+    started = Started()
+    try:
+        summary = _run(plan, out, namespace, started, policy_fns, on_progress)
+    finally:
+        runtime.kill_all(started.handles)
+        if started_ray:
+            runtime.shutdown()
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: dict, on_progress: ProgressFn | None) -> dict:
+    sc = plan.scenario
+    scale, flush = sc.time_scale, sc.metrics.flush_interval
+    rt = runtime.RayRuntime(scale)
+    k = sc.cell.machines_per_actor
+    n = plan.cell.size
+
+    metrics = started.add(runtime.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
+    cellstate = started.add(runtime.spawn(
+        CellState, "cellstate", namespace, rt, plan.cell.capacity, plan.prefill.free,
+        sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush,
+    ))
+    hosts = []
+    for h in range(host_count(n, k)):
+        lo, hi = h * k, min(n, (h + 1) * k)
+        hosts.append(started.add(runtime.spawn(
+            MachineHost, f"machine-host-{h}", namespace, rt, h, lo, plan.cell.capacity[lo:hi],
+            cellstate, metrics, flush, _initial_launches(plan.prefill, lo, hi),
+        )))
+    scheds: list[Any] = []
+    names: list[str] = []
+    routes: dict[str, list[tuple[str, Any]]] = {}
+    for spec in sc.omega.schedulers:
+        params = SchedulerParams(spec.name, spec.t_job, spec.t_task, policy_fns[spec.name], sc.omega.max_attempts, sc.omega.retry_backoff)
+        for i in range(spec.count):
+            name = f"scheduler-{spec.name}-{i}"
+            h = started.add(runtime.spawn(OmegaScheduler, name, namespace, rt, name, params, sc.seed, cellstate, hosts, k, metrics, flush))
+            scheds.append(h)
+            names.append(name)
+            for cls in spec.classes:
+                routes.setdefault(cls, []).append((name, h))
+    submitter = started.add(runtime.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush))
+    runtime.gather([runtime.call(h, "ready") for h in started.handles], timeout=300)
+
+    rtt = measure_rtt(cellstate)
+    rtt_p50 = float(np.median(rtt))
+    substrate = {
+        "rtt_wall_ms_p50": round(rtt_p50, 3),
+        "rtt_wall_ms_p90": round(float(np.percentile(rtt, 90)), 3),
+        "rtt_emulated_s_p50": round(rtt_p50 / 1e3 * scale, 6),
+    }
+    warnings = think_time_warnings(sc, substrate["rtt_emulated_s_p50"])
+
+    epoch = time.time() + 0.2
+    actors = [cellstate, *hosts, *scheds, submitter]
+    runtime.gather([runtime.call(h, "start", epoch) for h in actors])
+    end_wall = epoch + sc.duration / scale
+    wall0 = time.time()
+    while (left := end_wall - time.time()) > 0:
+        time.sleep(min(0.5, left))
+        if on_progress is not None:
+            on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")]))
+
+    # Stop in dependency order: no new jobs, then no new launches, then machines.
+    stops: dict[str, Any] = {}
+    for group in ([submitter], scheds, hosts, [cellstate]):
+        for r in runtime.gather([runtime.call(h, "stop") for h in group], timeout=120):
+            if isinstance(r, dict) and "name" in r:
+                stops[r["name"]] = r
+    wall_seconds = time.time() - wall0
+    runtime.gather([runtime.call(metrics, "close")])
+
+    events = read_events(out / "events.jsonl")
+    info = {
+        "scenario": sc.name, "architecture": sc.architecture, "seed": sc.seed,
+        "time_scale": scale, "emulated_seconds": sc.duration, "wall_seconds": wall_seconds,
+        "machines_per_actor": k, "host_actors": len(hosts), "substrate": substrate,
+        "warnings": warnings, "scheduler_names": names, "namespace": namespace,
+    }
+    summary = summarize(events, info, plan.cell)
+    summary["namespace"] = namespace
+    return summary
+
+
+def think_time_warnings(sc: Scenario, rtt_emulated: float) -> list[str]:
+    """Where a think time is shorter than a round trip, the run measures Ray,
+    not the scheduler: say so and suggest a scale that fits."""
+    out = []
+    for s in sc.omega.schedulers:
+        think = s.t_job + s.t_task
+        if think < rtt_emulated:
+            fit = sc.time_scale * think / rtt_emulated
+            out.append(
+                f"scheduler {s.name}: think time {think:g}s is shorter than the substrate round trip "
+                f"({rtt_emulated:g} emulated s at time_scale {sc.time_scale:g}); results measure Ray more than "
+                f"the scheduler. A time_scale of {fit:.3g} or less fits."
+            )
+    return out

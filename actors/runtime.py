@@ -1,0 +1,126 @@
+"""The one door to Ray.
+
+Actors receive a ``Runtime`` and use only ``now``, ``sleep``, ``call`` and
+``send``; the driver uses the module functions (``connect``, ``spawn``,
+``gather``, ``kill_all``). Tests or a future virtual-clock engine replace this
+module's ``RayRuntime`` with their own object of the same shape.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from typing import Any, Awaitable, Iterable, Protocol
+
+import ray
+
+from actors.clock import Clock
+
+
+class Runtime(Protocol):
+    clock: Clock
+
+    def now(self) -> float: ...
+    async def sleep(self, emulated: float) -> None: ...
+    def call(self, handle: Any, method: str, *args: Any) -> Awaitable[Any]: ...
+    def send(self, handle: Any, method: str, *args: Any) -> None: ...
+
+
+class RayRuntime:
+    """Runtime for actors living on Ray. Picklable: only holds the clock."""
+
+    def __init__(self, scale: float) -> None:
+        self.clock = Clock(scale)
+
+    def set_epoch(self, epoch: float) -> None:
+        self.clock.epoch = epoch
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    async def sleep(self, emulated: float) -> None:
+        await asyncio.sleep(max(0.0, self.clock.wall(emulated)))
+
+    async def sleep_wall(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    def call(self, handle: Any, method: str, *args: Any) -> Awaitable[Any]:
+        """Send now, await the reply later: the request leaves at call time,
+        so a caller cancelled while awaiting has still delivered it."""
+        return getattr(handle, method).remote(*args)
+
+    def send(self, handle: Any, method: str, *args: Any) -> None:
+        # Fire and forget: ordering between one caller and one actor is kept by Ray.
+        getattr(handle, method).remote(*args)
+
+
+class ClusterUnreachable(RuntimeError):
+    pass
+
+
+def _check_reachable(address: str) -> None:
+    """Fail in a second, with a clear message, instead of Ray's long retry loop."""
+    if address in ("auto", "local") or address.startswith("ray://"):
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=2.0):
+            pass
+    except (OSError, ValueError) as e:
+        raise ClusterUnreachable(f"no Ray cluster at {address} ({e.__class__.__name__}: {e})") from None
+
+
+def connect(address: str | None, namespace: str) -> bool:
+    """Join the cluster at ``address`` (or RAY_ADDRESS), else start an embedded
+    local Ray. Returns True when this call started Ray (and so must stop it).
+    If Ray is already initialised in this process (tests), it is reused."""
+    if ray.is_initialized():
+        return False
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        _check_reachable(address)
+        ray.init(address=address, namespace=namespace, logging_level="ERROR", log_to_driver=False)
+    else:
+        ray.init(namespace=namespace, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    return True
+
+
+def shutdown() -> None:
+    ray.shutdown()
+
+
+def current_namespace() -> str:
+    return ray.get_runtime_context().namespace
+
+
+def spawn(cls: type, name: str, namespace: str, *args: Any, **kwargs: Any) -> Any:
+    """Start ``cls`` as a named async actor. Actors take no CPU slot: emulated
+    machines are mostly asleep, and a 2-core laptop must hold dozens of them."""
+    remote_cls = ray.remote(cls)
+    return remote_cls.options(name=name, namespace=namespace, num_cpus=0, max_restarts=0, lifetime=None).remote(*args, **kwargs)
+
+
+def call(handle: Any, method: str, *args: Any) -> Any:
+    """Start a call from the driver; returns an object ref."""
+    return getattr(handle, method).remote(*args)
+
+
+def gather(refs: Iterable[Any], timeout: float | None = 60.0) -> list[Any]:
+    """Wait for many refs at once (fan out, then wait; never get in a loop)."""
+    return ray.get(list(refs), timeout=timeout)
+
+
+def kill_all(handles: Iterable[Any]) -> None:
+    for h in handles:
+        try:
+            ray.kill(h, no_restart=True)
+        except Exception:  # already dead: nothing to clean up
+            pass
+
+
+def node_id() -> str:
+    return ray.get_runtime_context().get_node_id()
+
+
+GetTimeoutError = ray.exceptions.GetTimeoutError
+RayError = ray.exceptions.RayError

@@ -1,0 +1,1 @@
+"""User entry points: thin, parse arguments and call the packages."""

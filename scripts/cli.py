@@ -1,0 +1,136 @@
+"""The ``schedlab`` command."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+from rich.console import Console
+
+from schedulers.scenario import Scenario, ScenarioError, parse_scenario
+
+EXIT_BAD_INPUT = 2
+EXIT_INVARIANT = 3
+
+
+def _error(message: str) -> None:
+    # Plain print, not rich: an error is one unwrapped line a script can grep.
+    print(f"error: {message}", file=sys.stderr)
+
+
+def apply_set(data: dict, assignment: str) -> None:
+    """``omega.schedulers.1.t_job=30``: set one value in the raw TOML data, the
+    value parsed as TOML (so 30 is a number, "x" a string, true a bool)."""
+    path, sep, raw = assignment.partition("=")
+    if not sep or not path:
+        raise ScenarioError(f"--set {assignment}: expected KEY=VALUE")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw  # a bare word is a string
+    node: object = data
+    parts = path.split(".")
+    for i, part in enumerate(parts[:-1]):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            node = node.setdefault(part, {})
+        else:
+            raise ScenarioError(f"--set {path}: no such key ({'.'.join(parts[: i + 1])})")
+    last = parts[-1]
+    if isinstance(node, list) and last.isdigit() and int(last) < len(node):
+        node[int(last)] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise ScenarioError(f"--set {path}: no such key")
+
+
+def load_scenario(path: str | Path, sets: list[str] | None = None) -> Scenario:
+    """Read and validate a TOML scenario; ScenarioError names file, key, problem."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise ScenarioError(f"{p}: cannot read scenario ({e.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{p}: not valid TOML ({e})") from None
+    for assignment in sets or []:
+        apply_set(data, assignment)
+    return parse_scenario(data, str(p))
+
+
+def _override(sc: Scenario, args: argparse.Namespace) -> Scenario:
+    changes = {}
+    if args.seed is not None:
+        if args.seed < 0:
+            raise ScenarioError(f"--seed: must be >= 0 (got {args.seed})")
+        changes["seed"] = args.seed
+    if args.time_scale is not None:
+        if not args.time_scale > 0:
+            raise ScenarioError(f"--time-scale: must be > 0 (got {args.time_scale})")
+        changes["time_scale"] = args.time_scale
+    return dataclasses.replace(sc, **changes) if changes else sc
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    console = Console(stderr=False)
+    try:
+        sc = _override(load_scenario(args.scenario, args.set), args)
+    except ScenarioError as e:
+        _error(str(e))
+        return EXIT_BAD_INPUT
+    # Imported here so a bad scenario fails fast, before Ray is even loaded.
+    from actors import runtime
+    from actors.run import run_scenario
+    from actors.summary import violations
+    from scripts.display import RunProgress, summary_table
+
+    out = Path(args.out or f"runs/{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    console.print(f"schedlab: running [bold]{sc.name}[/] ({sc.architecture}), seed {sc.seed}, time_scale {sc.time_scale:g}, out {out}")
+    try:
+        if args.no_progress or not console.is_terminal:
+            summary = run_scenario(sc, out, address=args.address)
+        else:
+            with RunProgress(sc.duration, console) as prog:
+                summary = run_scenario(sc, out, address=args.address, on_progress=prog.update)
+    except runtime.ClusterUnreachable as e:
+        _error(str(e))
+        return EXIT_BAD_INPUT
+    console.print(f"namespace {summary['namespace']}")
+    console.print(summary_table(summary))
+    console.print(f"wrote {out / 'summary.json'} and {out / 'events.jsonl'}")
+    bad = violations(summary)
+    if bad:
+        _error(f"invariants violated: {bad}")
+        return EXIT_INVARIANT
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="schedlab", description="Emulate cluster-scheduler architectures live on Ray.")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run one scenario file")
+    r.add_argument("scenario", help="scenario TOML file")
+    r.add_argument("--out", help="output directory (default runs/<name>-<time>)")
+    r.add_argument("--seed", type=int, help="override the scenario's seed")
+    r.add_argument("--time-scale", type=float, help="override emulated seconds per wall second")
+    r.add_argument("--address", help="join the Ray cluster at this address (default: RAY_ADDRESS, else embedded local Ray)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one scenario value, e.g. omega.schedulers.1.t_job=30 (repeatable)")
+    r.add_argument("--no-progress", action="store_true", help="no live progress display")
+    r.set_defaults(fn=cmd_run)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.fn(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Terminal output: a live progress line and the end-of-run table (rich)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+
+class RunProgress:
+    """Progress bar over emulated time with live job and conflict counts."""
+
+    def __init__(self, duration: float, console: Console) -> None:
+        self.duration = duration
+        self.progress = Progress(
+            TextColumn("[bold]emulated[/] {task.completed:>7.0f}/{task.total:.0f}s"),
+            BarColumn(),
+            TextColumn("{task.fields[stats]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self.task = self.progress.add_task("run", total=duration, stats="starting")
+
+    def __enter__(self) -> "RunProgress":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.stop()
+
+    def update(self, emulated: float, counts: dict) -> None:
+        stats = (
+            f"submitted {counts.get('job_submitted', 0)}  scheduled {counts.get('job_scheduled', 0)}  "
+            f"abandoned {counts.get('job_abandoned', 0)}  txns {counts.get('txn', 0)}  "
+            f"conflicted {counts.get('conflicted_txns', 0)}"
+        )
+        self.progress.update(self.task, completed=emulated, stats=stats)
+
+
+def _p(d: dict) -> str:
+    return " / ".join("-" if d[k] is None else f"{d[k]:.3g}" for k in ("p50", "p90", "p99"))
+
+
+def summary_table(s: dict) -> Table:
+    t = Table(title=f"{s['scenario']} ({s['architecture']}, seed {s['seed']}, x{s['time_scale']:g})", show_header=False)
+    t.add_column("metric", style="bold")
+    t.add_column("value")
+    j = s["jobs"]
+    t.add_row("cell", f"{s['cell']['machines']} machines on {s['cell']['host_actors']} host actors (K={s['cell']['machines_per_actor']})")
+    t.add_row("run", f"{s['emulated_seconds']:g} emulated s in {s['wall_seconds']:.1f} wall s")
+    t.add_row("jobs", f"submitted {j['submitted']}  scheduled {j['scheduled']}  completed {j['completed']}  abandoned {j['abandoned']}  pending {j['pending']}")
+    t.add_row("wait to first attempt (s)", f"p50/p90/p99 {_p(s['wait_time_s']['first_attempt'])}")
+    t.add_row("wait to fully scheduled (s)", f"p50/p90/p99 {_p(s['wait_time_s']['fully_scheduled'])}")
+    for sc in s["schedulers"]:
+        tx = sc["transactions"]
+        t.add_row(
+            f"  {sc['name']}",
+            f"busyness {sc['busyness']:.3f}  conflict fraction {sc['conflict_fraction']:.3f}  "
+            f"txns committed {tx['committed']} conflicted {tx['conflicted']}",
+        )
+    u = s["utilization"]
+    if u["cpu_mean"] is not None:
+        t.add_row("utilization", f"cpu {u['cpu_mean']:.1%}  mem {u['mem_mean']:.1%}")
+    sub = s["substrate"]
+    t.add_row("substrate round trip", f"{sub['rtt_wall_ms_p50']:.2f} ms wall = {sub['rtt_emulated_s_p50']:.3g} s emulated (p50)")
+    bad = {k: v for k, v in s["invariants"].items() if v}
+    t.add_row("invariants", "all hold" if not bad else "[red]VIOLATED " + ", ".join(f"{k}={v}" for k, v in bad.items()))
+    for w in s.get("warnings", []):
+        t.add_row("[yellow]warning", f"[yellow]{w}")
+    return t

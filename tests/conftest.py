@@ -1,0 +1,53 @@
+"""Shared fixtures: one session-scoped local Ray for every integration test."""
+from __future__ import annotations
+
+import copy
+from typing import Any, Iterator
+
+import pytest
+
+
+def small_scenario_data(**top: Any) -> dict:
+    """A small, fast Omega scenario as raw TOML data; tests tweak it."""
+    data: dict[str, Any] = {
+        "name": "small",
+        "architecture": "omega",
+        "seed": 3,
+        "time_scale": 50.0,
+        "duration": 300.0,
+        "cell": {
+            "machines_per_actor": 4,
+            "machine_classes": [
+                {"name": "a", "count": 8, "cpu": 4.0, "mem": 16.0, "racks": 2},
+                {"name": "b", "count": 4, "cpu": 8.0, "mem": 32.0, "labels": ["big"]},
+            ],
+        },
+        "workload": {
+            "prefill_utilization": 0.3,
+            "classes": [
+                {"name": "batch", "kind": "batch", "interarrival": 2.0, "tasks": {"dist": "exponential", "mean": 3.0},
+                 "duration": {"dist": "exponential", "mean": 30.0}, "cpu": 0.5, "mem": 1.0},
+                {"name": "service", "kind": "service", "interarrival": 30.0, "tasks": 2.0, "cpu": 1.0, "mem": 2.0},
+            ],
+        },
+        "omega": {
+            "schedulers": [
+                {"name": "batch", "classes": ["batch"], "count": 2, "t_job": 0.5, "t_task": 0.01},
+                {"name": "service", "classes": ["service"], "t_job": 5.0, "t_task": 0.1, "policy": "best_fit"},
+            ],
+        },
+        "metrics": {"sample_interval": 5.0},
+    }
+    data.update(copy.deepcopy(top))
+    return data
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[None]:
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False, namespace="schedlab-tests")
+    try:
+        yield
+    finally:
+        ray.shutdown()
