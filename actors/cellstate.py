@@ -12,16 +12,9 @@ import numpy as np
 
 from actors.base import ActorShell
 from actors.runtime import Runtime
-from schedulers.omega import Claims, ConflictMode, TxnMode
-from schedulers.shared_state import Delta, SharedCell
-
-
-def delta_wire(d: Delta) -> tuple:
-    return (d.version, d.machines, d.free, d.seq)
-
-
-def delta_from_wire(w: tuple) -> Delta:
-    return Delta(int(w[0]), w[1], w[2], w[3])
+from actors.wire import pack_delta, unpack_claims
+from schedulers.omega import ConflictMode, TxnMode
+from schedulers.shared_state import SharedCell
 
 
 class CellState(ActorShell):
@@ -56,19 +49,20 @@ class CellState(ActorShell):
         util = self.cell.used().sum(axis=0) / self.totals
         self.log.emit("cell_sample", cpu=round(float(util[0]), 6), mem=round(float(util[1]), 6), version=self.cell.version)
 
-    async def snapshot(self) -> tuple:
-        return delta_wire(self.cell.full())
+    async def snapshot(self) -> bytes:
+        return pack_delta(self.cell.full())
 
-    async def sync(self, version: int) -> tuple:
-        return delta_wire(self.cell.delta_since(version))
+    async def sync(self, version: int) -> bytes:
+        """Rows changed since ``version`` (see actors.wire for the encoding)."""
+        return pack_delta(self.cell.delta_since(version))
 
-    async def commit(self, scheduler: str, machine: np.ndarray, request: np.ndarray, seen_seq: np.ndarray, since: int) -> tuple:
-        """Apply one transaction; reply (accepted mask, delta since ``since``).
-        Not idempotent: a scheduler must not resend a transaction (with one
-        cell-state actor there is nothing to retry against)."""
-        result = self.cell.commit(Claims(machine, request, seen_seq), self.conflict_mode, self.txn_mode)
+    async def commit(self, scheduler: str, claims: bytes, since: int) -> tuple[bytes, bytes]:
+        """Apply one transaction; reply (accepted mask as bytes, delta since
+        ``since``). Not idempotent: a scheduler must not resend a transaction
+        (with one cell-state actor there is nothing to retry against)."""
+        result = self.cell.commit(unpack_claims(claims), self.conflict_mode, self.txn_mode)
         self.commits += 1
-        return result.accepted, delta_wire(self.cell.delta_since(since))
+        return result.accepted.tobytes(), pack_delta(self.cell.delta_since(since))
 
     async def release(self, machines: np.ndarray, requests: np.ndarray) -> None:
         self.cell.release(machines, requests)

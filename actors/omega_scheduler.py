@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from actors.base import ActorShell
-from actors.cellstate import delta_from_wire
 from actors.runtime import Runtime
+from actors.wire import pack_claims, unpack_delta
 from schedulers.cluster import host_of
 from schedulers.jobs import Job
 from schedulers.omega_scheduler import JobProgress, OmegaSchedulerCore, SchedulerParams
@@ -49,7 +49,7 @@ class OmegaScheduler(ActorShell):
         self._early: list[Job] = []
 
     async def on_start(self) -> None:
-        snap = delta_from_wire(await self.rt.call(self.cellstate, "snapshot"))
+        snap = unpack_delta(await self.rt.call(self.cellstate, "snapshot"))
         self.core = OmegaSchedulerCore(self.params, LocalCopy(snap), rng_for(self.seed, self.name))
         self.log.emit("scheduler_start", seed=self.seed, policy=getattr(self.params.policy, "__name__", "?"))
         if self._early:
@@ -91,7 +91,7 @@ class OmegaScheduler(ActorShell):
         now = self.rt.now()
         first = core.begin_attempt(jp, now)
         self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts, first=first, scheduler=self.name)
-        core.local.apply(delta_from_wire(await self.rt.call(self.cellstate, "sync", core.local.version)))
+        core.local.apply(unpack_delta(await self.rt.call(self.cellstate, "sync", core.local.version)))
 
         think = core.think_time(jp)
         t0 = self.rt.now()
@@ -104,11 +104,10 @@ class OmegaScheduler(ActorShell):
         rtt_ms = 0.0
         if len(plan.claims):
             w0 = time.perf_counter()
-            accepted, delta = await self.rt.call(
-                self.cellstate, "commit", self.name, plan.claims.machine, plan.claims.request, plan.claims.seen_seq, core.local.version
-            )
+            mask, delta = await self.rt.call(self.cellstate, "commit", self.name, pack_claims(plan.claims), core.local.version)
+            accepted = np.frombuffer(mask, dtype=bool)
             rtt_ms = (time.perf_counter() - w0) * 1e3
-            core.local.apply(delta_from_wire(delta))
+            core.local.apply(unpack_delta(delta))
         else:
             accepted = np.zeros(0, dtype=bool)
         now = self.rt.now()

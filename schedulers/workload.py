@@ -149,8 +149,12 @@ def prefill(cell: Cell, classes: tuple[JobClass, ...], target: float, seed: int)
     jobs: list[Job] = []
     placed: list[np.ndarray] = []
     misses = 0
+    draws = 0
     while (total - free[:, cpu].sum()) / total < target and misses < 50:
-        jc = ordered[len(jobs) % len(ordered)] if len(ordered) > 1 else ordered[0]
+        # Round-robin over classes by draw, not by success, so one class that
+        # no longer fits does not end the prefill while others still would.
+        jc = ordered[draws % len(ordered)]
+        draws += 1
         job = _job(-(len(jobs) + 1), jc, 0.0, rng)
         # Prefill tasks outlive the run: they model the standing load.
         job = Job(job.job_id, job.job_class, JobKind.SERVICE, job.priority, 0.0, job.request, (math.inf,) * job.tasks)

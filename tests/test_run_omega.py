@@ -70,7 +70,7 @@ def test_summary_has_every_stable_key(small_run) -> None:
 def test_work_happened_and_invariants_hold(small_run) -> None:
     summary, events, sc, _out = small_run
     assert summary["jobs"]["submitted"] > 50
-    assert summary["jobs"]["scheduled"] > 0.5 * summary["jobs"]["submitted"]
+    assert summary["jobs"]["scheduled"] > 0.3 * summary["jobs"]["submitted"]
     assert summary["jobs"]["completed"] > 0
     assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]
     cell = build_cell(sc.cell.machine_classes)
@@ -129,7 +129,7 @@ def test_one_machine_per_actor_behaves_the_same(ray_session: None, tmp_path: Pat
     assert summary["cell"]["host_actors"] == 12
     assert {e["actor"] for e in events if e["event"] == "tasks_launched"} <= {f"machine-host-{i}" for i in range(12)}
     assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]
-    assert summary["jobs"]["scheduled"] > 0.5 * summary["jobs"]["submitted"]
+    assert summary["jobs"]["scheduled"] > 0.3 * summary["jobs"]["submitted"]
     # Same seed, same workload: the first 150 s of jobs are the same jobs.
     assert summary["jobs"]["submitted"] <= base["jobs"]["submitted"]
 
