@@ -11,15 +11,25 @@ from actors.runtime import Runtime
 class ActorShell:
     """Owns the actor's event buffer and its background loops.
 
-    Contract: ``start(epoch)`` once; ``stop()`` cancels loops, flushes every
-    buffered event to the collector and only then returns, so when the driver
-    has every stop reply, events.jsonl is complete."""
+    Contract: ``start(epoch)`` once; ``stop()`` wakes every loop from its nap
+    and waits for it to finish what it was doing (never cancelling a loop
+    mid-call: a reply lost to cancellation is a commit or launch lost), then
+    flushes every buffered event to the collector and only then returns, so
+    when the driver has every stop reply, events.jsonl is complete."""
+
+    STOP_GRACE_S = 30.0
+
+    # Events are not urgent: shipping them less often than launches and
+    # completions keeps the collector's share of two cores small.
+    EVENT_FLUSH_EVERY = 5
 
     def __init__(self, rt: Runtime, name: str, metrics: Any, flush_interval: float) -> None:
         self.rt = rt
         self.name = name
         self.metrics = metrics
         self.flush_interval = flush_interval
+        self._flushes = 0
+        self._stopping = asyncio.Event()
         self.log = EventLog(name, rt.now)
         self._tasks: list[asyncio.Task] = []
         self.running = False
@@ -42,6 +52,9 @@ class ActorShell:
     async def on_start(self) -> None:
         """Subclasses start their own loops here."""
 
+    def on_stopping(self) -> None:
+        """Subclasses wake loops that wait on something other than a nap."""
+
     async def on_stop(self) -> Any:
         """Subclasses settle their state here; the return value goes to the driver."""
         return None
@@ -49,20 +62,36 @@ class ActorShell:
     async def flush(self, final: bool = False) -> None:
         """Send what is buffered; subclasses extend with their own batches and,
         when ``final``, wait for their deliveries before returning."""
+        self._flushes += 1
+        if not final and self._flushes % self.EVENT_FLUSH_EVERY:
+            return
         lines = self.log.drain()
         if lines and self.metrics is not None:
             await self.rt.call(self.metrics, "record", lines)
 
+    async def nap_wall(self, seconds: float) -> bool:
+        """Sleep ``seconds`` of wall time; False if stop() came meanwhile."""
+        try:
+            await asyncio.wait_for(self._stopping.wait(), max(0.0, seconds))
+        except asyncio.TimeoutError:
+            return self.running
+        return False
+
+    async def nap(self, emulated: float) -> bool:
+        """Sleep ``emulated`` seconds; False if stop() came meanwhile."""
+        return await self.nap_wall(self.rt.clock.wall(emulated))  # type: ignore[attr-defined]
+
     async def _flush_loop(self) -> None:
-        while self.running:
-            await asyncio.sleep(self.flush_interval)
+        while await self.nap_wall(self.flush_interval):
             await self.flush()
 
     async def stop(self) -> Any:
         self.running = False
-        for t in self._tasks:
+        self._stopping.set()
+        self.on_stopping()
+        done, late = await asyncio.wait(self._tasks, timeout=self.STOP_GRACE_S) if self._tasks else (set(), set())
+        for t in late:  # a loop stuck on a dead peer: nothing left to save
             t.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
         result = await self.on_stop()
         await self.flush(final=True)

@@ -2,7 +2,8 @@
 
 Per attempt: sync the local copy by delta, think for t_job + t_task x tasks
 (really waiting, so other schedulers commit meanwhile), place on the local
-copy, send one transaction, launch what committed on the machine hosts.
+copy, send one transaction. The cell state hands committed tasks to the
+machine hosts when they next poll; the scheduler never talks to hosts.
 """
 from __future__ import annotations
 
@@ -14,8 +15,7 @@ import numpy as np
 
 from actors.base import ActorShell
 from actors.runtime import Runtime
-from actors.wire import pack_claims, unpack_delta
-from schedulers.cluster import host_of
+from actors.wire import pack_claims, pack_tasks, unpack_delta
 from schedulers.jobs import Job
 from schedulers.omega_scheduler import JobProgress, OmegaSchedulerCore, SchedulerParams
 from schedulers.seeding import rng_for
@@ -30,8 +30,6 @@ class OmegaScheduler(ActorShell):
         params: SchedulerParams,
         seed: int,
         cellstate: Any,
-        hosts: list[Any],
-        machines_per_actor: int,
         metrics: Any,
         flush_interval: float,
     ) -> None:
@@ -39,13 +37,12 @@ class OmegaScheduler(ActorShell):
         self.params = params
         self.seed = seed
         self.cellstate = cellstate
-        self.hosts = hosts
-        self.k = machines_per_actor
         self.core: OmegaSchedulerCore | None = None
         self.current: JobProgress | None = None
-        self.outbox: dict[int, list] = {}
         self.wakeup = asyncio.Event()
         self.think_s = 0.0
+        self.refreshed_at = 0.0  # perf_counter() of the request that last refreshed the copy
+        self.rtt_s = 0.002
         self._early: list[Job] = []
 
     async def on_start(self) -> None:
@@ -90,13 +87,23 @@ class OmegaScheduler(ActorShell):
     async def _attempt(self, core: OmegaSchedulerCore, jp: JobProgress) -> None:
         now = self.rt.now()
         first = core.begin_attempt(jp, now)
-        self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts, first=first, scheduler=self.name)
-        core.local.apply(unpack_delta(await self.rt.call(self.cellstate, "sync", core.local.version)))
+        if first:
+            # Later attempts are visible in their txn events (attempt number).
+            self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts, first=True, scheduler=self.name)
+        if time.perf_counter() - self.refreshed_at > self.rtt_s:
+            # A copy refreshed less than one round trip ago is as fresh as a
+            # sync could make it; skipping the sync then saves a round trip
+            # per attempt for a busy scheduler without making it see less.
+            w0 = time.perf_counter()
+            core.local.apply(unpack_delta(await self.rt.call(self.cellstate, "sync", core.local.version)))
+            self._refreshed(w0)
 
         think = core.think_time(jp)
         t0 = self.rt.now()
         think_start_lag = t0 - now
-        await self.rt.sleep(think)
+        if not await self.nap(think):
+            core.queue.appendleft(jp)  # stopping: back in the queue, reported pending
+            return
         spent = self.rt.now() - t0
         self.think_s += spent
 
@@ -104,10 +111,15 @@ class OmegaScheduler(ActorShell):
         rtt_ms = 0.0
         if len(plan.claims):
             w0 = time.perf_counter()
-            mask, delta = await self.rt.call(self.cellstate, "commit", self.name, pack_claims(plan.claims), core.local.version)
+            job = jp.job
+            meta = pack_tasks(plan.tasks, np.asarray(job.durations, dtype=np.float64)[plan.tasks])
+            mask, delta = await self.rt.call(
+                self.cellstate, "commit", self.name, pack_claims(plan.claims), core.local.version, job.job_id, meta
+            )
             accepted = np.frombuffer(mask, dtype=bool)
             rtt_ms = (time.perf_counter() - w0) * 1e3
             core.local.apply(unpack_delta(delta))
+            self._refreshed(w0)
         else:
             accepted = np.zeros(0, dtype=bool)
         now = self.rt.now()
@@ -124,26 +136,19 @@ class OmegaScheduler(ActorShell):
             span=round(span, 6),
             rtt_ms=round(rtt_ms, 3),
         )
-        self._queue_launches(jp.job, outcome.committed_tasks, outcome.machines, now)
         if outcome.status == "scheduled":
             self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts)
         elif outcome.status == "abandoned":
             self.log.emit("job_abandoned", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts, unplaced=int(jp.pending.size))
 
-    def _queue_launches(self, job: Job, tasks: np.ndarray, machines: np.ndarray, now: float) -> None:
-        req = list(job.request)
-        for t, m in zip(tasks.tolist(), machines.tolist()):
-            self.outbox.setdefault(int(host_of(m, self.k)), []).append((job.job_id, t, m, req, job.durations[t], now))
+    def _refreshed(self, sent_at: float) -> None:
+        """The copy is as of when the request was sent; keep a smoothed RTT."""
+        now = time.perf_counter()
+        self.rtt_s = 0.8 * self.rtt_s + 0.2 * (now - sent_at)
+        self.refreshed_at = sent_at
 
-    async def flush(self, final: bool = False) -> None:
-        # One launch message per host per flush, however many transactions fed it.
-        outbox, self.outbox = self.outbox, {}
-        if final:
-            await asyncio.gather(*(self.rt.call(self.hosts[h], "launch", ls) for h, ls in outbox.items()))
-        else:
-            for host, launches in outbox.items():
-                self.rt.send(self.hosts[host], "launch", launches)
-        await super().flush(final)
+    def on_stopping(self) -> None:
+        self.wakeup.set()
 
     async def on_stop(self) -> dict:
         assert self.core is not None

@@ -103,7 +103,7 @@ def run_scenario(
 
 def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: dict, on_progress: ProgressFn | None) -> dict:
     sc = plan.scenario
-    scale, flush = sc.time_scale, sc.metrics.flush_interval
+    scale, flush = sc.time_scale, sc.substrate.batch_interval
     rt = runtime.RayRuntime(scale)
     k = sc.cell.machines_per_actor
     n = plan.cell.size
@@ -111,7 +111,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     metrics = started.add(runtime.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
     cellstate = started.add(runtime.spawn(
         CellState, "cellstate", namespace, rt, plan.cell.capacity, plan.prefill.free,
-        sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush,
+        sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush, k,
     ))
     hosts = []
     for h in range(host_count(n, k)):
@@ -127,7 +127,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         params = SchedulerParams(spec.name, spec.t_job, spec.t_task, policy_fns[spec.name], sc.omega.max_attempts, sc.omega.retry_backoff)
         for i in range(spec.count):
             name = f"scheduler-{spec.name}-{i}"
-            h = started.add(runtime.spawn(OmegaScheduler, name, namespace, rt, name, params, sc.seed, cellstate, hosts, k, metrics, flush))
+            h = started.add(runtime.spawn(OmegaScheduler, name, namespace, rt, name, params, sc.seed, cellstate, metrics, flush))
             scheds.append(h)
             names.append(name)
             for cls in spec.classes:

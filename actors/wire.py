@@ -55,3 +55,27 @@ def unpack_claims(blob: bytes) -> Claims:
     _, n = _HEADER.unpack_from(blob)
     machine, request, seen = _split(blob, n)
     return Claims(machine, request, seen)
+
+
+def pack_release(machines: np.ndarray, requests: np.ndarray) -> bytes:
+    """Finished tasks' (machine, request) rows, host -> cell state."""
+    return _join(0, machines, requests, np.zeros(machines.size, dtype=np.int64))
+
+
+def unpack_release(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    _, n = _HEADER.unpack_from(blob)
+    machines, requests, _ = _split(blob, n)
+    return machines, requests
+
+
+def pack_tasks(tasks: np.ndarray, durations: np.ndarray) -> bytes:
+    """Task index and duration (emulated s, inf = until the end) per claim."""
+    t = np.ascontiguousarray(tasks, dtype=np.int64)
+    return struct.pack("<q", t.size) + t.tobytes() + np.ascontiguousarray(durations, dtype=np.float64).tobytes()
+
+
+def unpack_tasks(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    (n,) = struct.unpack_from("<q", blob)
+    tasks = np.frombuffer(blob, dtype=np.int64, count=n, offset=8)
+    durations = np.frombuffer(blob, dtype=np.float64, count=n, offset=8 + 8 * n)
+    return tasks, durations

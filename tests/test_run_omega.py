@@ -33,7 +33,7 @@ def independent_overcommit(events: list[dict], capacity: np.ndarray) -> int:
     bad = 0
     for e in events:
         if e["event"] == "tasks_completed":
-            for job, task, _m in e["tasks"]:
+            for job, task, *_rest in e["tasks"]:
                 m, req = running.pop((job, task))
                 used[m] -= req
         elif e["event"] == "tasks_launched":

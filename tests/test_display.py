@@ -1,0 +1,53 @@
+"""The terminal table and progress line render every summary field."""
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from scripts.display import RunProgress, summary_table
+
+
+def _summary(**over: object) -> dict:
+    s = {
+        "scenario": "demo", "architecture": "omega", "seed": 1, "time_scale": 50.0,
+        "emulated_seconds": 100.0, "wall_seconds": 2.0,
+        "cell": {"machines": 10, "machines_per_actor": 5, "host_actors": 2},
+        "jobs": {"submitted": 9, "scheduled": 7, "completed": 5, "abandoned": 1, "pending": 1, "failed": 0},
+        "wait_time_s": {"first_attempt": {"p50": 0.5, "p90": 1.0, "p99": 2.0}, "fully_scheduled": {"p50": None, "p90": None, "p99": None}},
+        "schedulers": [{"name": "scheduler-b-0", "busyness": 0.25, "conflict_fraction": 0.125, "transactions": {"committed": 8, "conflicted": 1}}],
+        "utilization": {"cpu_mean": 0.5, "mem_mean": 0.25},
+        "substrate": {"rtt_wall_ms_p50": 1.5, "rtt_emulated_s_p50": 0.075},
+        "invariants": {"overcommit": 0, "double_placement": 0, "lost_jobs": 0, "split_brain": 0, "lost_commits": 0},
+        "warnings": ["think time too short"],
+    }
+    s.update(over)
+    return s
+
+
+def _render(s: dict) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=200).print(summary_table(s))
+    return buf.getvalue()
+
+
+def test_table_shows_the_numbers_that_matter() -> None:
+    out = _render(_summary())
+    for text in ("submitted 9", "scheduled 7", "abandoned 1", "0.5 / 1 / 2", "busyness 0.250",
+                 "conflict fraction 0.125", "committed 8 conflicted 1", "cpu 50.0%", "1.50 ms wall",
+                 "all hold", "think time too short"):
+        assert text in out, text
+
+
+def test_table_flags_violated_invariants() -> None:
+    inv = {"overcommit": 2, "double_placement": 0, "lost_jobs": 1, "split_brain": 0, "lost_commits": 0}
+    out = _render(_summary(invariants=inv))
+    assert "VIOLATED" in out and "overcommit=2" in out and "lost_jobs=1" in out
+
+
+def test_progress_line_counts() -> None:
+    buf = io.StringIO()
+    with RunProgress(100.0, Console(file=buf, width=200, force_terminal=True)) as p:
+        p.update(50.0, {"job_submitted": 12, "job_scheduled": 10, "txn": 11, "conflicted_txns": 3})
+    out = buf.getvalue()
+    assert "submitted 12" in out and "conflicted 3" in out
