@@ -90,6 +90,8 @@ def run_scenario(
     run_id = uuid.uuid4().hex[:8]
     namespace = f"schedlab-{run_id}"
     started_ray = runtime.connect(address, namespace)
+    for fn in policy_fns.values():
+        runtime.ship_by_value(fn)
     started = Started()
     try:
         summary = _run(plan, out, namespace, started, policy_fns, on_progress)
@@ -152,7 +154,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     while (left := end_wall - time.time()) > 0:
         time.sleep(min(0.5, left))
         if on_progress is not None:
-            on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")]))
+            on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")])[0])
 
     # Stop in dependency order: no new jobs, then no new launches, then machines.
     stops: dict[str, Any] = {}

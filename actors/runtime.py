@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sys
 from typing import Any, Awaitable, Iterable, Protocol
 
 import ray
@@ -91,6 +92,23 @@ def shutdown() -> None:
 
 def current_namespace() -> str:
     return ray.get_runtime_context().namespace
+
+
+def ship_by_value(fn: Any) -> None:
+    """Make Ray pickle ``fn``'s module by value, so a user's policy defined in a
+    script or a module that is not installed (importable here, not on the
+    workers) still reaches the scheduler actors. Installed schedlab modules
+    keep travelling by reference."""
+    module = sys.modules.get(getattr(fn, "__module__", "") or "")
+    if module is None or module.__name__ == "__main__":
+        return  # __main__ is pickled by value already
+    root = module.__name__.split(".")[0]
+    if root in ("schedulers", "actors", "scripts", "numpy"):
+        return
+    try:
+        ray.cloudpickle.register_pickle_by_value(module)
+    except ValueError:
+        pass  # a package without a file, already registered, etc.
 
 
 def spawn(cls: type, name: str, namespace: str, *args: Any, **kwargs: Any) -> Any:

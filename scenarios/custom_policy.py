@@ -1,8 +1,8 @@
 """A scenario script: your own placement policy against the built-in ones.
 
 What it shows: how to plug a policy of your own into schedlab. It defines
-``rack_packing`` (fill the fullest rack-local machine first, a crude
-"keep whole racks free" policy), registers it, builds the quick-start
+``tightest_cpu`` (each task on the machine with the least free cpu that
+still fits it: pack by cpu alone), registers it, builds the quick-start
 scenario in code, and runs it twice on the same workload and seed: once with
 the built-in worst_fit and once with the new policy.
 
@@ -24,9 +24,9 @@ from schedulers.placement import register_policy, slots
 from scripts.cli import load_scenario
 
 
-def rack_packing(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+def tightest_cpu(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
     """Same contract as the built-ins: subtract what is placed from ``free``,
-    return a machine per task or -1. Packs the least-free machines first."""
+    return a machine per task or -1. Packs the least-free-cpu machines first."""
     out = np.full(n_tasks, -1, dtype=np.int64)
     for t in range(n_tasks):
         s = slots(free, request)
@@ -44,10 +44,10 @@ def main() -> None:
     p.add_argument("--out", default="runs/custom_policy")
     p.add_argument("--duration", type=float, default=600.0)
     args = p.parse_args()
-    register_policy("rack_packing", rack_packing)
+    register_policy("tightest_cpu", tightest_cpu)
     base = load_scenario(Path(__file__).with_name("quickstart.toml"), [f"duration={args.duration}"])
     results = {}
-    for policy in ("worst_fit", "rack_packing"):
+    for policy in ("worst_fit", "tightest_cpu"):
         scheds = tuple(dataclasses.replace(s, policy=policy) for s in base.omega.schedulers)
         sc = dataclasses.replace(base, name=f"quickstart-{policy}", omega=dataclasses.replace(base.omega, schedulers=scheds))
         results[policy] = run_scenario(sc, Path(args.out) / policy)

@@ -63,10 +63,18 @@ def test_set_overrides_nested_values() -> None:
 
 @pytest.mark.ray
 def test_quickstart_runs_end_to_end_from_the_command(tmp_path: Path) -> None:
-    """The README's first command, shortened: embedded Ray, table, files."""
-    r = schedlab("run", "scenarios/quickstart.toml", "--out", str(tmp_path), "--set", "duration=200", "--no-progress")
+    """The README's first command, shortened: embedded Ray, live progress
+    (forced on, as in a terminal), table, files."""
+    env_cols = {"COLUMNS": "200", "FORCE_COLOR": "0", "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"}
+    os.environ.update(env_cols)
+    try:
+        r = schedlab("run", "scenarios/quickstart.toml", "--out", str(tmp_path), "--set", "duration=200")
+    finally:
+        for k in env_cols:
+            os.environ.pop(k, None)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "quickstart" in r.stdout and "invariants" in r.stdout and "all hold" in r.stdout
+    assert "attempts" in r.stdout and "━" in r.stdout  # the progress line and bar were drawn
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s["emulated_seconds"] == 200 and s["jobs"]["submitted"] > 0
     assert (tmp_path / "events.jsonl").stat().st_size > 0

@@ -50,4 +50,4 @@ def test_progress_line_counts() -> None:
     with RunProgress(100.0, Console(file=buf, width=200, force_terminal=True)) as p:
         p.update(50.0, {"job_submitted": 12, "job_scheduled": 10, "txn": 11, "conflicted_txns": 3})
     out = buf.getvalue()
-    assert "submitted 12" in out and "conflicted 3" in out
+    assert "submitted 12" in out and "attempts 11" in out and "conflicted 3" in out
