@@ -32,7 +32,7 @@ class MachineHost(ActorShell):
         host_id: int,
         first_machine: int,
         capacity: np.ndarray,
-        cellstate: Any,
+        cell: Any,
         metrics: Any,
         flush_interval: float,
         initial: list[Launch] | None = None,
@@ -42,7 +42,8 @@ class MachineHost(ActorShell):
         self.first = first_machine
         self.capacity = np.asarray(capacity, dtype=np.float64)
         self.used = np.zeros_like(self.capacity)
-        self.cellstate = cellstate
+        self.cell = cell  # an actors.cell_endpoint endpoint, or None (tests)
+        self._unsent = b""  # finished tasks a failed exchange did not deliver
         self.running_tasks: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
         self.ends: list[tuple[float, int, int]] = []  # heap of (emulated end, job, task)
         self.done_machines: list[int] = []
@@ -52,6 +53,8 @@ class MachineHost(ActorShell):
         self._initial = initial or []
 
     async def on_start(self) -> None:
+        if self.cell is not None:
+            self.cell.bind(self.rt, self.name, self.log)
         if self._initial:
             self._launch(self._initial, prefill=True)
             self._initial = []
@@ -96,16 +99,24 @@ class MachineHost(ActorShell):
     async def flush(self, final: bool = False) -> None:
         if self.running:
             self._complete_due()
-        blob = b""
         if self.done_machines:
-            machines = np.asarray(self.done_machines, dtype=np.int64)
-            blob = pack_release(machines, np.vstack(self.done_requests))
             self.log.emit("tasks_completed", host=self.host_id, tasks=self.done_events)
-            self.done_machines, self.done_requests, self.done_events = [], [], []
-        if self.cellstate is not None:
+            self.done_events = []
+        if self.cell is not None:
+            if self.done_machines and not self._unsent:
+                self._unsent = pack_release(np.asarray(self.done_machines, dtype=np.int64), np.vstack(self.done_requests))
+                self.done_machines, self.done_requests = [], []
             # Awaited: one exchange in flight per host, so hand-outs and
             # returns stay in order and a slow cell state slows the polls.
-            self._launch(await self.rt.call(self.cellstate, "exchange", self.host_id, blob), prefill=False)
+            try:
+                launches = await self.cell.exchange(self.host_id, self._unsent)
+            except Exception as e:  # coordinator unavailable: keep the returns for the next poll
+                self.log.emit("exchange_failed", host=self.host_id, error=f"{type(e).__name__}: {e}")
+            else:
+                self._unsent = b""
+                self._launch(launches, prefill=False)
+        else:
+            self.done_machines, self.done_requests = [], []
         await super().flush(final)
 
     async def on_stop(self) -> dict:

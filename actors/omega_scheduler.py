@@ -29,14 +29,14 @@ class OmegaScheduler(ActorShell):
         name: str,
         params: SchedulerParams,
         seed: int,
-        cellstate: Any,
+        cell: Any,
         metrics: Any,
         flush_interval: float,
     ) -> None:
         super().__init__(rt, name, metrics, flush_interval)
         self.params = params
         self.seed = seed
-        self.cellstate = cellstate
+        self.cell = cell  # an actors.cell_endpoint endpoint: one actor or a Raft group
         self.core: OmegaSchedulerCore | None = None
         self.current: JobProgress | None = None
         self.wakeup = asyncio.Event()
@@ -46,7 +46,8 @@ class OmegaScheduler(ActorShell):
         self._early: list[Job] = []
 
     async def on_start(self) -> None:
-        snap = unpack_delta(await self.rt.call(self.cellstate, "snapshot"))
+        self.cell.bind(self.rt, self.name, self.log)
+        snap = unpack_delta(await self.cell.snapshot())
         self.core = OmegaSchedulerCore(self.params, LocalCopy(snap), rng_for(self.seed, self.name))
         self.log.emit("scheduler_start", seed=self.seed, policy=getattr(self.params.policy, "__name__", "?"))
         if self._early:
@@ -95,7 +96,7 @@ class OmegaScheduler(ActorShell):
             # sync could make it; skipping the sync then saves a round trip
             # per attempt for a busy scheduler without making it see less.
             w0 = time.perf_counter()
-            core.local.apply(unpack_delta(await self.rt.call(self.cellstate, "sync", core.local.version)))
+            core.local.apply(unpack_delta(await self.cell.sync(core.local.version)))
             self._refreshed(w0)
 
         think = core.think_time(jp)
@@ -113,13 +114,16 @@ class OmegaScheduler(ActorShell):
             w0 = time.perf_counter()
             job = jp.job
             meta = pack_tasks(plan.tasks, np.asarray(job.durations, dtype=np.float64)[plan.tasks])
-            mask, delta = await self.rt.call(
-                self.cellstate, "commit", self.name, pack_claims(plan.claims), core.local.version, job.job_id, meta
-            )
-            accepted = np.frombuffer(mask, dtype=bool)
+            try:
+                mask, delta = await self.cell.commit(self.name, pack_claims(plan.claims), core.local.version, job.job_id, meta, self.rt.now())
+            except Exception as e:  # coordinator unavailable past the client's deadline
+                self.log.emit("commit_failed", job_id=job.job_id, error=f"{type(e).__name__}: {e}")
+                accepted = np.zeros(len(plan.claims), dtype=bool)
+            else:
+                accepted = np.frombuffer(mask, dtype=bool)
+                core.local.apply(unpack_delta(delta))
+                self._refreshed(w0)
             rtt_ms = (time.perf_counter() - w0) * 1e3
-            core.local.apply(unpack_delta(delta))
-            self._refreshed(w0)
         else:
             accepted = np.zeros(0, dtype=bool)
         now = self.rt.now()

@@ -6,6 +6,7 @@ every actor started is killed on the way out, whatever happens.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -15,7 +16,12 @@ from typing import Any, Callable
 import numpy as np
 
 from actors import runtime
+from actors.cell_endpoint import DirectCell, ReplicatedCell
+from actors.cell_machine import CellMachineFactory
 from actors.cellstate import CellState
+from actors.coordinator_group import CoordinatorGroup
+from actors.events import EventLog
+from actors.faults import FaultTimeline
 from actors.machine_host import MachineHost
 from actors.metrics import MetricsCollector, read_events
 from actors.omega_scheduler import OmegaScheduler
@@ -111,16 +117,29 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     n = plan.cell.size
 
     metrics = started.add(runtime.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
-    cellstate = started.add(runtime.spawn(
-        CellState, "cellstate", namespace, rt, plan.cell.capacity, plan.prefill.free,
-        sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush, k,
-    ))
+    group: CoordinatorGroup | None = None
+    if sc.coordinator.replicas == 1:
+        cellstate = started.add(runtime.spawn(
+            CellState, "cellstate", namespace, rt, plan.cell.capacity, plan.prefill.free,
+            sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush, k,
+        ))
+        cell: Any = DirectCell(cellstate)
+        core_actors = [cellstate]
+    else:
+        # A run starts from an empty log: a coordinator directory left by an
+        # earlier run in the same OUT would replay that run's commits.
+        shutil.rmtree(out / "coordinator", ignore_errors=True)
+        factory = CellMachineFactory(plan.cell.capacity, plan.prefill.free, sc.omega.conflict_mode.value, sc.omega.txn_mode.value, k)
+        group = CoordinatorGroup(sc.coordinator, namespace, out / "coordinator", factory, rt, metrics, sc.seed,
+                                 sc.metrics.sample_interval, started.add)
+        core_actors = group.spawn_all()
+        cell = ReplicatedCell(namespace, sc.coordinator.replicas)
     hosts = []
     for h in range(host_count(n, k)):
         lo, hi = h * k, min(n, (h + 1) * k)
         hosts.append(started.add(runtime.spawn(
             MachineHost, f"machine-host-{h}", namespace, rt, h, lo, plan.cell.capacity[lo:hi],
-            cellstate, metrics, flush, _initial_launches(plan.prefill, lo, hi),
+            cell, metrics, flush, _initial_launches(plan.prefill, lo, hi),
         )))
     scheds: list[Any] = []
     names: list[str] = []
@@ -129,7 +148,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         params = SchedulerParams(spec.name, spec.t_job, spec.t_task, policy_fns[spec.name], sc.omega.max_attempts, sc.omega.retry_backoff)
         for i in range(spec.count):
             name = f"scheduler-{spec.name}-{i}"
-            h = started.add(runtime.spawn(OmegaScheduler, name, namespace, rt, name, params, sc.seed, cellstate, metrics, flush))
+            h = started.add(runtime.spawn(OmegaScheduler, name, namespace, rt, name, params, sc.seed, cell, metrics, flush))
             scheds.append(h)
             names.append(name)
             for cls in spec.classes:
@@ -137,7 +156,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     submitter = started.add(runtime.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush))
     runtime.gather([runtime.call(h, "ready") for h in started.handles], timeout=300)
 
-    rtt = measure_rtt(cellstate)
+    rtt = measure_rtt(core_actors[0])
     rtt_p50 = float(np.median(rtt))
     substrate = {
         "rtt_wall_ms_p50": round(rtt_p50, 3),
@@ -147,22 +166,40 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     warnings = think_time_warnings(sc, substrate["rtt_emulated_s_p50"])
 
     epoch = time.time() + 0.2
-    actors = [cellstate, *hosts, *scheds, submitter]
+    if group is not None:
+        # The cell state must have a leader before anyone asks it for a snapshot.
+        group.start(epoch)
+        group.wait_leader()
+    actors = ([] if group else core_actors) + [*hosts, *scheds, submitter]
     runtime.gather([runtime.call(h, "start", epoch) for h in actors])
+    driver_log = EventLog("driver", lambda: (time.time() - epoch) * scale)
+    faults = FaultTimeline(sc.faults, group, driver_log)
     end_wall = epoch + sc.duration / scale
     wall0 = time.time()
+    last_progress = 0.0
     while (left := end_wall - time.time()) > 0:
-        time.sleep(min(0.5, left))
-        if on_progress is not None:
+        # Short naps while faults are due or a failover is being timed.
+        time.sleep(min(0.02 if (faults.pending or faults.watching) else 0.5, left))
+        faults.step((time.time() - epoch) * scale)
+        if len(driver_log):
+            runtime.gather([runtime.call(metrics, "record", driver_log.drain())])
+        if on_progress is not None and time.time() - last_progress >= 0.5:
+            last_progress = time.time()
             on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")])[0])
 
     # Stop in dependency order: no new jobs, then no new launches, then machines.
-    stops: dict[str, Any] = {}
-    for group in ([submitter], scheds, hosts, [cellstate]):
-        for r in runtime.gather([runtime.call(h, "stop") for h in group], timeout=120):
-            if isinstance(r, dict) and "name" in r:
-                stops[r["name"]] = r
+    for stage in ([submitter], scheds, hosts):
+        runtime.gather([runtime.call(h, "stop") for h in stage], timeout=120)
+    applied: dict[int, list[tuple]] = {}
+    if group is not None:
+        group.converge()
+        applied = group.applied()
+        group.stop()
+    else:
+        runtime.gather([runtime.call(h, "stop") for h in core_actors], timeout=120)
     wall_seconds = time.time() - wall0
+    if len(driver_log):
+        runtime.gather([runtime.call(metrics, "record", driver_log.drain())])
     runtime.gather([runtime.call(metrics, "close")])
 
     events = read_events(out / "events.jsonl")
@@ -171,8 +208,9 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         "time_scale": scale, "emulated_seconds": sc.duration, "wall_seconds": wall_seconds,
         "machines_per_actor": k, "host_actors": len(hosts), "substrate": substrate,
         "warnings": warnings, "scheduler_names": names, "namespace": namespace,
+        "replicas": sc.coordinator.replicas,
     }
-    summary = summarize(events, info, plan.cell)
+    summary = summarize(events, info, plan.cell, applied if group is not None else None)
     summary["namespace"] = namespace
     return summary
 

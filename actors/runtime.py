@@ -118,6 +118,14 @@ def spawn(cls: type, name: str, namespace: str, *args: Any, **kwargs: Any) -> An
     return remote_cls.options(name=name, namespace=namespace, num_cpus=0, max_restarts=0, lifetime=None).remote(*args, **kwargs)
 
 
+def lookup(name: str, namespace: str) -> Any | None:
+    """The live actor with this name, or None (dead, or never started)."""
+    try:
+        return ray.get_actor(name, namespace=namespace)
+    except ValueError:
+        return None
+
+
 def call(handle: Any, method: str, *args: Any) -> Any:
     """Start a call from the driver; returns an object ref."""
     return getattr(handle, method).remote(*args)

@@ -65,7 +65,61 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell) -> tuple[int, int]:
     return over, double
 
 
-def summarize(events: list[dict], info: dict[str, Any], cell: Cell) -> dict[str, Any]:
+def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
+    """One record per leader kill: when it died, when the driver saw a new
+    leader, and when a client's write next succeeded (the blackout users
+    feel). Any acknowledged write counts (hosts write every batch interval,
+    so the blackout is not stretched by a scheduler that had nothing to
+    commit); ``first_txn_at_s`` is the first Omega transaction after it."""
+    commits = sorted(e["t"] for e in ev.get("coord_ack", []))
+    txns = sorted(e["t"] for e in ev.get("coord_ack", []) if e["kind"] == "commit")
+    elected = sorted(ev.get("failover", []), key=lambda e: e["t"])
+    out = []
+    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+        if not f.get("was_leader"):
+            continue
+        killed = f["t"]
+        new = next((e for e in elected if e["t"] >= killed and e["old_leader"] == f["target"]), None)
+        first = next((t for t in commits if t > killed), None)
+        first_txn = next((t for t in txns if t > killed), None)
+        rec = {
+            "role": "coordinator", "target": f["target"], "killed_at_s": round(killed, 3),
+            "elected_at_s": round(new["t"], 3) if new else None,
+            "new_leader": new["new_leader"] if new else None,
+            "first_commit_at_s": round(first, 3) if first is not None else None,
+            "first_txn_at_s": round(first_txn, 3) if first_txn is not None else None,
+            "downtime_emulated_s": round(first - killed, 3) if first is not None else None,
+            "downtime_wall_s": round((first - killed) / scale, 4) if first is not None else None,
+            "election_wall_s": round((new["t"] - killed) / scale, 4) if new else None,
+        }
+        out.append(rec)
+    return out
+
+
+def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None) -> dict[str, int]:
+    """Every write a client saw acknowledged must be in the applied log of
+    every surviving replica, once; at most one leader per term."""
+    leaders: dict[int, set[int]] = collections.defaultdict(set)
+    for e in ev.get("raft_role", []):
+        if e["role"] == "leader":
+            leaders[e["term"]].add(e["replica"])
+    split = sum(1 for s in leaders.values() if len(s) > 1)
+    if not applied:
+        return {"split_brain": split, "lost_acked": 0, "applied_twice": 0}
+    acked = {(e["client"], e["request_id"]) for e in ev.get("coord_ack", [])}
+    lost: set[tuple[str, int]] = set()
+    twice = 0
+    for records in applied.values():
+        at: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
+        for index, _term, client, rid, duplicate in records:
+            if client is not None and not duplicate:
+                at[(client, rid)].add(index)
+        twice += sum(1 for v in at.values() if len(v) > 1)
+        lost |= acked - set(at)
+    return {"split_brain": split, "lost_acked": len(lost), "applied_twice": twice}
+
+
+def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
     """``info`` carries what events do not: scenario name, architecture, seed,
     time_scale, emulated_seconds, wall_seconds, machines_per_actor, substrate,
     warnings, scheduler names, think-time floor."""
@@ -120,6 +174,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell) -> dict[str,
     samples = [e for e in ev.get("cell_sample", []) if 0 <= e["t"] <= duration + EPS]
     launched_tasks = sum(1 for e in ev.get("tasks_launched", []) if not e.get("prefill") for _ in e["tasks"])
     overcommit, double = check_machines(ev, cell)
+    coord = check_coordinator(ev, applied)
     prefill_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if e.get("prefill"))
 
     return {
@@ -147,14 +202,21 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell) -> dict[str,
             "samples": len(samples),
         },
         "substrate": info["substrate"],
-        "failovers": [],
-        "faults": [],
+        "failovers": failovers(ev, float(info["time_scale"])),
+        "faults": [{"at_s": round(f["t"], 3), "kind": f["kind"], "target": f["target"]} for f in ev.get("fault", [])],
         "invariants": {
             "overcommit": overcommit,
             "double_placement": double,
             "lost_jobs": lost_jobs,
-            "split_brain": 0,
-            "lost_commits": max(0, committed_claims - launched_tasks),
+            "split_brain": coord["split_brain"],
+            # committed claims never launched + acknowledged coordinator writes missing from a survivor
+            "lost_commits": max(0, committed_claims - launched_tasks) + coord["lost_acked"],
+            "applied_twice": coord["applied_twice"],
+        },
+        "coordinator": {
+            "replicas": info.get("replicas", 1),
+            "acknowledged_writes": len(ev.get("coord_ack", [])),
+            "leader_terms": len({e["term"] for e in ev.get("raft_role", []) if e["role"] == "leader"}),
         },
         "warnings": info.get("warnings", []),
         "events": len(events),

@@ -75,6 +75,29 @@ class SubstrateSpec:
 
 
 @dataclass(frozen=True)
+class CoordinatorSpec:
+    """``replicas = 1`` is the plain cell-state actor; 3 or more run the cell
+    state as a Raft-replicated state machine on coordinator replicas."""
+
+    replicas: int = 1
+    tick_ms: float = 15.0  # wall milliseconds per Raft tick
+    election_ticks: tuple[int, int] = (10, 20)
+    heartbeat_ticks: int = 3
+    snapshot_threshold: int = 1000
+
+
+FAULT_ACTIONS = ("kill_leader", "kill", "restart")
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    at: float  # emulated seconds into the run
+    action: str
+    target: str = ""  # actor name, for kill and restart
+    restart_after: float | None = None  # kill / kill_leader: restart the victim this much later
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     architecture: str
@@ -86,6 +109,8 @@ class Scenario:
     omega: OmegaSpec
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
     substrate: SubstrateSpec = field(default_factory=SubstrateSpec)
+    coordinator: CoordinatorSpec = field(default_factory=CoordinatorSpec)
+    faults: tuple[FaultSpec, ...] = ()
     description: str = ""
     source: str = "<scenario>"
 
@@ -299,8 +324,50 @@ def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
     st = top.sub("substrate", default={})
     substrate = SubstrateSpec(batch_interval=st.get("batch_interval", float, default=0.05, check=positive))
     st.done()
+    coordinator = _coordinator(top.sub("coordinator", default={}))
+    faults = tuple(_fault(x, duration, coordinator) for x in (_array(top, "faults") if "faults" in top.data else []))
     top.done()
-    return Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, description, source)
+    return Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, coordinator,
+                    tuple(sorted(faults, key=lambda f: f.at)), description, source)
+
+
+def _coordinator(t: _Table) -> CoordinatorSpec:
+    replicas = t.get("replicas", int, default=1, check=lambda v: None if v == 1 or 3 <= v <= 9 else "must be 1 (no replication) or 3 to 9")
+    ticks = t.get("election_ticks", list, default=[10, 20])
+    if len(ticks) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in ticks) or not 0 < ticks[0] <= ticks[1]:
+        t.fail(t.key("election_ticks"), f"must be [low, high] integers with 0 < low <= high (got {ticks!r})")
+    heartbeat = t.get("heartbeat_ticks", int, default=3, check=lambda v: None if v > 0 else "must be > 0")
+    if heartbeat >= ticks[0]:
+        t.fail(t.key("heartbeat_ticks"), f"must be below election_ticks low ({ticks[0]}) (got {heartbeat})")
+    spec = CoordinatorSpec(
+        replicas=replicas,
+        tick_ms=t.get("tick_ms", float, default=15.0, check=lambda v: None if v >= 5 else "must be >= 5 (timers are not precise below)"),
+        election_ticks=(ticks[0], ticks[1]),
+        heartbeat_ticks=heartbeat,
+        snapshot_threshold=t.get("snapshot_threshold", int, default=1000, check=lambda v: None if v > 0 else "must be > 0"),
+    )
+    t.done()
+    return spec
+
+
+def _fault(t: _Table, duration: float, coordinator: CoordinatorSpec) -> FaultSpec:
+    at = t.get("at", float, check=lambda v: None if 0 < v < duration else f"must be inside the run (0, {duration:g})")
+    action = t.get("action", str, check=one_of(FAULT_ACTIONS))
+    target = t.get("target", str, default="")
+    restart_after = t.get("restart_after", float, default=None, check=positive) if "restart_after" in t.data else None
+    if restart_after is not None and action == "restart":
+        t.fail(t.key("restart_after"), "only kill and kill_leader can restart their victim")
+    if coordinator.replicas == 1:
+        t.fail(t.key("action"), "coordinator faults need [coordinator] replicas >= 3")
+    if action == "kill_leader":
+        if target:
+            t.fail(t.key("target"), "kill_leader picks its own target")
+    else:
+        names = {f"coordinator-{i}" for i in range(coordinator.replicas)}
+        if target not in names:
+            t.fail(t.key("target"), f"must name a coordinator replica, coordinator-0 to coordinator-{coordinator.replicas - 1} (got {target!r})")
+    t.done()
+    return FaultSpec(at, action, target, restart_after)
 
 
 def _check_fit(t: _Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:

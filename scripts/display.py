@@ -65,6 +65,17 @@ def summary_table(s: dict) -> Table:
         t.add_row("utilization", f"cpu {u['cpu_mean']:.1%}  mem {u['mem_mean']:.1%}")
     sub = s["substrate"]
     t.add_row("substrate round trip", f"{sub['rtt_wall_ms_p50']:.2f} ms wall = {sub['rtt_emulated_s_p50']:.3g} s emulated (p50)")
+    for f in s.get("failovers", []):
+        if f["downtime_wall_s"] is None:
+            t.add_row(f"  failover {f['target']}", f"killed at {f['killed_at_s']:g}s; no write succeeded afterwards")
+            continue
+        t.add_row(
+            f"failover {f['target']}",
+            f"killed at {f['killed_at_s']:g}s, {f['new_leader']} elected after {f['election_wall_s']:.2f}s wall; "
+            f"first write after {f['downtime_wall_s']:.2f}s wall = {f['downtime_emulated_s']:.3g}s emulated",
+        )
+    if s.get("faults"):
+        t.add_row("faults injected", ", ".join(f"{f['kind']} {f['target']} @{f['at_s']:g}s" for f in s["faults"]))
     bad = {k: v for k, v in s["invariants"].items() if v}
     t.add_row("invariants", "all hold" if not bad else "[red]VIOLATED " + ", ".join(f"{k}={v}" for k, v in bad.items()))
     for w in s.get("warnings", []):

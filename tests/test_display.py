@@ -39,6 +39,15 @@ def test_table_shows_the_numbers_that_matter() -> None:
         assert text in out, text
 
 
+def test_table_shows_failovers_and_faults() -> None:
+    fo = {"role": "coordinator", "target": "coordinator-1", "killed_at_s": 200.0, "elected_at_s": 210.0,
+          "new_leader": "coordinator-0", "first_commit_at_s": 212.0, "downtime_emulated_s": 12.0,
+          "downtime_wall_s": 0.6, "election_wall_s": 0.5}
+    out = _render(_summary(failovers=[fo], faults=[{"at_s": 200.0, "kind": "kill_leader", "target": "coordinator-1"}]))
+    assert "failover coordinator-1" in out and "coordinator-0 elected after 0.50s wall" in out
+    assert "first write after 0.60s wall = 12s emulated" in out and "kill_leader coordinator-1 @200s" in out
+
+
 def test_table_flags_violated_invariants() -> None:
     inv = {"overcommit": 2, "double_placement": 0, "lost_jobs": 1, "split_brain": 0, "lost_commits": 0}
     out = _render(_summary(invariants=inv))

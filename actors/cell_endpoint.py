@@ -1,0 +1,75 @@
+"""How schedulers and hosts reach the cell state: one actor, or a Raft group.
+
+Both endpoints have the same four calls, so the Omega scheduler and the
+machine hosts do not know (or care) whether their commits are replicated.
+Endpoints are picklable recipes; ``bind`` attaches them to the actor that
+uses them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from actors import runtime
+from actors.coordinator import replica_name
+from actors.coordinator_client import CoordinatorClient
+from actors.events import EventLog
+
+
+class DirectCell:
+    """The single ``cellstate`` actor (``[coordinator] replicas = 1``)."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def bind(self, rt: Any, owner: str, log: EventLog) -> None:
+        self.rt = rt
+
+    async def snapshot(self) -> bytes:
+        return await self.rt.call(self.handle, "snapshot")
+
+    async def sync(self, version: int) -> bytes:
+        return await self.rt.call(self.handle, "sync", version)
+
+    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float) -> tuple:
+        return await self.rt.call(self.handle, "commit", scheduler, claims, since, job_id, tasks)
+
+    async def exchange(self, host_id: int, finished: bytes) -> list:
+        return await self.rt.call(self.handle, "exchange", host_id, finished)
+
+
+class ReplicatedCell:
+    """The coordinator group: writes are acknowledged once applied by the
+    leader after a majority stored them; reads come from the leader's state.
+    Every acknowledged write is logged as ``coord_ack`` for the checker."""
+
+    def __init__(self, namespace: str, replicas: int) -> None:
+        self.namespace = namespace
+        self.replicas = replicas
+
+    def bind(self, rt: Any, owner: str, log: EventLog) -> None:
+        ns = self.namespace
+        self.client = CoordinatorClient(owner, self.replicas, lambda i: runtime.lookup(replica_name(i), ns), rt.call)
+        self.owner = owner
+        self.log = log
+
+    async def _write(self, kind: str, command: tuple) -> Any:
+        result = await self.client.submit(command)
+        ack = self.client.acks.pop()  # keep memory flat: the event is the record
+        self.log.emit("coord_ack", client=self.owner, request_id=ack.request_id, kind=kind, replica=ack.replica, tries=ack.attempts)
+        return result
+
+    async def snapshot(self) -> bytes:
+        return await self.client.query(("snapshot",))
+
+    async def sync(self, version: int) -> bytes:
+        return await self.client.query(("sync", version))
+
+    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float) -> tuple:
+        mask, delta = await self._write("commit", ("commit", claims, since, job_id, tasks, now))
+        return mask, delta
+
+    async def exchange(self, host_id: int, finished: bytes) -> list:
+        # An idle poll need not cost a log entry: ask first whether anything waits.
+        if not finished and not await self.client.query(("pending", host_id)):
+            return []
+        return [tuple(x) for x in await self._write("exchange", ("exchange", host_id, finished))]

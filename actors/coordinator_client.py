@@ -1,0 +1,91 @@
+"""Client of the coordinator group: find the leader, follow redirects, retry.
+
+Contract: ``submit`` returns only once the command is applied by a majority
+(the leader replies after applying). A retry after a timeout or a dead
+replica reuses the same request id, and replicas dedup by (client id,
+request id), so a command is applied at most once however often it is sent.
+One request outstanding per client (ids increase), as the dedup table needs.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+class CoordinatorUnavailable(RuntimeError):
+    pass
+
+
+@dataclass
+class Ack:
+    request_id: int
+    result: Any
+    replica: int
+    attempts: int
+    wall_s: float
+
+
+@dataclass
+class CoordinatorClient:
+    """``resolve(i)`` returns the current handle of replica i (or None);
+    ``call(handle, method, *args)`` is the runtime's awaitable call."""
+
+    client_id: str
+    replicas: int
+    resolve: Callable[[int], Any]
+    call: Callable[..., Any]
+    attempt_timeout: float = 2.5  # longer than a replica's own proposal timeout
+    leader: int = 0
+    next_id: int = 0
+    acks: list[Ack] = field(default_factory=list)
+    handles: dict[int, Any] = field(default_factory=dict)
+
+    def _handle(self, i: int) -> Any:
+        # Name lookups are blocking round trips to Ray's GCS: cache, and look
+        # again only after a call to that replica failed (it may be a new actor).
+        if i not in self.handles:
+            self.handles[i] = self.resolve(i)
+        return self.handles[i]
+
+    async def submit(self, command: Any, deadline: float = 30.0) -> Any:
+        """Replicate ``command``; returns its result once applied."""
+        self.next_id += 1
+        return await self._send("propose", command, deadline, self.next_id)
+
+    async def query(self, command: Any, deadline: float = 30.0) -> Any:
+        """A read from the leader's applied state (no log entry, no request id)."""
+        return await self._send("query", command, deadline, None)
+
+    async def _send(self, method: str, command: Any, deadline: float, rid: int | None) -> Any:
+        t0 = time.monotonic()
+        attempts = 0
+        target = self.leader
+        while time.monotonic() - t0 < deadline:
+            attempts += 1
+            handle = self._handle(target)
+            hint = None
+            if handle is None:
+                self.handles.pop(target, None)  # not started yet, or dead: look again next time
+            else:
+                try:
+                    args = (self.client_id, rid, command) if rid is not None else (command,)
+                    ok, result, error, hint = await asyncio.wait_for(self.call(handle, method, *args), self.attempt_timeout)
+                except Exception:  # dead replica, timeout: try another with the same id
+                    ok, error = False, "unreachable"
+                    self.handles.pop(target, None)
+                if ok:
+                    self.leader = target
+                    if rid is not None:
+                        self.acks.append(Ack(rid, result, target, attempts, time.monotonic() - t0))
+                    return result
+                if error == "stale":
+                    raise CoordinatorUnavailable(f"request {rid} superseded")  # a newer request of ours won
+            if isinstance(hint, int) and hint != target:
+                target = hint  # follow the redirect at once
+            else:
+                # No leader known here: walk the group, giving an election a moment.
+                target = (target + 1) % self.replicas
+                await asyncio.sleep(0.02)
+        raise CoordinatorUnavailable(f"no leader answered {method} {rid or ''} within {deadline:g}s")

@@ -1,0 +1,78 @@
+"""The pure parts of the replicated coordinator: the cell state machine, the
+failover records and the nothing-lost checker, on hand-made inputs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from actors.cell_machine import CellStateMachine
+from actors.summary import check_coordinator, failovers
+from actors.wire import pack_claims, pack_tasks, unpack_delta
+from schedulers.omega import Claims
+from schedulers.scenario import ScenarioError, parse_scenario
+from tests.conftest import small_scenario_data
+
+
+def _commit(machines: list[int], job: int = 1, now: float = 5.0) -> tuple:
+    m = np.asarray(machines)
+    return ("commit", pack_claims(Claims(m, np.ones((m.size, 2)), np.zeros(m.size, dtype=np.int64))), 0, job,
+            pack_tasks(np.arange(m.size), np.full(m.size, 10.0)), now)
+
+
+def test_cell_machine_is_deterministic_and_snapshots_round_trip() -> None:
+    cap = np.full((4, 2), 2.0)
+    a, b = (CellStateMachine(cap, cap.copy(), "resource", "incremental", 2) for _ in range(2))
+    cmds = [_commit([0, 1, 3], 1), _commit([0, 0, 2], 2), ("exchange", 0, b"")]
+    ra = [a.apply(c) for c in cmds]
+    rb = [b.apply(c) for c in cmds]
+    assert ra == rb  # same log, same results on every replica
+    # Machine 0 had room for two 1-cpu tasks: job 2's second claim on it conflicts.
+    assert np.frombuffer(ra[1][0], dtype=bool).tolist() == [True, False, True]
+    assert [x[:3] for x in ra[2]] == [[1, 0, 0], [1, 1, 1], [2, 0, 0]]  # host 0 = machines 0-1, each once
+    assert a.apply(("exchange", 0, b"")) == []
+    c = CellStateMachine(cap, cap.copy(), "resource", "incremental", 2)
+    c.restore(a.snapshot())
+    np.testing.assert_array_equal(c.cell.free, a.cell.free)
+    assert unpack_delta(c.query(("snapshot",))).version == a.cell.version
+    assert c.to_launch == a.to_launch and c.query(("pending", 1)) is True
+
+
+def test_failover_record_uses_first_write_after_the_kill() -> None:
+    ev = {
+        "fault": [{"t": 100.0, "kind": "kill_leader", "target": "coordinator-2", "was_leader": True}],
+        "failover": [{"t": 108.0, "old_leader": "coordinator-2", "new_leader": "coordinator-0"}],
+        "coord_ack": [{"t": 99.0, "kind": "commit"}, {"t": 110.0, "kind": "exchange"}, {"t": 112.0, "kind": "commit"}],
+    }
+    [rec] = failovers(ev, scale=20.0)
+    assert rec["elected_at_s"] == 108.0 and rec["first_commit_at_s"] == 110.0 and rec["first_txn_at_s"] == 112.0
+    assert rec["downtime_emulated_s"] == 10.0 and rec["downtime_wall_s"] == 0.5 and rec["election_wall_s"] == 0.4
+
+
+def test_checker_counts_lost_duplicated_and_split_brain() -> None:
+    ev = {
+        "coord_ack": [{"client": "s", "request_id": 1}, {"client": "s", "request_id": 2}, {"client": "h", "request_id": 1}],
+        "raft_role": [{"role": "leader", "term": 3, "replica": 0}, {"role": "leader", "term": 3, "replica": 1},
+                      {"role": "leader", "term": 4, "replica": 1}],
+    }
+    good = [(1, 1, "s", 1, False), (2, 1, "s", 2, False), (3, 1, "h", 1, False), (2, 1, "s", 2, False)]  # replay after restart
+    assert check_coordinator(ev, {0: good}) == {"split_brain": 1, "lost_acked": 0, "applied_twice": 0}
+    missing = [(1, 1, "s", 1, False), (3, 1, "h", 1, False)]
+    twice = good + [(5, 2, "h", 1, False)]
+    dup_ok = good + [(6, 2, "h", 1, True)]  # a retry answered from the dedup table is not a second apply
+    assert check_coordinator(ev, {0: missing, 1: twice, 2: dup_ok}) == {"split_brain": 1, "lost_acked": 1, "applied_twice": 1}
+
+
+@pytest.mark.parametrize("coordinator,faults,problem", [
+    ({"replicas": 2}, [], "coordinator.replicas: must be 1 (no replication) or 3 to 9"),
+    ({"replicas": 3, "election_ticks": [5, 2]}, [], "coordinator.election_ticks: must be [low, high]"),
+    ({"replicas": 3, "heartbeat_ticks": 10}, [], "coordinator.heartbeat_ticks: must be below election_ticks low"),
+    ({}, [{"at": 10.0, "action": "kill_leader"}], "faults[0].action: coordinator faults need [coordinator] replicas >= 3"),
+    ({"replicas": 3}, [{"at": 10.0, "action": "kill", "target": "coordinator-7"}], "faults[0].target: must name a coordinator replica"),
+    ({"replicas": 3}, [{"at": 900.0, "action": "kill_leader"}], "faults[0].at: must be inside the run"),
+    ({"replicas": 3}, [{"at": 10.0, "action": "explode"}], "faults[0].action: must be one of kill_leader, kill, restart"),
+])
+def test_bad_coordinator_and_fault_settings(coordinator: dict, faults: list, problem: str) -> None:
+    data = small_scenario_data(coordinator=coordinator, faults=faults) if faults else small_scenario_data(coordinator=coordinator)
+    with pytest.raises(ScenarioError) as e:
+        parse_scenario(data, "bad.toml")
+    assert problem in str(e.value)
