@@ -4,7 +4,9 @@ Layout in the replica's directory: ``hard_state`` and ``snapshot`` are
 rewritten atomically (write, then rename); ``log`` is an append-only stream
 of entries, rewritten whole only when a leader truncates this replica's log.
 ``applied`` is an append-only record of every entry the replica applied
-(index, term, client id, request id): the "nothing lost" checker reads it.
+(index, term, client id, request id, duplicate?), with a marker
+(index, term, None, None, "snapshot") wherever a snapshot took over: the
+"nothing lost" checker reads it.
 
 Ray kills processes, not machines, so a flush to the OS is durable enough
 here; fsync would only slow the emulation.
@@ -78,6 +80,10 @@ class DiskStorage:
             s = ready.snapshot
             self._atomic("snapshot", (s.index, s.term, s.data))
             self.snapshot = s
+            # A marker in the applied record: everything up to s.index is in
+            # this replica's state now, even entries it never applied one by
+            # one (a follower caught up by InstallSnapshot).
+            self._applied.write(msgpack.packb((s.index, s.term, None, None, "snapshot"), use_bin_type=True))
         if ready.truncate_from is not None:
             kept = [e for e in self.entries if e.index < ready.truncate_from]
             if len(kept) < len(self.entries):

@@ -109,13 +109,24 @@ def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None
     acked = {(e["client"], e["request_id"]) for e in ev.get("coord_ack", [])}
     lost: set[tuple[str, int]] = set()
     twice = 0
+    index_of: dict[tuple[str, int], int] = {}  # where any replica applied a request
+    per_replica = []
     for records in applied.values():
         at: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
-        for index, _term, client, rid, duplicate in records:
-            if client is not None and not duplicate:
+        snap = 0
+        for index, _term, client, rid, flag in records:
+            if flag == "snapshot":
+                snap = max(snap, index)
+            elif client is not None and not flag:
                 at[(client, rid)].add(index)
+                index_of.setdefault((client, rid), index)
         twice += sum(1 for v in at.values() if len(v) > 1)
-        lost |= acked - set(at)
+        per_replica.append((at, snap))
+    for at, snap in per_replica:
+        # A request this replica never applied itself is still held if a
+        # snapshot it took or installed covers the index it was applied at.
+        missing = {k for k in acked - set(at) if not (k in index_of and index_of[k] <= snap)}
+        lost |= missing
     return {"split_brain": split, "lost_acked": len(lost), "applied_twice": twice}
 
 

@@ -19,8 +19,9 @@ pytestmark = pytest.mark.ray
 
 
 class Group:
-    def __init__(self, n: int, root: Path) -> None:
+    def __init__(self, n: int, root: Path, snapshot_threshold: int = 1000) -> None:
         self.n = n
+        self.snapshot_threshold = snapshot_threshold
         self.root = root
         self.ns = f"schedlab-test-{uuid.uuid4().hex[:6]}"
         self.rt = runtime.RayRuntime(1.0)
@@ -31,7 +32,7 @@ class Group:
 
     def start(self, i: int) -> None:
         h = runtime.spawn(CoordinatorReplica, replica_name(i), self.ns, self.rt, i, self.n, self.ns,
-                          str(self.root / f"r{i}"), KVStateMachine, None, 1)
+                          str(self.root / f"r{i}"), KVStateMachine, None, 1, 0.015, (10, 20), 3, self.snapshot_threshold)
         runtime.gather([runtime.call(h, "ready")])
         self.handles[i] = h
         if len(self.handles) < self.n:
@@ -75,8 +76,8 @@ def applied_once(records: list[tuple]) -> dict[tuple[str, int], int]:
     duplicate). A replay of the same index after a restart is not a second
     application; the same request at two indices would be."""
     at: dict[tuple[str, int], set[int]] = {}
-    for index, _term, client, rid, duplicate in records:
-        if client is not None and not duplicate:
+    for index, _term, client, rid, flag in records:
+        if client is not None and not flag:
             at.setdefault((client, rid), set()).add(index)
     for key, indices in at.items():
         assert len(indices) == 1, f"{key} applied at {sorted(indices)}"
@@ -86,6 +87,13 @@ def applied_once(records: list[tuple]) -> dict[tuple[str, int], int]:
 @pytest.fixture
 def group3(ray_session: None, tmp_path: Path):
     g = Group(3, tmp_path)
+    yield g
+    g.close()
+
+
+@pytest.fixture
+def group3_snap(ray_session: None, tmp_path: Path):
+    g = Group(3, tmp_path, snapshot_threshold=5)
     yield g
     g.close()
 
@@ -143,7 +151,12 @@ def test_leader_failover_loses_nothing_and_applies_nothing_twice(group5: Group) 
         assert not missing, f"replica {i} lost acknowledged commits {sorted(missing)}"
 
 
-def test_restarted_replica_recovers_from_disk_and_catches_up(group3: Group) -> None:
+@pytest.mark.parametrize("fixture", ["group3", "group3_snap"])
+def test_restarted_replica_recovers_from_disk_and_catches_up(fixture: str, request: pytest.FixtureRequest) -> None:
+    """With a snapshot every 5 entries, the leader has compacted past what the
+    restarted follower holds: it catches up by InstallSnapshot, and every
+    replica's snapshot is on disk."""
+    group3: Group = request.getfixturevalue(fixture)
     c = group3.client("c3")
     group3.wait_leader()
     asyncio.run(c.submit(("set", "k", 1)))
@@ -164,5 +177,11 @@ def test_restarted_replica_recovers_from_disk_and_catches_up(group3: Group) -> N
         time.sleep(0.05)
     st = {s["replica"]: s for s in group3.statuses()}
     assert st[follower]["last_applied"] == max(s["last_applied"] for s in st.values())
-    applied = applied_once(group3.applied()[follower])
-    assert {("c3", a.request_id) for a in c.acks} <= set(applied)
+    records = group3.applied()[follower]
+    if group3.snapshot_threshold < 1000:
+        assert all((group3.root / f"r{i}" / "snapshot").exists() for i in range(3))
+        # The follower caught up by a snapshot covering what it missed.
+        assert any(flag == "snapshot" for *_x, flag in records)
+    else:
+        applied = applied_once(records)
+        assert {("c3", a.request_id) for a in c.acks} <= set(applied)

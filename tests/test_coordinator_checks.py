@@ -60,6 +60,11 @@ def test_checker_counts_lost_duplicated_and_split_brain() -> None:
     twice = good + [(5, 2, "h", 1, False)]
     dup_ok = good + [(6, 2, "h", 1, True)]  # a retry answered from the dedup table is not a second apply
     assert check_coordinator(ev, {0: missing, 1: twice, 2: dup_ok}) == {"split_brain": 1, "lost_acked": 1, "applied_twice": 1}
+    # A replica that caught up by InstallSnapshot holds what the snapshot covers.
+    caught_up = [(3, 1, None, None, "snapshot")]
+    assert check_coordinator(ev, {0: good, 1: caught_up})["lost_acked"] == 0
+    behind = [(2, 1, None, None, "snapshot")]
+    assert check_coordinator(ev, {0: good, 1: behind})["lost_acked"] == 1
 
 
 @pytest.mark.parametrize("coordinator,faults,problem", [
