@@ -234,27 +234,26 @@ class RaftNode:
         # Pre-vote (thesis §9.6): find out whether we could win before
         # bumping the term, so a node that cannot win never disrupts a leader.
         self.role = Role.PRE_CANDIDATE
-        self.leader_id = None
-        self._reset_timer()
-        self._votes = {self.id: True}
-        if self._tally() is True:
-            self._campaign()
-            return
-        for p in self.peers:
-            self._send(RequestVote(self.term + 1, self.id, p, self.log.last_index, self.log.last_term, True))
+        self._start_round(pre_vote=True)
 
     def _campaign(self) -> None:
         self.role = Role.CANDIDATE
         self.term += 1
         self.voted_for = self.id
+        self._start_round(pre_vote=False)
+
+    def _start_round(self, pre_vote: bool) -> None:
+        """Vote for ourselves and ask the peers; a single-node cluster wins
+        at once (moving on from a pre-vote to the real vote, or to leader)."""
         self.leader_id = None
         self._reset_timer()
         self._votes = {self.id: True}
         if self._tally() is True:
-            self._become_leader()
+            self._campaign() if pre_vote else self._become_leader()
             return
+        term = self.term + 1 if pre_vote else self.term
         for p in self.peers:
-            self._send(RequestVote(self.term, self.id, p, self.log.last_index, self.log.last_term, False))
+            self._send(RequestVote(term, self.id, p, self.log.last_index, self.log.last_term, pre_vote))
 
     def _tally(self) -> bool | None:
         """True once a quorum granted, False once a quorum is out of reach."""
