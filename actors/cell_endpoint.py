@@ -53,7 +53,11 @@ class ReplicatedCell:
         self.log = log
 
     async def _write(self, kind: str, command: tuple) -> Any:
-        result = await self.client.submit(command)
+        # No deadline: giving up would leave it unknown whether the write
+        # applied (a commit the scheduler then re-plans would place tasks
+        # twice). Retrying with the same request id until it lands is safe;
+        # stop() ends the wait if the whole group is gone.
+        result = await self.client.submit(command, deadline=float("inf"))
         ack = self.client.acks.pop()  # keep memory flat: the event is the record
         self.log.emit("coord_ack", client=self.owner, request_id=ack.request_id, kind=kind, replica=ack.replica, tries=ack.attempts)
         return result
