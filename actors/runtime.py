@@ -80,7 +80,14 @@ def connect(address: str | None, namespace: str) -> bool:
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
         _check_reachable(address)
-        ray.init(address=address, namespace=namespace, logging_level="ERROR", log_to_driver=False)
+        try:
+            ray.init(address=address, namespace=namespace, logging_level="ERROR", log_to_driver=False)
+        except Exception as e:  # Ray raises several types here; the user needs one line
+            detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            if "InvalidAuthToken" in str(e):
+                detail = ("InvalidAuthToken: the cluster rejected this machine's Ray auth token "
+                          "(a stale ~/.ray/auth_token from another cluster? move it aside and retry)")
+            raise ClusterUnreachable(f"cannot join the Ray cluster at {address}: {detail[:300]}") from None
     else:
         ray.init(namespace=namespace, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     return True
