@@ -69,11 +69,10 @@ class ReplicatedCell:
         return await self.client.query(("sync", version))
 
     async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float) -> tuple:
-        mask, delta = await self._write("commit", ("commit", claims, since, job_id, tasks, now))
-        return mask, delta
+        return await self._write("commit", ("commit", claims, since, job_id, tasks, now))
 
     async def exchange(self, host_id: int, finished: bytes) -> list:
         # An idle poll need not cost a log entry: ask first whether anything waits.
         if not finished and not await self.client.query(("pending", host_id)):
             return []
-        return [tuple(x) for x in await self._write("exchange", ("exchange", host_id, finished))]
+        return await self._write("exchange", ("exchange", host_id, finished))

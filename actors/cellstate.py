@@ -17,14 +17,15 @@ from typing import Any
 import numpy as np
 
 from actors.base import ActorShell
+from actors.cell_machine import CellStateMachine
 from actors.runtime import Runtime
-from actors.machine_host import Launch
-from actors.wire import pack_delta, unpack_claims, unpack_release, unpack_tasks
 from schedulers.omega import ConflictMode, TxnMode
-from schedulers.shared_state import SharedCell
 
 
 class CellState(ActorShell):
+    """One actor applying ``CellStateMachine`` commands directly, in arrival
+    order: the same state machine the coordinator replicas run from their log."""
+
     def __init__(
         self,
         rt: Runtime,
@@ -38,14 +39,8 @@ class CellState(ActorShell):
         machines_per_actor: int = 1,
     ) -> None:
         super().__init__(rt, "cellstate", metrics, flush_interval)
-        self.cell = SharedCell(capacity, free)
-        self.k = machines_per_actor
-        self.to_launch: dict[int, list[Launch]] = {}
-        self.conflict_mode = conflict_mode
-        self.txn_mode = txn_mode
+        self.machine = CellStateMachine(capacity, free, conflict_mode.value, txn_mode.value, machines_per_actor)
         self.sample_interval = sample_interval
-        self.totals = self.cell.capacity.sum(axis=0)
-        self.commits = 0
 
     async def on_start(self) -> None:
         self.spawn_loop(self._sample_loop())
@@ -56,43 +51,29 @@ class CellState(ActorShell):
             self._sample()
 
     def _sample(self) -> None:
-        util = self.cell.used().sum(axis=0) / self.totals
-        self.log.emit("cell_sample", cpu=round(float(util[0]), 6), mem=round(float(util[1]), 6), version=self.cell.version)
+        cpu, mem, version = self.machine.query(("sample",))
+        self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=version)
 
     async def snapshot(self) -> bytes:
-        return pack_delta(self.cell.full())
+        return self.machine.query(("snapshot",))
 
     async def sync(self, version: int) -> bytes:
         """Rows changed since ``version`` (see actors.wire for the encoding)."""
-        return pack_delta(self.cell.delta_since(version))
+        return self.machine.query(("sync", version))
 
-    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes) -> tuple[bytes, bytes]:
-        """Apply one transaction; reply (accepted mask as bytes, delta since
-        ``since``). Accepted claims are queued for their hosts' next
-        ``exchange``, starting now. Not idempotent: a scheduler must not
-        resend a transaction (with one cell-state actor there is nothing to
-        retry against)."""
-        c = unpack_claims(claims)
-        result = self.cell.commit(c, self.conflict_mode, self.txn_mode)
-        self.commits += 1
-        if result.committed:
-            now = self.rt.now()
-            task_idx, durations = unpack_tasks(tasks)
-            for i in np.flatnonzero(result.accepted).tolist():
-                m = int(c.machine[i])
-                self.to_launch.setdefault(m // self.k, []).append(
-                    (job_id, int(task_idx[i]), m, c.request[i].tolist(), float(durations[i]), now)
-                )
-        return result.accepted.tobytes(), pack_delta(self.cell.delta_since(since))
+    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes) -> list:
+        """Apply one transaction; reply [accepted mask bytes, delta since
+        ``since``]. Accepted claims start now and wait for their hosts' next
+        ``exchange``. Not idempotent: a scheduler must not resend a
+        transaction (with one cell-state actor there is nothing to retry against)."""
+        return self.machine.apply(("commit", claims, since, job_id, tasks, self.rt.now()))
 
-    async def exchange(self, host_id: int, finished: bytes) -> list[Launch]:
+    async def exchange(self, host_id: int, finished: bytes) -> list:
         """A host's poll: take its finished tasks' resources back
         (actors.wire.pack_release) and hand over what was committed to its
         machines since the last poll. Each launch is handed out exactly once."""
-        if finished:
-            self.cell.release(*unpack_release(finished))
-        return self.to_launch.pop(host_id, [])
+        return self.machine.apply(("exchange", host_id, finished))
 
     async def on_stop(self) -> dict:
         self._sample()
-        return {"commits": self.commits, "version": self.cell.version}
+        return {"commits": self.machine.commits, "version": self.machine.cell.version}

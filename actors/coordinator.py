@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
-from actors import runtime
 from actors.base import ActorShell
 from actors.consensus.core import RaftNode
 from actors.consensus.messages import ClientReply, ClientRequest, decode, encode
@@ -32,7 +31,6 @@ class CoordinatorReplica(ActorShell):
         rt: Runtime,
         index: int,
         replicas: int,
-        namespace: str,
         data_dir: str,
         make_state_machine: Callable[[], StateMachine],
         metrics: Any,
@@ -46,8 +44,6 @@ class CoordinatorReplica(ActorShell):
     ) -> None:
         super().__init__(rt, replica_name(index), metrics, tick_wall)
         self.index = index
-        self.namespace = namespace
-        self.peer_ids = [i for i in range(replicas) if i != index]
         self.storage = DiskStorage(data_dir)
         incarnation = len(list(self.storage.dir.glob("incarnation-*")))
         (self.storage.dir / f"incarnation-{incarnation}").touch()
@@ -61,7 +57,6 @@ class CoordinatorReplica(ActorShell):
         self.peers: dict[int, Any] = {}
         self.waiting: dict[tuple[str, int], asyncio.Future] = {}
         self._last_role = (self.node.term, self.node.role.value, self.node.leader_id)
-        self._ticks = 0
         self.sample_interval = sample_interval
         self._next_sample = 0.0
         self._pending_process = False
@@ -74,9 +69,6 @@ class CoordinatorReplica(ActorShell):
 
     async def _tick_loop(self) -> None:
         while await self.nap_wall(self.tick_wall):
-            self._ticks += 1
-            if self._ticks % 64 == 1 and len(self.peers) < len(self.peer_ids):
-                self._refresh_peers()
             self.node.tick()
             self._process()
             if self.sample_interval and self.node.is_leader and self.rt.now() >= self._next_sample:
@@ -85,18 +77,11 @@ class CoordinatorReplica(ActorShell):
                 self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=version)
                 self._next_sample = self.rt.now() + self.sample_interval
 
-    def _refresh_peers(self) -> None:
-        """Look up peers nobody told us about (a blocking GCS round trip, so
-        only as a fallback: the driver pushes handles with ``set_peers``)."""
-        for i in self.peer_ids:
-            if i not in self.peers:
-                h = runtime.lookup(replica_name(i), self.namespace)
-                if h is not None:
-                    self.peers[i] = h
-
     async def set_peers(self, peers: dict[int, Any]) -> None:
-        """Handles of the current incarnations of peers (a restarted replica
-        is a new actor; a handle to the old one would talk to nobody)."""
+        """Handles of the current incarnations of peers, pushed by the driver
+        on start and on every restart (a restarted replica is a new actor; a
+        handle to the old one would talk to nobody). Name lookups would be
+        blocking GCS round trips inside the event loop."""
         for i, h in peers.items():
             if i != self.index:
                 self.peers[int(i)] = h

@@ -30,7 +30,7 @@ class CoordinatorGroup:
     def spawn(self, i: int) -> Any:
         s = self.spec
         h = runtime.spawn(
-            CoordinatorReplica, replica_name(i), self.namespace, self.rt, i, s.replicas, self.namespace,
+            CoordinatorReplica, replica_name(i), self.namespace, self.rt, i, s.replicas,
             str(self.dir / replica_name(i)), self.make_sm, self.metrics, self.seed, s.tick_ms / 1e3,
             s.election_ticks, s.heartbeat_ticks, s.snapshot_threshold, 2.0, self.sample_interval,
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -21,8 +21,9 @@ from actors.runtime import Runtime
 from actors.wire import pack_release
 from schedulers.resources import EPS
 
-# A launch on the wire: (job_id, task_index, machine, request list, duration, start_time)
-Launch = tuple[int, int, int, list, float, float]
+# A launch on the wire: [job_id, task_index, machine, request list, duration, start_time]
+# (a list when it crossed msgpack or came from the cell state machine, else a tuple)
+Launch = Sequence[Any]
 
 
 class MachineHost(ActorShell):
@@ -42,7 +43,7 @@ class MachineHost(ActorShell):
         self.first = first_machine
         self.capacity = np.asarray(capacity, dtype=np.float64)
         self.used = np.zeros_like(self.capacity)
-        self.cell = cell  # an actors.cell_endpoint endpoint, or None (tests)
+        self.cell = cell  # an actors.cell_endpoint endpoint
         self._unsent = b""  # finished tasks a failed exchange did not deliver
         self.running_tasks: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
         self.ends: list[tuple[float, int, int]] = []  # heap of (emulated end, job, task)
@@ -53,8 +54,7 @@ class MachineHost(ActorShell):
         self._initial = initial or []
 
     async def on_start(self) -> None:
-        if self.cell is not None:
-            self.cell.bind(self.rt, self.name, self.log)
+        self.cell.bind(self.rt, self.name, self.log)
         if self._initial:
             self._launch(self._initial, prefill=True)
             self._initial = []
@@ -102,21 +102,18 @@ class MachineHost(ActorShell):
         if self.done_machines:
             self.log.emit("tasks_completed", host=self.host_id, tasks=self.done_events)
             self.done_events = []
-        if self.cell is not None:
-            if self.done_machines and not self._unsent:
-                self._unsent = pack_release(np.asarray(self.done_machines, dtype=np.int64), np.vstack(self.done_requests))
-                self.done_machines, self.done_requests = [], []
-            # Awaited: one exchange in flight per host, so hand-outs and
-            # returns stay in order and a slow cell state slows the polls.
-            try:
-                launches = await self.cell.exchange(self.host_id, self._unsent)
-            except Exception as e:  # coordinator unavailable: keep the returns for the next poll
-                self.log.emit("exchange_failed", host=self.host_id, error=f"{type(e).__name__}: {e}")
-            else:
-                self._unsent = b""
-                self._launch(launches, prefill=False)
-        else:
+        if self.done_machines and not self._unsent:
+            self._unsent = pack_release(np.asarray(self.done_machines, dtype=np.int64), np.vstack(self.done_requests))
             self.done_machines, self.done_requests = [], []
+        # Awaited: one exchange in flight per host, so hand-outs and returns
+        # stay in order and a slow cell state slows the polls.
+        try:
+            launches = await self.cell.exchange(self.host_id, self._unsent)
+        except Exception as e:  # the cell state is gone: keep the returns for the next poll
+            self.log.emit("exchange_failed", host=self.host_id, error=f"{type(e).__name__}: {e}")
+        else:
+            self._unsent = b""
+            self._launch(launches, prefill=False)
         await super().flush(final)
 
     async def on_stop(self) -> dict:

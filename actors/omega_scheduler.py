@@ -86,8 +86,8 @@ class OmegaScheduler(ActorShell):
             self.current = None
 
     async def _attempt(self, core: OmegaSchedulerCore, jp: JobProgress) -> None:
-        now = self.rt.now()
-        first = core.begin_attempt(jp, now)
+        started = self.rt.now()
+        first = core.begin_attempt(jp, started)
         if first:
             # Later attempts are visible in their txn events (attempt number).
             self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts, first=True, scheduler=self.name)
@@ -101,7 +101,6 @@ class OmegaScheduler(ActorShell):
 
         think = core.think_time(jp)
         t0 = self.rt.now()
-        think_start_lag = t0 - now
         if not await self.nap(think):
             core.queue.appendleft(jp)  # stopping: back in the queue, reported pending
             return
@@ -116,7 +115,7 @@ class OmegaScheduler(ActorShell):
             meta = pack_tasks(plan.tasks, np.asarray(job.durations, dtype=np.float64)[plan.tasks])
             try:
                 mask, delta = await self.cell.commit(self.name, pack_claims(plan.claims), core.local.version, job.job_id, meta, self.rt.now())
-            except Exception as e:  # coordinator unavailable past the client's deadline
+            except Exception as e:  # the cell state is gone (a dead actor); the job retries
                 self.log.emit("commit_failed", job_id=job.job_id, error=f"{type(e).__name__}: {e}")
                 accepted = np.zeros(len(plan.claims), dtype=bool)
             else:
@@ -127,7 +126,6 @@ class OmegaScheduler(ActorShell):
         else:
             accepted = np.zeros(0, dtype=bool)
         now = self.rt.now()
-        span = now - t0 + think_start_lag
         outcome = core.settle(jp, plan, accepted, now)
         self.log.emit(
             "txn",
@@ -137,7 +135,7 @@ class OmegaScheduler(ActorShell):
             committed=int(accepted.sum()),
             conflicted=int(len(accepted) - accepted.sum()),
             think=round(spent, 6),
-            span=round(span, 6),
+            span=round(now - started, 6),
             rtt_ms=round(rtt_ms, 3),
         )
         if outcome.status == "scheduled":

@@ -183,7 +183,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
         })
 
     samples = [e for e in ev.get("cell_sample", []) if 0 <= e["t"] <= duration + EPS]
-    launched_tasks = sum(1 for e in ev.get("tasks_launched", []) if not e.get("prefill") for _ in e["tasks"])
+    launched_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if not e.get("prefill"))
     overcommit, double = check_machines(ev, cell)
     coord = check_coordinator(ev, applied)
     prefill_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if e.get("prefill"))

@@ -6,69 +6,30 @@ import asyncio
 import time
 import uuid
 from pathlib import Path
-from typing import Any
-
 import pytest
 
 from actors import runtime
 from actors.consensus.statemachine import KVStateMachine
-from actors.coordinator import CoordinatorReplica, replica_name
+from actors.coordinator import replica_name
 from actors.coordinator_client import CoordinatorClient
+from actors.coordinator_group import CoordinatorGroup
+from schedulers.scenario import CoordinatorSpec
 
 pytestmark = pytest.mark.ray
 
 
-class Group:
-    def __init__(self, n: int, root: Path, snapshot_threshold: int = 1000) -> None:
-        self.n = n
-        self.snapshot_threshold = snapshot_threshold
-        self.root = root
-        self.ns = f"schedlab-test-{uuid.uuid4().hex[:6]}"
-        self.rt = runtime.RayRuntime(1.0)
-        self.handles: dict[int, Any] = {}
-        self._started = False
-        for i in range(n):
-            self.start(i)
+def make_group(n: int, root: Path, snapshot_threshold: int = 1000) -> CoordinatorGroup:
+    """The driver-side group run.py uses, over the example KV state machine."""
+    ns = f"schedlab-test-{uuid.uuid4().hex[:6]}"
+    g = CoordinatorGroup(CoordinatorSpec(replicas=n, snapshot_threshold=snapshot_threshold), ns, root, KVStateMachine,
+                         runtime.RayRuntime(1.0), None, 1, None, lambda h: None)
+    g.spawn_all()
+    g.start(time.time())
+    return g
 
-    def start(self, i: int) -> None:
-        h = runtime.spawn(CoordinatorReplica, replica_name(i), self.ns, self.rt, i, self.n, self.ns,
-                          str(self.root / f"r{i}"), KVStateMachine, None, 1, 0.015, (10, 20), 3, self.snapshot_threshold)
-        runtime.gather([runtime.call(h, "ready")])
-        self.handles[i] = h
-        if len(self.handles) < self.n:
-            return
-        # All up (first start, or a restart): every replica learns every handle.
-        runtime.gather([runtime.call(x, "set_peers", dict(self.handles)) for x in self.handles.values()])
-        to_start = [h] if self._started else list(self.handles.values())
-        runtime.gather([runtime.call(x, "start", time.time()) for x in to_start])
-        self._started = True
 
-    def kill(self, i: int) -> None:
-        runtime.kill_all([self.handles.pop(i)])
-
-    def statuses(self) -> list[dict]:
-        return runtime.gather([runtime.call(h, "status") for h in self.handles.values()])
-
-    def wait_leader(self, timeout: float = 10.0) -> dict:
-        """Poll until exactly one live replica leads the highest term."""
-        end = time.time() + timeout
-        while time.time() < end:
-            st = self.statuses()
-            leaders = [s for s in st if s["role"] == "leader"]
-            top = max(s["term"] for s in st)
-            if len(leaders) == 1 and leaders[0]["term"] == top:
-                return leaders[0]
-            time.sleep(0.05)
-        raise AssertionError(f"no single leader within {timeout}s: {self.statuses()}")
-
-    def client(self, cid: str) -> CoordinatorClient:
-        return CoordinatorClient(cid, self.n, lambda i: runtime.lookup(replica_name(i), self.ns), runtime.call)
-
-    def applied(self) -> dict[int, list[tuple]]:
-        return dict(zip(self.handles, runtime.gather([runtime.call(h, "applied") for h in self.handles.values()])))
-
-    def close(self) -> None:
-        runtime.kill_all(self.handles.values())
+def client(g: CoordinatorGroup, cid: str) -> CoordinatorClient:
+    return CoordinatorClient(cid, g.spec.replicas, lambda i: runtime.lookup(replica_name(i), g.namespace), runtime.call)
 
 
 def applied_once(records: list[tuple]) -> dict[tuple[str, int], int]:
@@ -86,28 +47,28 @@ def applied_once(records: list[tuple]) -> dict[tuple[str, int], int]:
 
 @pytest.fixture
 def group3(ray_session: None, tmp_path: Path):
-    g = Group(3, tmp_path)
+    g = make_group(3, tmp_path)
     yield g
-    g.close()
+    runtime.kill_all(list(g.live.values()))
 
 
 @pytest.fixture
 def group3_snap(ray_session: None, tmp_path: Path):
-    g = Group(3, tmp_path, snapshot_threshold=5)
+    g = make_group(3, tmp_path, snapshot_threshold=5)
     yield g
-    g.close()
+    runtime.kill_all(list(g.live.values()))
 
 
 @pytest.fixture
 def group5(ray_session: None, tmp_path: Path):
-    g = Group(5, tmp_path)
+    g = make_group(5, tmp_path)
     yield g
-    g.close()
+    runtime.kill_all(list(g.live.values()))
 
 
-def test_elects_one_leader_and_replicates_in_order(group3: Group) -> None:
+def test_elects_one_leader_and_replicates_in_order(group3: CoordinatorGroup) -> None:
     group3.wait_leader()
-    c = group3.client("c1")
+    c = client(group3, "c1")
 
     async def go() -> list[int]:
         return [await c.submit(("incr", "x")) for _ in range(20)]
@@ -122,10 +83,10 @@ def test_elects_one_leader_and_replicates_in_order(group3: Group) -> None:
     assert len({tuple(sorted(a.items())) for a in per_replica.values()}) == 1
 
 
-def test_leader_failover_loses_nothing_and_applies_nothing_twice(group5: Group) -> None:
+def test_leader_failover_loses_nothing_and_applies_nothing_twice(group5: CoordinatorGroup) -> None:
     """Kill the leader twice while a client keeps writing; every command the
     client saw acknowledged is applied exactly once on every survivor."""
-    c = group5.client("c2")
+    c = client(group5, "c2")
 
     async def write(n: int) -> None:
         for _ in range(n):
@@ -140,7 +101,7 @@ def test_leader_failover_loses_nothing_and_applies_nothing_twice(group5: Group) 
         group5.kill(leader["replica"])
         killed.append(leader["replica"])
         asyncio.run(write(10))  # blocks across the election
-        new = group5.wait_leader()
+        new = group5.wait_leader(newer_than=leader["term"])
         assert new["replica"] != leader["replica"] and new["term"] > leader["term"]
         assert time.time() - t0 < 15
     assert [a.result for a in c.acks] == list(range(1, 31))
@@ -156,8 +117,8 @@ def test_restarted_replica_recovers_from_disk_and_catches_up(fixture: str, reque
     """With a snapshot every 5 entries, the leader has compacted past what the
     restarted follower holds: it catches up by InstallSnapshot, and every
     replica's snapshot is on disk."""
-    group3: Group = request.getfixturevalue(fixture)
-    c = group3.client("c3")
+    group3: CoordinatorGroup = request.getfixturevalue(fixture)
+    c = client(group3, "c3")
     group3.wait_leader()
     asyncio.run(c.submit(("set", "k", 1)))
     follower = next(s["replica"] for s in group3.statuses() if s["role"] != "leader")
@@ -168,18 +129,20 @@ def test_restarted_replica_recovers_from_disk_and_catches_up(fixture: str, reque
             await c.submit(("set", "k", v))
 
     asyncio.run(more())
-    group3.start(follower)  # same name, same directory: a restart
-    end = time.time() + 10
-    while time.time() < end:
+    group3.restart(follower)  # same name, same directory: a new incarnation
+    end = time.time() + 30  # the new actor takes seconds to start on a busy machine
+
+    def caught_up() -> bool:
         st = {s["replica"]: s for s in group3.statuses()}
-        if st[follower]["last_applied"] >= max(s["last_applied"] for s in st.values()) > 0:
-            break
+        return follower in st and st[follower]["last_applied"] >= max(s["last_applied"] for s in st.values()) > 0
+
+    while time.time() < end and not caught_up():
         time.sleep(0.05)
     st = {s["replica"]: s for s in group3.statuses()}
     assert st[follower]["last_applied"] == max(s["last_applied"] for s in st.values())
     records = group3.applied()[follower]
-    if group3.snapshot_threshold < 1000:
-        assert all((group3.root / f"r{i}" / "snapshot").exists() for i in range(3))
+    if group3.spec.snapshot_threshold < 1000:
+        assert all((group3.dir / replica_name(i) / "snapshot").exists() for i in range(3))
         # The follower caught up by a snapshot covering what it missed.
         assert any(flag == "snapshot" for *_x, flag in records)
     else:

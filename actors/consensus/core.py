@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import enum
 import random
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -288,20 +288,19 @@ class RaftNode:
             return
         if self.role is not Role.PRE_CANDIDATE or (m.granted and m.term != self.term + 1):
             return
-        self._votes[m.src] = m.granted
-        outcome = self._tally()
-        if outcome is True:
-            self._campaign()
-        elif outcome is False:
-            self._become_follower(self.term, None)
+        self._record_vote(m, on_win=self._campaign)
 
     def _on_vote_reply(self, m: RequestVoteReply) -> None:
         if self.role is not Role.CANDIDATE:
             return
+        self._record_vote(m, on_win=self._become_leader)
+
+    def _record_vote(self, m: RequestVoteReply, on_win: Callable[[], None]) -> None:
+        """Count a (pre-)vote; win moves on, a lost quorum gives up the round."""
         self._votes[m.src] = m.granted
         outcome = self._tally()
         if outcome is True:
-            self._become_leader()
+            on_win()
         elif outcome is False:
             self._become_follower(self.term, None)
 
