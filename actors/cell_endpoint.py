@@ -21,7 +21,7 @@ class DirectCell:
     def __init__(self, handle: Any) -> None:
         self.handle = handle
 
-    def bind(self, rt: Any, owner: str, log: EventLog) -> None:
+    def bind(self, rt: Any, owner: str, log: EventLog, report: Any = None) -> None:
         self.rt = rt
 
     async def snapshot(self) -> bytes:
@@ -46,7 +46,7 @@ class ReplicatedCell:
         self.namespace = namespace
         self.replicas = replicas
 
-    def bind(self, rt: Any, owner: str, log: EventLog) -> None:
+    def bind(self, rt: Any, owner: str, log: EventLog, report: Any = None) -> None:
         ns = self.namespace
         self.client = CoordinatorClient(owner, self.replicas, lambda i: runtime.lookup(replica_name(i), ns), rt.call)
         self.owner = owner

@@ -11,7 +11,6 @@ measured, collapsed a 20-host cell on two cores.
 """
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import numpy as np

@@ -10,6 +10,7 @@ finished tasks go back, the tasks committed to its machines come in.
 """
 from __future__ import annotations
 
+import collections
 import heapq
 import math
 from typing import Any, Sequence
@@ -18,7 +19,7 @@ import numpy as np
 
 from actors.base import ActorShell
 from actors.runtime import Runtime
-from actors.wire import pack_release
+from actors.wire import killed_key, pack_release, task_key
 from schedulers.resources import EPS
 
 # A launch on the wire: [job_id, task_index, machine, request list, duration, start_time]
@@ -45,16 +46,18 @@ class MachineHost(ActorShell):
         self.used = np.zeros_like(self.capacity)
         self.cell = cell  # an actors.cell_endpoint endpoint
         self._unsent = b""  # finished tasks a failed exchange did not deliver
-        self.running_tasks: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
+        self.running_tasks: dict[tuple[int, int], tuple[int, np.ndarray, str]] = {}  # -> (local machine, request, owner)
         self.ends: list[tuple[float, int, int]] = []  # heap of (emulated end, job, task)
         self.done_machines: list[int] = []
         self.done_requests: list[np.ndarray] = []
+        self.done_keys: list[int] = []
+        self.recently_done: collections.deque[tuple[int, int]] = collections.deque(maxlen=2000)
         self.done_events: list[list] = []
         self.overcommits = 0
         self._initial = initial or []
 
     async def on_start(self) -> None:
-        self.cell.bind(self.rt, self.name, self.log)
+        self.cell.bind(self.rt, self.name, self.log, self.agent_report)
         if self._initial:
             self._launch(self._initial, prefill=True)
             self._initial = []
@@ -63,7 +66,8 @@ class MachineHost(ActorShell):
         """Start tasks whose claims already committed. Each (job, task) pair is
         launched at most once while running; a repeat is logged, not run."""
         started = []
-        for job_id, task, machine, request, duration, start in tasks:
+        # A launch may carry its owner (the Mesos framework) as a 7th field.
+        for job_id, task, machine, request, duration, start, *owner in tasks:
             key = (job_id, task)
             if key in self.running_tasks:
                 self.log.emit("double_launch", job_id=job_id, task=task, machine=machine)
@@ -74,7 +78,7 @@ class MachineHost(ActorShell):
             if np.any(self.used[local] > self.capacity[local] + EPS):
                 self.overcommits += 1
                 self.log.emit("overcommit", machine=machine, used=self.used[local].tolist(), capacity=self.capacity[local].tolist())
-            self.running_tasks[key] = (local, req)
+            self.running_tasks[key] = (local, req, owner[0] if owner else "")
             if not math.isinf(duration):
                 heapq.heappush(self.ends, (start + duration, job_id, task))
             started.append([job_id, task, machine, *request, start])
@@ -90,11 +94,36 @@ class MachineHost(ActorShell):
         ends = self.ends
         while ends and ends[0][0] <= now:
             end, job_id, task = heapq.heappop(ends)
-            local, req = self.running_tasks.pop((job_id, task))
-            self.used[local] -= req
-            self.done_machines.append(local + self.first)
-            self.done_requests.append(req)
-            self.done_events.append([job_id, task, local + self.first, round(end, 6)])
+            if (job_id, task) not in self.running_tasks:
+                continue  # killed before it ended
+            self._free(job_id, task)
+            self.done_events.append([job_id, task, self.done_machines[-1], round(end, 6)])
+
+    def _free(self, job_id: int, task: int, killed: bool = False) -> None:
+        local, req, _owner = self.running_tasks.pop((job_id, task))
+        self.used[local] -= req
+        self.done_machines.append(local + self.first)
+        self.done_requests.append(req)
+        self.done_keys.append(killed_key(job_id, task) if killed else task_key(job_id, task))
+        if not killed:
+            self.recently_done.append((job_id, task))
+
+    def _kill(self, keys: list) -> None:
+        """The master revoked these tasks: stop them, return their resources."""
+        killed = []
+        for job_id, task in keys:
+            if (job_id, task) in self.running_tasks:
+                self._free(job_id, task, killed=True)
+                killed.append([job_id, task, self.done_machines[-1]])
+        if killed:
+            self.log.emit("tasks_killed", host=self.host_id, tasks=killed)
+
+    def agent_report(self) -> dict:
+        """What an agent tells a (new) master when it registers."""
+        return {"host": self.host_id, "tasks": [
+            [job_id, task, local + self.first, req.tolist(), owner]
+            for (job_id, task), (local, req, owner) in self.running_tasks.items()
+        ], "finished": list(self.recently_done)}
 
     async def flush(self, final: bool = False) -> None:
         if self.running:
@@ -103,17 +132,22 @@ class MachineHost(ActorShell):
             self.log.emit("tasks_completed", host=self.host_id, tasks=self.done_events)
             self.done_events = []
         if self.done_machines and not self._unsent:
-            self._unsent = pack_release(np.asarray(self.done_machines, dtype=np.int64), np.vstack(self.done_requests))
-            self.done_machines, self.done_requests = [], []
+            self._unsent = pack_release(np.asarray(self.done_machines, dtype=np.int64), np.vstack(self.done_requests),
+                                        np.asarray(self.done_keys, dtype=np.int64))
+            self.done_machines, self.done_requests, self.done_keys = [], [], []
         # Awaited: one exchange in flight per host, so hand-outs and returns
         # stay in order and a slow cell state slows the polls.
         try:
-            launches = await self.cell.exchange(self.host_id, self._unsent)
+            reply = await self.cell.exchange(self.host_id, self._unsent)
         except Exception as e:  # the cell state is gone: keep the returns for the next poll
             self.log.emit("exchange_failed", host=self.host_id, error=f"{type(e).__name__}: {e}")
         else:
             self._unsent = b""
+            # Omega's cell state answers with launches; a Mesos master with (launches, kills).
+            launches, kills = reply if isinstance(reply, tuple) else (reply, [])
+            # Launch first: a kill may name a task handed out in this same reply.
             self._launch(launches, prefill=False)
+            self._kill(kills)
         await super().flush(final)
 
     async def on_stop(self) -> dict:

@@ -6,7 +6,6 @@ every actor started is killed on the way out, whatever happens.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -16,34 +15,19 @@ from typing import Any, Callable
 import numpy as np
 
 from actors import runtime
-from actors.cell_endpoint import DirectCell, ReplicatedCell
-from actors.cell_machine import CellMachineFactory
-from actors.cellstate import CellState
-from actors.coordinator_group import CoordinatorGroup
 from actors.events import EventLog
 from actors.faults import FaultTimeline
 from actors.machine_host import MachineHost
 from actors.metrics import MetricsCollector, read_events
-from actors.omega_scheduler import OmegaScheduler
 from actors.submitter import Submitter
 from actors.summary import summarize
-from schedulers.cluster import Cell, build_cell, host_count
-from schedulers.omega_scheduler import SchedulerParams
+from actors.topology import Plan, build_mesos, build_omega
+from schedulers.cluster import build_cell, host_count
 from schedulers.placement import PlacementPolicy, get_policy
 from schedulers.scenario import Scenario
 from schedulers.workload import Prefill, generate_jobs, prefill
 
 ProgressFn = Callable[[float, dict], None]
-
-
-@dataclass
-class Plan:
-    """What a run will start, computed before any actor exists."""
-
-    scenario: Scenario
-    cell: Cell
-    jobs: list[dict]
-    prefill: Prefill
 
 
 def plan_run(sc: Scenario) -> Plan:
@@ -67,7 +51,7 @@ def _initial_launches(pre: Prefill, first: int, last: int) -> list:
     for job, machines in zip(pre.jobs, pre.machines):
         for t, m in enumerate(machines.tolist()):
             if first <= m < last:
-                out.append((job.job_id, t, m, list(job.request), job.durations[t], 0.0))
+                out.append((job.job_id, t, m, list(job.request), job.durations[t], 0.0, "prefill"))
     return out
 
 
@@ -92,7 +76,8 @@ def run_scenario(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plan = plan_run(sc)
-    policy_fns = {s.name: (policies or {}).get(s.policy) or get_policy(s.policy) for s in sc.omega.schedulers}
+    deciders = sc.omega.schedulers if sc.omega else sc.mesos.frameworks if sc.mesos else ()
+    policy_fns = {s.name: (policies or {}).get(s.policy) or get_policy(s.policy) for s in deciders}
     run_id = uuid.uuid4().hex[:8]
     namespace = f"schedlab-{run_id}"
     started_ray = runtime.connect(address, namespace)
@@ -117,23 +102,11 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     n = plan.cell.size
 
     metrics = started.add(runtime.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
-    group: CoordinatorGroup | None = None
-    if sc.coordinator.replicas == 1:
-        cellstate = started.add(runtime.spawn(
-            CellState, "cellstate", namespace, rt, plan.cell.capacity, plan.prefill.free,
-            sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush, k,
-        ))
-        cell: Any = DirectCell(cellstate)
-        core_actors = [cellstate]
+    if sc.architecture == "mesos":
+        topo = build_mesos(plan, out, namespace, rt, metrics, started.add, policy_fns)
     else:
-        # A run starts from an empty log: a coordinator directory left by an
-        # earlier run in the same OUT would replay that run's commits.
-        shutil.rmtree(out / "coordinator", ignore_errors=True)
-        factory = CellMachineFactory(plan.cell.capacity, plan.prefill.free, sc.omega.conflict_mode.value, sc.omega.txn_mode.value, k)
-        group = CoordinatorGroup(sc.coordinator, namespace, out / "coordinator", factory, rt, metrics, sc.seed,
-                                 sc.metrics.sample_interval, started.add)
-        core_actors = group.spawn_all()
-        cell = ReplicatedCell(namespace, sc.coordinator.replicas)
+        topo = build_omega(plan, out, namespace, rt, metrics, started.add, policy_fns)
+    group, cell, core_actors = topo.group, topo.cell, topo.core
     hosts = []
     for h in range(host_count(n, k)):
         lo, hi = h * k, min(n, (h + 1) * k)
@@ -141,18 +114,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             MachineHost, f"machine-host-{h}", namespace, rt, h, lo, plan.cell.capacity[lo:hi],
             cell, metrics, flush, _initial_launches(plan.prefill, lo, hi),
         )))
-    scheds: list[Any] = []
-    names: list[str] = []
-    routes: dict[str, list[tuple[str, Any]]] = {}
-    for spec in sc.omega.schedulers:
-        params = SchedulerParams(spec.name, spec.t_job, spec.t_task, policy_fns[spec.name], sc.omega.max_attempts, sc.omega.retry_backoff)
-        for i in range(spec.count):
-            name = f"scheduler-{spec.name}-{i}"
-            h = started.add(runtime.spawn(OmegaScheduler, name, namespace, rt, name, params, sc.seed, cell, metrics, flush))
-            scheds.append(h)
-            names.append(name)
-            for cls in spec.classes:
-                routes.setdefault(cls, []).append((name, h))
+    scheds, names, routes = topo.schedulers, topo.names, topo.routes
     submitter = started.add(runtime.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush))
     runtime.gather([runtime.call(h, "ready") for h in started.handles], timeout=300)
 
@@ -170,10 +132,12 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         # The cell state must have a leader before anyone asks it for a snapshot.
         group.start(epoch)
         group.wait_leader()
-    actors = ([] if group else core_actors) + [*hosts, *scheds, submitter]
+    if topo.masters is not None:
+        topo.masters.epoch = epoch  # a restarted master joins the same clock
+    actors = ([] if group else core_actors) + topo.start_with_hosts + [*hosts, *scheds, submitter]
     runtime.gather([runtime.call(h, "start", epoch) for h in actors])
     driver_log = EventLog("driver", lambda: (time.time() - epoch) * scale)
-    faults = FaultTimeline(sc.faults, group, driver_log)
+    faults = FaultTimeline(sc.faults, group, driver_log, topo.masters)
     end_wall = epoch + sc.duration / scale
     wall0 = time.time()
     last_progress = 0.0
@@ -188,15 +152,13 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")])[0])
 
     # Stop in dependency order: no new jobs, then no new launches, then machines.
-    for stage in ([submitter], scheds, hosts):
+    for stage in ([submitter], scheds, hosts, topo.stop_after_hosts()):
         runtime.gather([runtime.call(h, "stop") for h in stage], timeout=120)
     applied: dict[int, list[tuple]] = {}
     if group is not None:
         group.converge()
         applied = group.applied()
         group.stop()
-    else:
-        runtime.gather([runtime.call(h, "stop") for h in core_actors], timeout=120)
     wall_seconds = time.time() - wall0
     if len(driver_log):
         runtime.gather([runtime.call(metrics, "record", driver_log.drain())])
@@ -208,7 +170,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         "time_scale": scale, "emulated_seconds": sc.duration, "wall_seconds": wall_seconds,
         "machines_per_actor": k, "host_actors": len(hosts), "substrate": substrate,
         "warnings": warnings, "scheduler_names": names, "namespace": namespace,
-        "replicas": sc.coordinator.replicas,
+        "replicas": sc.coordinator.replicas, "frameworks": names if sc.architecture == "mesos" else [],
     }
     summary = summarize(events, info, plan.cell, applied if group is not None else None)
     summary["namespace"] = namespace
@@ -219,7 +181,8 @@ def think_time_warnings(sc: Scenario, rtt_emulated: float) -> list[str]:
     """Where a think time is shorter than a round trip, the run measures Ray,
     not the scheduler: say so and suggest a scale that fits."""
     out = []
-    for s in sc.omega.schedulers:
+    deciders = sc.omega.schedulers if sc.omega else sc.mesos.frameworks if sc.mesos else ()
+    for s in deciders:
         think = s.t_job + s.t_task
         if think < rtt_emulated:
             fit = sc.time_scale * think / rtt_emulated

@@ -3,10 +3,12 @@ re-summarised and tests can recompute every number from events.jsonl."""
 from __future__ import annotations
 
 import collections
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
+from actors.stats import by_event, percentiles
+from actors.summary_mesos import master_failovers, mesos_section
 from schedulers.cluster import Cell
 from schedulers.resources import EPS, NDIM
 
@@ -17,28 +19,13 @@ SUMMARY_KEYS = (
 )
 
 
-def percentiles(values: Iterable[float]) -> dict[str, float | None]:
-    a = np.asarray(list(values), dtype=np.float64)
-    if a.size == 0:
-        return {"p50": None, "p90": None, "p99": None}
-    p = np.percentile(a, [50, 90, 99])
-    return {"p50": round(float(p[0]), 6), "p90": round(float(p[1]), 6), "p99": round(float(p[2]), 6)}
-
-
-def by_event(events: Iterable[dict]) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = collections.defaultdict(list)
-    for e in events:
-        out[e["event"]].append(e)
-    return out
-
-
 def check_machines(ev: dict[str, list[dict]], cell: Cell) -> tuple[int, int]:
     """Replay launches and completions per machine in event-time order.
     Returns (over-commit violations, tasks placed twice)."""
     timeline: list[tuple[float, int, list]] = []
     for e in ev.get("tasks_launched", []):
         timeline.extend((e["t"], 1, task) for task in e["tasks"])
-    for e in ev.get("tasks_completed", []):
+    for e in ev.get("tasks_completed", []) + ev.get("tasks_killed", []):
         timeline.extend((e["t"], 0, task) for task in e["tasks"])
     # Completions first at equal times: a slot freed and reused in one flush is fine.
     timeline.sort(key=lambda x: (x[0], x[1]))
@@ -76,7 +63,7 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     elected = sorted(ev.get("failover", []), key=lambda e: e["t"])
     out = []
     for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
-        if not f.get("was_leader"):
+        if not f.get("was_leader") or f.get("role") == "master":
             continue
         killed = f["t"]
         new = next((e for e in elected if e["t"] >= killed and e["old_leader"] == f["target"]), None)
@@ -186,6 +173,9 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     launched_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if not e.get("prefill"))
     overcommit, double = check_machines(ev, cell)
     coord = check_coordinator(ev, applied)
+    # Launches a Mesos framework was told were lost (after a master failover,
+    # or revoked before they ran) were re-queued, not silently dropped.
+    requeued = sum(len(e["tasks"]) for e in ev.get("tasks_lost", []))
     prefill_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if e.get("prefill"))
 
     return {
@@ -213,7 +203,8 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "samples": len(samples),
         },
         "substrate": info["substrate"],
-        "failovers": failovers(ev, float(info["time_scale"])),
+        "failovers": failovers(ev, float(info["time_scale"])) + master_failovers(
+            ev, int(info.get("host_actors") or 0), info.get("frameworks", []), float(info["time_scale"])),
         "faults": [{"at_s": round(f["t"], 3), "kind": f["kind"], "target": f["target"]} for f in ev.get("fault", [])],
         "invariants": {
             "overcommit": overcommit,
@@ -221,7 +212,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "lost_jobs": lost_jobs,
             "split_brain": coord["split_brain"],
             # committed claims never launched + acknowledged coordinator writes missing from a survivor
-            "lost_commits": max(0, committed_claims - launched_tasks) + coord["lost_acked"],
+            "lost_commits": max(0, committed_claims - launched_tasks - requeued) + coord["lost_acked"],
             "applied_twice": coord["applied_twice"],
         },
         "coordinator": {
@@ -229,6 +220,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "acknowledged_writes": len(ev.get("coord_ack", [])),
             "leader_terms": len({e["term"] for e in ev.get("raft_role", []) if e["role"] == "leader"}),
         },
+        **({"mesos": mesos_section(ev, info.get("frameworks", []), duration)} if info["architecture"] == "mesos" else {}),
         "warnings": info.get("warnings", []),
         "events": len(events),
     }
@@ -236,3 +228,4 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
 
 def violations(summary: dict) -> dict[str, int]:
     return {k: v for k, v in summary["invariants"].items() if v}
+

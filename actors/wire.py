@@ -57,9 +57,36 @@ def unpack_claims(blob: bytes) -> Claims:
     return Claims(machine, request, seen)
 
 
-def pack_release(machines: np.ndarray, requests: np.ndarray) -> bytes:
-    """Finished tasks' (machine, request) rows, host -> cell state."""
-    return _join(0, machines, requests, np.zeros(machines.size, dtype=np.int64))
+TASK_BITS = 20  # a task index below 2**20 per job; job ids below 2**43
+
+
+def task_key(job_id: int, task: int) -> int:
+    return (int(job_id) << TASK_BITS) | int(task)
+
+
+def pack_release(machines: np.ndarray, requests: np.ndarray, keys: np.ndarray | None = None) -> bytes:
+    """Finished tasks' (machine, request) rows, host -> cell state, with each
+    task's ``task_key`` (Mesos' master releases by task; Omega ignores it)."""
+    k = np.zeros(machines.size, dtype=np.int64) if keys is None else keys
+    return _join(0, machines, requests, k)
+
+
+def killed_key(job_id: int, task: int) -> int:
+    """The key of a task that was killed rather than finished (negative)."""
+    return -task_key(job_id, task) - 1
+
+
+def unpack_release_keys(blob: bytes) -> list[tuple[int, int, bool]]:
+    """(job, task, killed) per released task."""
+    _, n = _HEADER.unpack_from(blob)
+    _, _, keys = _split(blob, n)
+    mask = (1 << TASK_BITS) - 1
+    out = []
+    for k in keys.tolist():
+        killed = k < 0
+        k = -k - 1 if killed else k
+        out.append((k >> TASK_BITS, k & mask, killed))
+    return out
 
 
 def unpack_release(blob: bytes) -> tuple[np.ndarray, np.ndarray]:

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
 
 from schedulers.cluster import MachineClass
 from schedulers.jobs import JobKind
 from schedulers.omega import ConflictMode, TxnMode
 from schedulers.placement import PLACEMENT_POLICIES
 from schedulers.resources import RESOURCES
-from schedulers.workload import DIST_KINDS, Dist, JobClass
+from schedulers.scenario_mesos import MesosSpec, parse_mesos
+from schedulers.toml_table import ScenarioError, check_deciders, table_array, read_dist, Table, fraction, non_negative, one_of, positive
+from schedulers.workload import Dist, JobClass
 
-ARCHITECTURES = ("omega",)
+__all__ = ["ARCHITECTURES", "FAULT_ACTIONS", "Scenario", "ScenarioError", "parse_scenario"]
 
-
-class ScenarioError(ValueError):
-    """A scenario is malformed; str() is the one-line message for the user."""
+ARCHITECTURES = ("omega", "mesos")
 
 
 @dataclass(frozen=True)
@@ -86,7 +85,8 @@ class CoordinatorSpec:
     snapshot_threshold: int = 1000
 
 
-FAULT_ACTIONS = ("kill_leader", "kill", "restart")
+# kill_leader: the coordinator group's leader; kill_master: the leading Mesos master.
+FAULT_ACTIONS = ("kill_leader", "kill_master", "kill", "restart")
 
 
 @dataclass(frozen=True)
@@ -106,124 +106,17 @@ class Scenario:
     duration: float
     cell: CellSpec
     workload: WorkloadSpec
-    omega: OmegaSpec
+    omega: OmegaSpec | None
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
     substrate: SubstrateSpec = field(default_factory=SubstrateSpec)
     coordinator: CoordinatorSpec = field(default_factory=CoordinatorSpec)
     faults: tuple[FaultSpec, ...] = ()
     description: str = ""
     source: str = "<scenario>"
+    mesos: MesosSpec | None = None
 
 
-class _Table:
-    """A TOML table being read: remembers which keys were consumed so leftover
-    (unknown) keys can be reported, and prefixes errors with the key path."""
-
-    def __init__(self, data: Any, path: str, source: str) -> None:
-        self.source = source
-        self.path = path
-        if not isinstance(data, dict):
-            self.fail(path, f"must be a table, got {type(data).__name__}")
-        self.data: dict = data
-        self.used: set[str] = set()
-
-    def key(self, k: str) -> str:
-        return f"{self.path}.{k}" if self.path else k
-
-    def fail(self, key: str, problem: str) -> None:
-        raise ScenarioError(f"{self.source}: {key or '<top level>'}: {problem}")
-
-    def get(self, k: str, kind: type | tuple[type, ...], default: Any = ..., check: Callable[[Any], str | None] | None = None) -> Any:
-        self.used.add(k)
-        if k not in self.data:
-            if default is ...:
-                self.fail(self.key(k), "is required")
-            return default
-        v = self.data[k]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        # bool is an int in Python; a TOML `true` where a number belongs is a mistake.
-        if isinstance(v, bool) and bool not in kinds:
-            self.fail(self.key(k), f"expected {_names(kinds)}, got bool")
-        if float in kinds and isinstance(v, int) and not isinstance(v, bool):
-            v = float(v)
-        if not isinstance(v, kinds):
-            self.fail(self.key(k), f"expected {_names(kinds)}, got {type(v).__name__}")
-        if isinstance(v, float) and not math.isfinite(v):
-            self.fail(self.key(k), "must be finite")
-        if check is not None:
-            problem = check(v)
-            if problem:
-                self.fail(self.key(k), f"{problem} (got {v!r})")
-        return v
-
-    def sub(self, k: str, default: Any = ...) -> "_Table":
-        v = self.get(k, dict, {} if default is not ... else ...)
-        return _Table(v, self.key(k), self.source)
-
-    def done(self) -> None:
-        extra = sorted(set(self.data) - self.used)
-        if extra:
-            self.fail(self.key(extra[0]), "unknown key")
-
-
-def _names(kinds: tuple[type, ...]) -> str:
-    return " or ".join("number" if t is float else t.__name__ for t in kinds)
-
-
-def positive(v: float) -> str | None:
-    return None if v > 0 else "must be > 0"
-
-
-def non_negative(v: float) -> str | None:
-    return None if v >= 0 else "must be >= 0"
-
-
-def fraction(v: float) -> str | None:
-    return None if 0 <= v < 1 else "must be in [0, 1)"
-
-
-def one_of(options: tuple[str, ...]) -> Callable[[str], str | None]:
-    return lambda v: None if v in options else f"must be one of {', '.join(options)}"
-
-
-def _dist(t: _Table, k: str, bounded: bool = False, default: Any = ...) -> Dist:
-    """A number means constant; a table names the distribution."""
-    if k not in t.data and default is not ...:
-        t.used.add(k)
-        return default
-    raw = t.get(k, (float, dict))
-    key = t.key(k)
-    if isinstance(raw, float):
-        if raw <= 0:
-            t.fail(key, f"must be > 0 (got {raw!r})")
-        return Dist("constant", value=raw)
-    d = _Table(raw, key, t.source)
-    kind = d.get("dist", str, check=one_of(DIST_KINDS))
-    if kind == "constant":
-        dist = Dist("constant", value=d.get("value", float, check=positive))
-    elif kind == "exponential":
-        dist = Dist("exponential", mean=d.get("mean", float, check=positive))
-    elif kind == "lognormal":
-        dist = Dist("lognormal", mean=d.get("mean", float, check=positive), sigma=d.get("sigma", float, check=positive))
-    elif kind == "uniform":
-        low = d.get("low", float, check=positive)
-        high = d.get("high", float, check=lambda v: None if v >= low else "must be >= low")
-        dist = Dist("uniform", low=low, high=high)
-    else:
-        values = d.get("values", list, check=lambda v: None if v else "must not be empty")
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in values):
-            d.fail(d.key("values"), "must be a list of numbers > 0")
-        weights = d.get("weights", list, default=[])
-        if weights and (len(weights) != len(values) or not all(isinstance(w, (int, float)) and w >= 0 for w in weights) or sum(weights) <= 0):
-            d.fail(d.key("weights"), "must be one non-negative number per value, not all zero")
-        dist = Dist("empirical", values=tuple(float(x) for x in values), weights=tuple(float(w) for w in weights))
-    d.done()
-    if bounded and math.isinf(dist.maximum()):
-        t.fail(key, f"{kind} is unbounded; a request needs constant, uniform or empirical")
-    return dist
-
-
-def _machine_class(t: _Table, index: int) -> MachineClass:
+def _machine_class(t: Table, index: int) -> MachineClass:
     name = t.get("name", str, default=f"class{index}")
     capacity = tuple(t.get(r, float, check=positive) for r in RESOURCES)
     mc = MachineClass(
@@ -237,7 +130,7 @@ def _machine_class(t: _Table, index: int) -> MachineClass:
     return mc
 
 
-def _job_class(t: _Table) -> JobClass:
+def _job_class(t: Table) -> JobClass:
     name = t.get("name", str)
     kind = JobKind(t.get("kind", str, default="batch", check=one_of(("batch", "service"))))
     ia_mode = t.get("interarrival_mode", str, default="exponential", check=one_of(("exponential", "fixed")))
@@ -247,20 +140,17 @@ def _job_class(t: _Table) -> JobClass:
         kind=kind,
         interarrival=Dist("exponential", mean=mean_ia),
         interarrival_mode=ia_mode,
-        tasks=_dist(t, "tasks"),
-        duration=_dist(t, "duration", default=Dist("constant", value=math.inf)) if kind is JobKind.SERVICE else _dist(t, "duration"),
-        request=tuple(_dist(t, r, bounded=True) for r in RESOURCES),
+        tasks=read_dist(t, "tasks"),
+        duration=read_dist(t, "duration", default=Dist("constant", value=math.inf)) if kind is JobKind.SERVICE else read_dist(t, "duration"),
+        request=tuple(read_dist(t, r, bounded=True) for r in RESOURCES),
         priority=t.get("priority", int, default=0),
     )
     t.done()
     return jc
 
 
-def _scheduler(t: _Table, known_classes: set[str]) -> OmegaSchedulerSpec:
-    classes = t.get("classes", list, check=lambda v: None if v else "must name at least one job class")
-    for c in classes:
-        if c not in known_classes:
-            t.fail(t.key("classes"), f"unknown job class {c!r}")
+def _scheduler(t: Table, known_classes: set[str]) -> OmegaSchedulerSpec:
+    classes = t.names("classes", known_classes, "job class")
     spec = OmegaSchedulerSpec(
         name=t.get("name", str),
         classes=tuple(classes),
@@ -273,13 +163,8 @@ def _scheduler(t: _Table, known_classes: set[str]) -> OmegaSchedulerSpec:
     return spec
 
 
-def _array(t: _Table, k: str) -> list[_Table]:
-    raw = t.get(k, list, check=lambda v: None if v else "must not be empty")
-    return [_Table(x, f"{t.key(k)}[{i}]", t.source) for i, x in enumerate(raw)]
-
-
 def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
-    top = _Table(data, "", source)
+    top = Table(data, "", source)
     name = top.get("name", str, default=source.rsplit("/", 1)[-1].removesuffix(".toml"))
     description = top.get("description", str, default="")
     arch = top.get("architecture", str, default="omega", check=one_of(ARCHITECTURES))
@@ -288,12 +173,12 @@ def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
     duration = top.get("duration", float, check=positive)
 
     ct = top.sub("cell")
-    mclasses = tuple(_machine_class(x, i) for i, x in enumerate(_array(ct, "machine_classes")))
+    mclasses = tuple(_machine_class(x, i) for i, x in enumerate(table_array(ct, "machine_classes")))
     cell = CellSpec(mclasses, ct.get("machines_per_actor", int, default=1, check=lambda v: None if v > 0 else "must be > 0"))
     ct.done()
 
     wt = top.sub("workload")
-    jclasses = tuple(_job_class(x) for x in _array(wt, "classes"))
+    jclasses = tuple(_job_class(x) for x in table_array(wt, "classes"))
     names = [jc.name for jc in jclasses]
     if len(set(names)) != len(names):
         wt.fail(wt.key("classes"), "job class names must be unique")
@@ -301,14 +186,31 @@ def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
     wt.done()
     _check_fit(wt, cell, jclasses)
 
-    ot = top.sub("omega")
-    scheds = tuple(_scheduler(x, set(names)) for x in _array(ot, "schedulers"))
-    if len({s.name for s in scheds}) != len(scheds):
-        ot.fail(ot.key("schedulers"), "scheduler names must be unique")
-    served = {c for s in scheds for c in s.classes}
-    for n in names:
-        if n not in served:
-            ot.fail(ot.key("schedulers"), f"no scheduler serves job class {n!r}")
+    coordinator = _coordinator(top.sub("coordinator", default={}))
+    omega = mesos = None
+    if arch == "omega":
+        omega = _omega(top.sub("omega"), names)
+    else:
+        mesos = parse_mesos(top.sub("mesos"), names, mclasses, coordinator.replicas)
+    other = "mesos" if arch == "omega" else "omega"
+    if other in top.data:
+        top.fail(other, f"is for architecture = {other!r}; this scenario is {arch!r}")
+
+    mt = top.sub("metrics", default={})
+    metrics = MetricsSpec(sample_interval=mt.get("sample_interval", float, default=5.0, check=positive))
+    mt.done()
+    st = top.sub("substrate", default={})
+    substrate = SubstrateSpec(batch_interval=st.get("batch_interval", float, default=0.05, check=positive))
+    st.done()
+    faults = tuple(_fault(x, duration, coordinator, mesos) for x in (table_array(top, "faults") if "faults" in top.data else []))
+    top.done()
+    return Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, coordinator,
+                    tuple(sorted(faults, key=lambda f: f.at)), description, source, mesos)
+
+
+def _omega(ot: Table, names: list[str]) -> OmegaSpec:
+    scheds = tuple(_scheduler(x, set(names)) for x in table_array(ot, "schedulers"))
+    check_deciders(ot, "schedulers", scheds, names, "scheduler")
     omega = OmegaSpec(
         schedulers=scheds,
         conflict_mode=ConflictMode(ot.get("conflict_mode", str, default="resource", check=one_of(tuple(m.value for m in ConflictMode)))),
@@ -317,21 +219,10 @@ def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
         retry_backoff=ot.get("retry_backoff", float, default=1.0, check=positive),
     )
     ot.done()
-
-    mt = top.sub("metrics", default={})
-    metrics = MetricsSpec(sample_interval=mt.get("sample_interval", float, default=5.0, check=positive))
-    mt.done()
-    st = top.sub("substrate", default={})
-    substrate = SubstrateSpec(batch_interval=st.get("batch_interval", float, default=0.05, check=positive))
-    st.done()
-    coordinator = _coordinator(top.sub("coordinator", default={}))
-    faults = tuple(_fault(x, duration, coordinator) for x in (_array(top, "faults") if "faults" in top.data else []))
-    top.done()
-    return Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, coordinator,
-                    tuple(sorted(faults, key=lambda f: f.at)), description, source)
+    return omega
 
 
-def _coordinator(t: _Table) -> CoordinatorSpec:
+def _coordinator(t: Table) -> CoordinatorSpec:
     replicas = t.get("replicas", int, default=1, check=lambda v: None if v == 1 or 3 <= v <= 9 else "must be 1 (no replication) or 3 to 9")
     ticks = t.get("election_ticks", list, default=[10, 20])
     if len(ticks) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in ticks) or not 0 < ticks[0] <= ticks[1]:
@@ -350,27 +241,33 @@ def _coordinator(t: _Table) -> CoordinatorSpec:
     return spec
 
 
-def _fault(t: _Table, duration: float, coordinator: CoordinatorSpec) -> FaultSpec:
+def _fault(t: Table, duration: float, coordinator: CoordinatorSpec, mesos: MesosSpec | None) -> FaultSpec:
     at = t.get("at", float, check=lambda v: None if 0 < v < duration else f"must be inside the run (0, {duration:g})")
     action = t.get("action", str, check=one_of(FAULT_ACTIONS))
     target = t.get("target", str, default="")
     restart_after = t.get("restart_after", float, default=None, check=positive) if "restart_after" in t.data else None
     if restart_after is not None and action == "restart":
         t.fail(t.key("restart_after"), "only kill and kill_leader can restart their victim")
-    if coordinator.replicas == 1:
+    masters = {f"master-{i}" for i in range(mesos.masters)} if mesos else set()
+    replicas = {f"coordinator-{i}" for i in range(coordinator.replicas)} if coordinator.replicas > 1 else set()
+    if action == "kill_master":
+        if mesos is None:
+            t.fail(t.key("action"), "kill_master needs architecture = \"mesos\"")
+        if mesos.masters == 1 and restart_after is None:
+            t.fail(t.key("restart_after"), "with a single master, kill_master needs restart_after (or set [mesos] masters >= 2)")
+    elif action == "kill_leader" and not replicas:
         t.fail(t.key("action"), "coordinator faults need [coordinator] replicas >= 3")
-    if action == "kill_leader":
+    if action in ("kill_leader", "kill_master"):
         if target:
-            t.fail(t.key("target"), "kill_leader picks its own target")
-    else:
-        names = {f"coordinator-{i}" for i in range(coordinator.replicas)}
-        if target not in names:
-            t.fail(t.key("target"), f"must name a coordinator replica, coordinator-0 to coordinator-{coordinator.replicas - 1} (got {target!r})")
+            t.fail(t.key("target"), f"{action} picks its own target")
+    elif target not in replicas | masters:
+        known = sorted(replicas | masters)
+        t.fail(t.key("target"), f"must name a coordinator replica or a master ({', '.join(known) or 'none in this scenario'}) (got {target!r})")
     t.done()
     return FaultSpec(at, action, target, restart_after)
 
 
-def _check_fit(t: _Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:
+def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:
     """A job class whose largest task fits no machine class would only ever be abandoned."""
     for i, jc in enumerate(classes):
         biggest = [d.maximum() for d in jc.request]

@@ -1,0 +1,51 @@
+"""Driver-side handle on the Mesos masters: spawn, find the leader, kill,
+restart (a restarted master comes back as a standby with empty state)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from actors import runtime
+from actors.mesos_link import master_name
+from actors.mesos_master import MasterConfig, MesosMaster
+
+
+class MasterSet:
+    def __init__(self, cfg: MasterConfig, rt: Any, metrics: Any, flush: float, on_spawn: Callable[[Any], Any]) -> None:
+        self.cfg = cfg
+        self.rt = rt
+        self.metrics = metrics
+        self.flush = flush
+        self.on_spawn = on_spawn
+        self.live: dict[int, Any] = {}
+        self.epoch = 0.0
+
+    def spawn(self, i: int) -> Any:
+        h = runtime.spawn(MesosMaster, master_name(i), self.cfg.namespace, self.rt, i, self.cfg, self.metrics, self.flush)
+        self.on_spawn(h)
+        self.live[i] = h
+        return h
+
+    def spawn_all(self) -> list[Any]:
+        return [self.spawn(i) for i in range(self.cfg.masters)]
+
+    def leader(self) -> dict | None:
+        """The live master that leads with the highest epoch, if any."""
+        refs = {i: runtime.call(h, "status") for i, h in self.live.items()}
+        best = None
+        for i, ref in refs.items():
+            try:
+                st = runtime.gather([ref], timeout=2.0)[0]
+            except Exception:  # dying as we ask
+                continue
+            if st["leading"] and (best is None or st["epoch"] > best["epoch"]):
+                best = st
+        return best
+
+    def kill(self, i: int) -> None:
+        h = self.live.pop(i, None)
+        if h is not None:
+            runtime.kill_all([h])
+
+    def restart(self, i: int) -> None:
+        self.kill(i)
+        runtime.call(self.spawn(i), "start", self.epoch)

@@ -1,0 +1,139 @@
+"""What each architecture starts besides machine hosts, submitter and metrics.
+
+``build_omega`` and ``build_mesos`` spawn the architecture's own actors and
+return a ``Topology``: the endpoint the machine hosts poll, the schedulers
+(or frameworks) the submitter routes jobs to, and what to start and stop
+around the hosts. run.py does the rest the same way for every architecture.
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from actors import runtime
+from actors.cell_endpoint import DirectCell, ReplicatedCell
+from actors.cell_machine import CellMachineFactory
+from actors.cellstate import CellState
+from actors.coordinator_group import CoordinatorGroup
+from actors.master_lease import LeaseMachineFactory
+from actors.mesos_framework import MesosFramework
+from actors.mesos_link import AgentEndpoint, MasterLink
+from actors.mesos_master import MasterConfig
+from actors.mesos_masters import MasterSet
+from actors.omega_scheduler import OmegaScheduler
+from schedulers.cluster import Cell, host_count
+from schedulers.mesos_allocator import get_allocation_policy
+from schedulers.mesos_framework import FrameworkParams
+from schedulers.omega_scheduler import SchedulerParams
+from schedulers.scenario import Scenario
+from schedulers.workload import Prefill
+
+Spawned = Callable[[Any], Any]
+
+
+@dataclass
+class Plan:
+    """What a run will start, computed before any actor exists."""
+
+    scenario: Scenario
+    cell: Cell
+    jobs: list[dict]
+    prefill: Prefill
+
+
+@dataclass
+class Topology:
+    cell: Any  # the endpoint recipe machine hosts poll
+    core: list[Any]  # the substrate RTT is measured against core[0]
+    group: CoordinatorGroup | None
+    schedulers: list[Any] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    routes: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
+    start_with_hosts: list[Any] = field(default_factory=list)
+    masters: MasterSet | None = None
+
+    def stop_after_hosts(self) -> list[Any]:
+        """The architecture's own actors still alive at the end (faults may
+        have killed and restarted some), stopped after the machine hosts."""
+        if self.masters is not None:
+            return list(self.masters.live.values())
+        return [] if self.group is not None else self.core
+
+
+def _group(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, factory: Any, sample: float | None) -> CoordinatorGroup:
+    sc = plan.scenario
+    # A run starts from an empty log: a coordinator directory left by an
+    # earlier run in the same OUT would replay that run's commits.
+    shutil.rmtree(out / "coordinator", ignore_errors=True)
+    return CoordinatorGroup(sc.coordinator, namespace, out / "coordinator", factory, rt, metrics, sc.seed, sample, add)
+
+
+def build_omega(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, policy_fns: dict) -> Topology:
+    sc = plan.scenario
+    assert sc.omega is not None
+    flush, k = sc.substrate.batch_interval, sc.cell.machines_per_actor
+    if sc.coordinator.replicas == 1:
+        cellstate = add(runtime.spawn(
+            CellState, "cellstate", namespace, rt, plan.cell.capacity, plan.prefill.free,
+            sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush, k,
+        ))
+        topo = Topology(DirectCell(cellstate), [cellstate], None)
+    else:
+        factory = CellMachineFactory(plan.cell.capacity, plan.prefill.free, sc.omega.conflict_mode.value, sc.omega.txn_mode.value, k)
+        group = _group(plan, out, namespace, rt, metrics, add, factory, sc.metrics.sample_interval)
+        topo = Topology(ReplicatedCell(namespace, sc.coordinator.replicas), group.spawn_all(), group)
+    for spec in sc.omega.schedulers:
+        params = SchedulerParams(spec.name, spec.t_job, spec.t_task, policy_fns[spec.name], sc.omega.max_attempts, sc.omega.retry_backoff)
+        for i in range(spec.count):
+            name = f"scheduler-{spec.name}-{i}"
+            h = add(runtime.spawn(OmegaScheduler, name, namespace, rt, name, params, sc.seed, topo.cell, metrics, flush))
+            topo.schedulers.append(h)
+            topo.names.append(name)
+            for cls in spec.classes:
+                topo.routes.setdefault(cls, []).append((name, h))
+    return topo
+
+
+def _preferred(sc: Scenario, names: tuple[str, ...]) -> np.ndarray | None:
+    if not names:
+        return None
+    mask = [mc.name in names or any(lab in names for lab in mc.labels) for mc in sc.cell.machine_classes for _ in range(mc.count)]
+    return np.asarray(mask, dtype=bool)
+
+
+def build_mesos(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, policy_fns: dict) -> Topology:
+    sc = plan.scenario
+    ms = sc.mesos
+    assert ms is not None
+    flush, k, n = sc.substrate.batch_interval, sc.cell.machines_per_actor, plan.cell.size
+    group = None
+    if ms.masters > 1:
+        group = _group(plan, out, namespace, rt, metrics, add, LeaseMachineFactory(), None)
+        group.spawn_all()
+    cfg = MasterConfig(
+        namespace=namespace, capacity=plan.cell.capacity, machines_per_host=k, hosts=host_count(n, k),
+        frameworks={f"framework-{f.name}": (f.weight, f.priority, f.guarantee) for f in ms.frameworks},
+        policy=get_allocation_policy(ms.allocator), granularity=ms.granularity,
+        allocation_interval=ms.allocation_interval, offer_timeout=ms.offer_timeout, revocation=ms.revocation,
+        starvation_timeout=ms.starvation_timeout, masters=ms.masters, replicas=sc.coordinator.replicas,
+        lease_wall_s=ms.master_lease_ms / 1e3, sample_interval=sc.metrics.sample_interval,
+    )
+    masters = MasterSet(cfg, rt, metrics, flush, add)
+    master_handles = masters.spawn_all()
+    link = MasterLink(namespace, ms.masters, sc.coordinator.replicas)
+    core = master_handles if group is None else list(group.live.values())
+    topo = Topology(AgentEndpoint(link), core, group, masters=masters, start_with_hosts=master_handles if group else [])
+    for f in ms.frameworks:
+        params = FrameworkParams(f.name, f.t_job, f.t_task, policy_fns[f.name], f.mode, ms.max_attempts, f.delay,
+                                 f.data_replicas, f.min_offer, _preferred(sc, f.preferred), f.refuse_seconds)
+        name = f"framework-{f.name}"
+        h = add(runtime.spawn(MesosFramework, name, namespace, rt, params, n, sc.seed, link, metrics, flush, cfg.lease_wall_s))
+        topo.schedulers.append(h)
+        topo.names.append(name)
+        for cls in f.classes:
+            topo.routes.setdefault(cls, []).append((name, h))
+    return topo
