@@ -19,7 +19,7 @@ import numpy as np
 
 from actors.base import ActorShell
 from actors.runtime import Runtime
-from actors.wire import killed_key, pack_release, task_key
+from actors.wire import pack_release, task_key
 from schedulers.resources import EPS
 
 # A launch on the wire: [job_id, task_index, machine, request list, duration, start_time]
@@ -104,7 +104,7 @@ class MachineHost(ActorShell):
         self.used[local] -= req
         self.done_machines.append(local + self.first)
         self.done_requests.append(req)
-        self.done_keys.append(killed_key(job_id, task) if killed else task_key(job_id, task))
+        self.done_keys.append(task_key(job_id, task, killed))
         if not killed:
             self.recently_done.append((job_id, task))
 

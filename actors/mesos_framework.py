@@ -158,6 +158,12 @@ class MesosFramework(ActorShell):
                 break
             if core.begin(jp, self.rt.now()):
                 self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts + 1, first=True, scheduler=self.name)
+            if not core.fits(jp, free):
+                # Not one task of the next job fits in what is left: a failed
+                # attempt that needs no thought (a size check), and the end of
+                # the round (jobs are tried in order, as the queue stands).
+                decisions.append((jp, core.nothing(), 0.0, self.rt.now()))
+                break
             started = self.rt.now()
             self.current = jp
             ok = await self.nap(core.think_time(jp))
@@ -207,7 +213,8 @@ class MesosFramework(ActorShell):
         status = self.core.settle(jp, d, launched, held, machines, now)
         if not had_slot and jp.first_slot_at is not None:
             self.log.emit("job_first_slot", job_id=jp.job.job_id, scheduler=self.name)
-        self._record(jp, d, launched, spent, started, rtt_ms, int(held.sum()))
+        if not d.empty:
+            self._record(jp, d, launched, spent, started, rtt_ms, int(held.sum()))
         if status == "waiting" and (gang := self.core.gang(jp)) is not None:
             status = await self._launch_gang(jp, gang)
         self._finish(jp, status)

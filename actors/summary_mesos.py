@@ -58,6 +58,9 @@ def mesos_section(ev: dict[str, list[dict]], frameworks: list[str], duration: fl
             for fw, s in e["shares"].items():
                 shares[fw].append((e["t"], s))
 
+    samples = [e for e in ev.get("mesos_sample", []) if 0 <= e["t"] <= duration]
+    held = np.mean([e["held"] for e in samples], axis=0) if samples else np.zeros(2)
+    in_offers = np.mean([e["locked"] for e in samples], axis=0) if samples else np.zeros(2)
     per_fw = {}
     for fw in frameworks:
         jobs = [j for j, e in submitted.items() if e["scheduler"] == fw]
@@ -76,6 +79,9 @@ def mesos_section(ev: dict[str, list[dict]], frameworks: list[str], duration: fl
     return {
         "offers": {"made": made, "accepted": outcomes["accepted"], "declined": outcomes["declined"], "rescinded": outcomes["rescinded"]},
         "locked_resource_s": {"cpu": round(float(locked[0]), 3), "mem": round(float(locked[1]), 3)},
+        # Mean share of the cell sitting in outstanding offers / held idle by rigid frameworks.
+        "locked_mean": {"cpu": round(float(in_offers[0]), 6), "mem": round(float(in_offers[1]), 6)},
+        "held_mean": {"cpu": round(float(held[0]), 6), "mem": round(float(held[1]), 6)},
         "revocations": sum(e["tasks"] for e in ev.get("revoked", [])),
         "tasks_lost_requeued": sum(len(e["tasks"]) for e in ev.get("tasks_lost", [])),
         # Every election, planned or not: a leader whose lease lapsed under load also starts a new epoch.

@@ -57,11 +57,14 @@ def unpack_claims(blob: bytes) -> Claims:
     return Claims(machine, request, seen)
 
 
-TASK_BITS = 20  # a task index below 2**20 per job; job ids below 2**43
+TASK_BITS = 20  # task index below 2**20 per job
 
 
-def task_key(job_id: int, task: int) -> int:
-    return (int(job_id) << TASK_BITS) | int(task)
+def task_key(job_id: int, task: int, killed: bool = False) -> int:
+    """One int64 per released task: job, task index and whether it was
+    killed rather than finished. Arithmetic shifts keep negative job ids
+    (the standing prefill load uses -1) intact."""
+    return (int(job_id) << (TASK_BITS + 1)) | (int(task) << 1) | int(killed)
 
 
 def pack_release(machines: np.ndarray, requests: np.ndarray, keys: np.ndarray | None = None) -> bytes:
@@ -71,22 +74,12 @@ def pack_release(machines: np.ndarray, requests: np.ndarray, keys: np.ndarray | 
     return _join(0, machines, requests, k)
 
 
-def killed_key(job_id: int, task: int) -> int:
-    """The key of a task that was killed rather than finished (negative)."""
-    return -task_key(job_id, task) - 1
-
-
 def unpack_release_keys(blob: bytes) -> list[tuple[int, int, bool]]:
     """(job, task, killed) per released task."""
     _, n = _HEADER.unpack_from(blob)
     _, _, keys = _split(blob, n)
-    mask = (1 << TASK_BITS) - 1
-    out = []
-    for k in keys.tolist():
-        killed = k < 0
-        k = -k - 1 if killed else k
-        out.append((k >> TASK_BITS, k & mask, killed))
-    return out
+    low = (1 << (TASK_BITS + 1)) - 1
+    return [(k >> (TASK_BITS + 1), (k & low) >> 1, bool(k & 1)) for k in keys.tolist()]
 
 
 def unpack_release(blob: bytes) -> tuple[np.ndarray, np.ndarray]:

@@ -102,6 +102,16 @@ class FrameworkCore:
             jp.wait_since = now
         return first
 
+    def fits(self, jp: JobProgress, free: np.ndarray) -> bool:
+        """Whether one task of ``jp`` fits on some row of the pool (a cheap
+        size check; placing is what costs think time)."""
+        return bool(free.size) and bool(slots(free, jp.job.request_vector()).any())
+
+    @staticmethod
+    def nothing() -> Decision:
+        none = np.zeros(0, np.int64)
+        return Decision(none, none, none, np.zeros(0, bool), none)
+
     def place(self, jp: JobProgress, machines: np.ndarray, free: np.ndarray, now: float) -> Decision:
         """Choose launches for ``jp`` on the pool (``free`` [k, R] is updated
         in place, so later jobs in the same round see what this one took)."""
