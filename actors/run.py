@@ -23,6 +23,7 @@ from actors.submitter import Submitter
 from actors.summary import summarize
 from actors.topology import Plan, build_mesos, build_omega
 from schedulers.cluster import build_cell, host_count
+from schedulers.mesos_allocator import get_allocation_policy
 from schedulers.placement import PlacementPolicy, get_policy
 from schedulers.scenario import Scenario
 from schedulers.workload import Prefill, generate_jobs, prefill
@@ -83,6 +84,8 @@ def run_scenario(
     started_ray = runtime.connect(address, namespace)
     for fn in policy_fns.values():
         runtime.ship_by_value(fn)
+    if sc.mesos is not None:
+        runtime.ship_by_value(get_allocation_policy(sc.mesos.allocator))
     started = Started()
     try:
         summary = _run(plan, out, namespace, started, policy_fns, on_progress)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schedulers.cluster import MachineClass
+from schedulers.mesos_allocator import ALLOCATION_POLICIES
 from schedulers.placement import PLACEMENT_POLICIES
 from schedulers.resources import RESOURCES
 from schedulers.toml_table import Table, check_deciders, non_negative, one_of, positive, table_array
 
-ALLOCATORS = ("drf", "weighted", "priority")
 GRANULARITIES = ("cell", "agent")
 FRAMEWORK_MODES = ("elastic", "rigid")
 
@@ -100,7 +100,9 @@ def parse_mesos(t: Table, job_classes: list[str], machine_classes: tuple[Machine
         t.fail(t.key("masters"), "standby masters elect their leader through the coordinator: set [coordinator] replicas >= 3")
     spec = MesosSpec(
         frameworks=fws,
-        allocator=t.get("allocator", str, default="drf", check=one_of(ALLOCATORS)),
+        # Checked against the registry at parse time, so a policy a scenario
+        # script registered (register_allocation_policy) is accepted.
+        allocator=t.get("allocator", str, default="drf", check=one_of(tuple(ALLOCATION_POLICIES))),
         granularity=t.get("granularity", str, default="cell", check=one_of(GRANULARITIES)),
         allocation_interval=t.get("allocation_interval", float, default=1.0, check=positive),
         offer_timeout=t.get("offer_timeout", float, default=30.0, check=positive),

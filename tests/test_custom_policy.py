@@ -41,3 +41,34 @@ def test_registered_policy_places_every_task(ray_session: None, tmp_path: Path) 
     assert placed, "the run placed nothing"
     assert all(m % 2 == 0 for m in placed)
     assert not any(summary["invariants"].values())
+
+
+def heaviest_first(allocated: np.ndarray, total: np.ndarray, weights: np.ndarray, priorities: np.ndarray) -> np.ndarray:
+    """A user's allocation order: the framework with the largest weight first, always."""
+    return np.argsort(-weights, kind="stable")
+
+
+def test_registered_allocation_policy_orders_mesos_offers(ray_session: None, tmp_path: Path) -> None:
+    """A user's allocation order runs inside the Mesos master. With per-agent
+    offers and no refuse filters, every agent goes to the heaviest framework
+    whenever it wants offers: in a round where it got any, the other got
+    none (under DRF they would share the agents)."""
+    from schedulers.mesos_allocator import ALLOCATION_POLICIES, register_allocation_policy
+
+    register_allocation_policy("heaviest_first", heaviest_first)
+    try:
+        data = small_scenario_data(duration=150.0)
+        del data["omega"]
+        data["architecture"] = "mesos"
+        data["mesos"] = {"allocator": "heaviest_first", "granularity": "agent", "frameworks": [
+            {"name": "batch", "classes": ["batch"], "t_job": 0.5, "t_task": 0.01, "refuse_seconds": 0.0},
+            {"name": "service", "classes": ["service"], "t_job": 0.5, "t_task": 0.01, "weight": 5.0, "refuse_seconds": 0.0},
+        ]}
+        summary = run_scenario(parse_scenario(data, "custom.toml"), tmp_path)
+    finally:
+        ALLOCATION_POLICIES.pop("heaviest_first", None)
+    rounds = [{o[1] for o in e["offers"]} for e in read_events(tmp_path / "events.jsonl") if e["event"] == "offers_made"]
+    with_service = [r for r in rounds if "framework-service" in r]
+    assert with_service and any("framework-batch" in r for r in rounds)
+    assert all(r == {"framework-service"} for r in with_service)
+    assert not any(summary["invariants"].values())
