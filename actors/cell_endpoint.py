@@ -49,6 +49,7 @@ class ReplicatedCell:
     def bind(self, rt: Any, owner: str, log: EventLog, report: Any = None) -> None:
         ns = self.namespace
         self.client = CoordinatorClient(owner, self.replicas, lambda i: runtime.lookup(replica_name(i), ns), rt.call)
+        self.rt = rt
         self.owner = owner
         self.log = log
 

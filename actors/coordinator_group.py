@@ -14,7 +14,12 @@ from schedulers.scenario import CoordinatorSpec
 
 class CoordinatorGroup:
     def __init__(self, spec: CoordinatorSpec, namespace: str, data_dir: Path, make_sm: Callable[[], Any],
-                 rt: Any, metrics: Any, seed: int, sample_interval: float | None, on_spawn: Callable[[Any], Any]) -> None:
+                 rt: Any, metrics: Any, seed: int, sample_interval: float | None, on_spawn: Callable[[Any], Any],
+                 replica_cls: type = CoordinatorReplica, extra: tuple = ()) -> None:
+        """``replica_cls`` / ``extra``: a replica subclass (the Borgmaster) and
+        the arguments it takes after the base ones."""
+        self.replica_cls = replica_cls
+        self.extra = extra
         self.spec = spec
         self.namespace = namespace
         self.dir = data_dir
@@ -30,9 +35,9 @@ class CoordinatorGroup:
     def spawn(self, i: int) -> Any:
         s = self.spec
         h = runtime.spawn(
-            CoordinatorReplica, replica_name(i), self.namespace, self.rt, i, s.replicas,
+            self.replica_cls, replica_name(i), self.namespace, self.rt, i, s.replicas,
             str(self.dir / replica_name(i)), self.make_sm, self.metrics, self.seed, s.tick_ms / 1e3,
-            s.election_ticks, s.heartbeat_ticks, s.snapshot_threshold, 2.0, self.sample_interval,
+            s.election_ticks, s.heartbeat_ticks, s.snapshot_threshold, 2.0, self.sample_interval, *self.extra,
         )
         self.on_spawn(h)
         self.live[i] = h

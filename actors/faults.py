@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from actors import runtime
 from actors.coordinator_group import CoordinatorGroup
 from actors.events import EventLog
 from actors.mesos_masters import MasterSet
@@ -17,7 +18,8 @@ from schedulers.scenario import FaultSpec
 
 class FaultTimeline:
     def __init__(self, faults: tuple[FaultSpec, ...], group: CoordinatorGroup | None, log: EventLog,
-                 masters: MasterSet | None = None) -> None:
+                 masters: MasterSet | None = None, hosts: dict[str, Any] | None = None) -> None:
+        self.hosts = hosts  # machine-host name -> handle
         self.pending = list(faults)
         self.group = group
         self.masters = masters
@@ -49,6 +51,14 @@ class FaultTimeline:
         return "coordinator", group, coordinator
 
     def _inject(self, f: FaultSpec) -> None:
+        if f.target.startswith("machine-host-"):
+            # A machine failure: the host actor and everything on its machines die.
+            assert self.hosts is not None
+            h = self.hosts.pop(f.target, None)
+            if h is not None:
+                runtime.kill_all([h])
+            self.log.emit("fault", at_s=f.at, kind=f.action, target=f.target, role="machine")
+            return
         role, ctl, leader = self._role(f)
         lead = leader()
         if f.action in ("kill_leader", "kill_master"):

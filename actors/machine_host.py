@@ -145,9 +145,11 @@ class MachineHost(ActorShell):
             self._unsent = b""
             # Omega's cell state answers with launches; a Mesos master with (launches, kills).
             launches, kills = reply if isinstance(reply, tuple) else (reply, [])
-            # Launch first: a kill may name a task handed out in this same reply.
-            self._launch(launches, prefill=False)
+            # Kills first: a preemption frees room for a launch in this same
+            # reply (which may even be the same task, placed again). Masters
+            # withdraw launches not yet handed out instead of killing them.
             self._kill(kills)
+            self._launch(launches, prefill=False)
         await super().flush(final)
 
     async def on_stop(self) -> dict:

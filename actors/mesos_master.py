@@ -302,7 +302,15 @@ class MesosMaster(ActorShell):
         victims: dict[str, int] = collections.Counter()
         for key in keys:
             fw, machine, _req = a.tasks[key]
-            self.kills[machine // k].append(key)
+            queued = self.to_launch.get(machine // k, [])
+            unpulled = [ln for ln in queued if (ln[0], ln[1]) == key]
+            if unpulled:
+                # Not on its agent yet: withdraw the launch, nothing to kill.
+                queued.remove(unpulled[0])
+                a.release([key])
+                self.lost_updates[fw].append(key)
+            else:
+                self.kills[machine // k].append(key)
             victims[fw] += 1
         self.log.emit("revoked", starving=starving, victims=dict(victims), tasks=len(keys))
 

@@ -21,7 +21,7 @@ from actors.machine_host import MachineHost
 from actors.metrics import MetricsCollector, read_events
 from actors.submitter import Submitter
 from actors.summary import summarize
-from actors.topology import Plan, build_mesos, build_omega
+from actors.topology import Plan, build_borg, build_mesos, build_omega
 from schedulers.cluster import build_cell, host_count
 from schedulers.mesos_allocator import get_allocation_policy
 from schedulers.placement import PlacementPolicy, get_policy
@@ -107,6 +107,8 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     metrics = started.add(runtime.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
     if sc.architecture == "mesos":
         topo = build_mesos(plan, out, namespace, rt, metrics, started.add, policy_fns)
+    elif sc.architecture == "borg":
+        topo = build_borg(plan, out, namespace, rt, metrics, started.add, policy_fns)
     else:
         topo = build_omega(plan, out, namespace, rt, metrics, started.add, policy_fns)
     group, cell, core_actors = topo.group, topo.cell, topo.core
@@ -140,7 +142,8 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     actors = ([] if group else core_actors) + topo.start_with_hosts + [*hosts, *scheds, submitter]
     runtime.gather([runtime.call(h, "start", epoch) for h in actors])
     driver_log = EventLog("driver", lambda: (time.time() - epoch) * scale)
-    faults = FaultTimeline(sc.faults, group, driver_log, topo.masters)
+    live_hosts = {f"machine-host-{i}": h for i, h in enumerate(hosts)}  # a host fault removes its entry
+    faults = FaultTimeline(sc.faults, group, driver_log, topo.masters, live_hosts)
     end_wall = epoch + sc.duration / scale
     wall0 = time.time()
     last_progress = 0.0
@@ -155,8 +158,10 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")])[0])
 
     # Stop in dependency order: no new jobs, then no new launches, then machines.
-    for stage in ([submitter], scheds, hosts, topo.stop_after_hosts()):
+    for stage in ([submitter], scheds, list(live_hosts.values()), topo.stop_after_hosts()):
         runtime.gather([runtime.call(h, "stop") for h in stage], timeout=120)
+        if stage is scheds and topo.quiesce_before_hosts and group is not None:
+            runtime.gather([runtime.call(h, "quiesce") for h in group.live.values()], timeout=30)
     applied: dict[int, list[tuple]] = {}
     if group is not None:
         group.converge()
@@ -184,7 +189,9 @@ def think_time_warnings(sc: Scenario, rtt_emulated: float) -> list[str]:
     """Where a think time is shorter than a round trip, the run measures Ray,
     not the scheduler: say so and suggest a scale that fits."""
     out = []
-    deciders = sc.omega.schedulers if sc.omega else sc.mesos.frameworks if sc.mesos else ()
+    deciders = list(sc.omega.schedulers if sc.omega else sc.mesos.frameworks if sc.mesos else ())
+    if sc.borg is not None:
+        deciders.append(_Think("borgmaster", sc.borg.t_job, sc.borg.t_task))
     for s in deciders:
         think = s.t_job + s.t_task
         if think < rtt_emulated:
@@ -195,3 +202,10 @@ def think_time_warnings(sc: Scenario, rtt_emulated: float) -> list[str]:
                 f"the scheduler. A time_scale of {fit:.3g} or less fits."
             )
     return out
+
+
+@dataclass(frozen=True)
+class _Think:
+    name: str
+    t_job: float
+    t_task: float

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from actors.stats import by_event, percentiles
+from actors.summary_borg import borg_section
 from actors.summary_mesos import master_failovers, mesos_section
 from schedulers.cluster import Cell
 from schedulers.resources import EPS, NDIM
@@ -127,7 +128,8 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     scheduled = {e["job_id"]: e for e in ev.get("job_scheduled", []) if e["job_id"] in submitted}
     abandoned = {e["job_id"] for e in ev.get("job_abandoned", []) if e["job_id"] in submitted}
     pending = {e["job_id"] for e in ev.get("job_pending", [])} - set(scheduled) - abandoned
-    lost_jobs = len(set(submitted) - set(scheduled) - abandoned - pending)
+    rejected = {e["job_id"] for e in ev.get("job_rejected", [])}  # Borg: over quota at admission
+    lost_jobs = len(set(submitted) - set(scheduled) - abandoned - pending - rejected)
 
     done_tasks: collections.Counter[int] = collections.Counter()
     for e in ev.get("tasks_completed", []):
@@ -192,6 +194,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "completed": completed,
             "abandoned": len(abandoned),
             "pending": len(pending),
+            "rejected": len(rejected),
             "failed": 0,
             "prefill_tasks": prefill_tasks,
         },
@@ -221,6 +224,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "leader_terms": len({e["term"] for e in ev.get("raft_role", []) if e["role"] == "leader"}),
         },
         **({"mesos": mesos_section(ev, info.get("frameworks", []), duration)} if info["architecture"] == "mesos" else {}),
+        **({"borg": borg_section(ev, float(info["time_scale"]))} if info["architecture"] == "borg" else {}),
         "warnings": info.get("warnings", []),
         "events": len(events),
     }

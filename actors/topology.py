@@ -17,6 +17,9 @@ import numpy as np
 from actors import runtime
 from actors.cell_endpoint import DirectCell, ReplicatedCell
 from actors.cell_machine import CellMachineFactory
+from actors.borg_frontend import BorgFrontend, BorgletEndpoint
+from actors.borg_machine import BorgMachineFactory
+from actors.borgmaster import BorgmasterReplica, BorgParams
 from actors.cellstate import CellState
 from actors.coordinator_group import CoordinatorGroup
 from actors.master_lease import LeaseMachineFactory
@@ -25,6 +28,7 @@ from actors.mesos_link import AgentEndpoint, MasterLink
 from actors.mesos_master import MasterConfig
 from actors.mesos_masters import MasterSet
 from actors.omega_scheduler import OmegaScheduler
+from schedulers.borg_placement import PlacementParams
 from schedulers.cluster import Cell, host_count
 from schedulers.mesos_allocator import get_allocation_policy
 from schedulers.mesos_framework import FrameworkParams
@@ -55,6 +59,7 @@ class Topology:
     routes: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
     start_with_hosts: list[Any] = field(default_factory=list)
     masters: MasterSet | None = None
+    quiesce_before_hosts: bool = False  # the Borgmaster: stop deciding before the Borglets stop
 
     def stop_after_hosts(self) -> list[Any]:
         """The architecture's own actors still alive at the end (faults may
@@ -64,12 +69,14 @@ class Topology:
         return [] if self.group is not None else self.core
 
 
-def _group(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, factory: Any, sample: float | None) -> CoordinatorGroup:
+def _group(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, factory: Any, sample: float | None,
+           replica_cls: type | None = None, extra: tuple = ()) -> CoordinatorGroup:
     sc = plan.scenario
     # A run starts from an empty log: a coordinator directory left by an
     # earlier run in the same OUT would replay that run's commits.
     shutil.rmtree(out / "coordinator", ignore_errors=True)
-    return CoordinatorGroup(sc.coordinator, namespace, out / "coordinator", factory, rt, metrics, sc.seed, sample, add)
+    kw = {"replica_cls": replica_cls, "extra": extra} if replica_cls is not None else {}
+    return CoordinatorGroup(sc.coordinator, namespace, out / "coordinator", factory, rt, metrics, sc.seed, sample, add, **kw)
 
 
 def build_omega(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, policy_fns: dict) -> Topology:
@@ -136,4 +143,38 @@ def build_mesos(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, ad
         topo.names.append(name)
         for cls in f.classes:
             topo.routes.setdefault(cls, []).append((name, h))
+    return topo
+
+
+def _machine_mask(sc: Scenario, names: tuple[str, ...]) -> np.ndarray:
+    return np.asarray([mc.name in names or any(lab in names for lab in mc.labels)
+                       for mc in sc.cell.machine_classes for _ in range(mc.count)], dtype=bool)
+
+
+def build_borg(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, policy_fns: dict) -> Topology:
+    sc = plan.scenario
+    b = sc.borg
+    assert b is not None
+    flush, k, n = sc.substrate.batch_interval, sc.cell.machines_per_actor, plan.cell.size
+    params = BorgParams(
+        t_job=b.t_job, t_task=b.t_task, batch_t_job=b.batch_t_job, batch_t_task=b.batch_t_task,
+        placement=PlacementParams(b.scoring, b.sample or None, False), spread_service=b.spread_service,
+        preemption=b.preemption, multi_path=b.multi_path, missed_polls=b.missed_polls,
+        # A Borglet polls every batch interval (wall): never call it silent
+        # before it missed several of those, whatever the emulated interval.
+        poll_interval=max(b.poll_interval, 4 * flush * sc.time_scale),
+        hosts=host_count(n, k), racks=plan.cell.rack, eligible={cls: _machine_mask(sc, names) for cls, names in b.requires},
+        idle_wall=flush / 2,
+    )
+    quota = {(q.user, q.band): list(q.limit) for q in b.quota}
+    standing = [[job.job_id, t, m, list(job.request), job.priority]
+                for job, ms in zip(plan.prefill.jobs, plan.prefill.machines) for t, m in enumerate(ms.tolist())]
+    factory = BorgMachineFactory(plan.cell.capacity, plan.prefill.free, k, quota, b.max_attempts, standing)
+    group = _group(plan, out, namespace, rt, metrics, add, factory, sc.metrics.sample_interval, BorgmasterReplica, (params,))
+    topo = Topology(BorgletEndpoint(namespace, sc.coordinator.replicas), group.spawn_all(), group, quiesce_before_hosts=True)
+    front = add(runtime.spawn(BorgFrontend, "borg-frontend", namespace, rt, namespace, sc.coordinator.replicas, metrics, flush))
+    topo.schedulers.append(front)
+    topo.names.extend(["borgmaster-all"] if not b.multi_path else ["borgmaster-service", "borgmaster-batch"])
+    for jc in sc.workload.classes:
+        topo.routes[jc.name] = [("borg-frontend", front)]
     return topo

@@ -10,18 +10,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from schedulers.cluster import MachineClass
+from schedulers.cluster import MachineClass, host_count
 from schedulers.jobs import JobKind
 from schedulers.omega import ConflictMode, TxnMode
 from schedulers.placement import PLACEMENT_POLICIES
 from schedulers.resources import RESOURCES
+from schedulers.scenario_borg import BorgSpec, parse_borg
 from schedulers.scenario_mesos import MesosSpec, parse_mesos
 from schedulers.toml_table import ScenarioError, check_deciders, table_array, read_dist, Table, fraction, non_negative, one_of, positive
 from schedulers.workload import Dist, JobClass
 
 __all__ = ["ARCHITECTURES", "FAULT_ACTIONS", "Scenario", "ScenarioError", "parse_scenario"]
 
-ARCHITECTURES = ("omega", "mesos")
+ARCHITECTURES = ("omega", "mesos", "borg")
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class Scenario:
     description: str = ""
     source: str = "<scenario>"
     mesos: MesosSpec | None = None
+    borg: BorgSpec | None = None
 
 
 def _machine_class(t: Table, index: int) -> MachineClass:
@@ -186,15 +188,23 @@ def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
     wt.done()
     _check_fit(wt, cell, jclasses)
 
+    coord_data = top.data.get("coordinator", {})
+    if arch == "borg" and isinstance(coord_data, dict) and "replicas" not in coord_data:
+        # The Borgmaster is replicated by default (five replicas, as in Borg).
+        top.data["coordinator"] = dict(coord_data, replicas=5)
     coordinator = _coordinator(top.sub("coordinator", default={}))
-    omega = mesos = None
+    omega = mesos = borg = None
     if arch == "omega":
         omega = _omega(top.sub("omega"), names)
-    else:
+    elif arch == "mesos":
         mesos = parse_mesos(top.sub("mesos"), names, mclasses, coordinator.replicas)
-    other = "mesos" if arch == "omega" else "omega"
-    if other in top.data:
-        top.fail(other, f"is for architecture = {other!r}; this scenario is {arch!r}")
+    else:
+        if coordinator.replicas < 3:
+            top.fail("coordinator.replicas", "the Borgmaster needs 3 or more replicas")
+        borg = parse_borg(top.sub("borg", default={}), names, mclasses)
+    for other in ARCHITECTURES:
+        if other != arch and other in top.data:
+            top.fail(other, f"is for architecture = {other!r}; this scenario is {arch!r}")
 
     mt = top.sub("metrics", default={})
     metrics = MetricsSpec(sample_interval=mt.get("sample_interval", float, default=5.0, check=positive))
@@ -202,10 +212,11 @@ def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
     st = top.sub("substrate", default={})
     substrate = SubstrateSpec(batch_interval=st.get("batch_interval", float, default=0.05, check=positive))
     st.done()
-    faults = tuple(_fault(x, duration, coordinator, mesos) for x in (table_array(top, "faults") if "faults" in top.data else []))
+    hosts = host_count(cell.machines, cell.machines_per_actor)
+    faults = tuple(_fault(x, duration, coordinator, mesos, hosts) for x in (table_array(top, "faults") if "faults" in top.data else []))
     top.done()
     return Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, coordinator,
-                    tuple(sorted(faults, key=lambda f: f.at)), description, source, mesos)
+                    tuple(sorted(faults, key=lambda f: f.at)), description, source, mesos, borg)
 
 
 def _omega(ot: Table, names: list[str]) -> OmegaSpec:
@@ -241,7 +252,7 @@ def _coordinator(t: Table) -> CoordinatorSpec:
     return spec
 
 
-def _fault(t: Table, duration: float, coordinator: CoordinatorSpec, mesos: MesosSpec | None) -> FaultSpec:
+def _fault(t: Table, duration: float, coordinator: CoordinatorSpec, mesos: MesosSpec | None, hosts: int) -> FaultSpec:
     at = t.get("at", float, check=lambda v: None if 0 < v < duration else f"must be inside the run (0, {duration:g})")
     action = t.get("action", str, check=one_of(FAULT_ACTIONS))
     target = t.get("target", str, default="")
@@ -260,9 +271,14 @@ def _fault(t: Table, duration: float, coordinator: CoordinatorSpec, mesos: Mesos
     if action in ("kill_leader", "kill_master"):
         if target:
             t.fail(t.key("target"), f"{action} picks its own target")
+    elif target.startswith("machine-host-"):
+        if target not in {f"machine-host-{i}" for i in range(hosts)}:
+            t.fail(t.key("target"), f"must name a machine host, machine-host-0 to machine-host-{hosts - 1} (got {target!r})")
+        if action != "kill" or restart_after is not None:
+            t.fail(t.key("action"), "a machine host can only be killed (its machines fail; restarting hosts is not supported yet)")
     elif target not in replicas | masters:
         known = sorted(replicas | masters)
-        t.fail(t.key("target"), f"must name a coordinator replica or a master ({', '.join(known) or 'none in this scenario'}) (got {target!r})")
+        t.fail(t.key("target"), f"must name a coordinator replica, a master or a machine host ({', '.join(known) or 'none in this scenario'}) (got {target!r})")
     t.done()
     return FaultSpec(at, action, target, restart_after)
 

@@ -174,7 +174,8 @@ def test_revocation_gives_a_starved_framework_its_guarantee(ray_session: None, t
     assert summary["mesos"]["revocations"] > 0
     killed = {(t[0], t[1]) for e in events if e["event"] == "tasks_killed" for t in e["tasks"]}
     requeued = {(t[0], t[1]) for e in events if e["event"] == "tasks_lost" and e["reason"] == "revoked" for t in e["tasks"]}
-    assert killed and killed == requeued
+    # Revoked tasks not yet on their agent are withdrawn, not killed: re-queued all the same.
+    assert killed and killed <= requeued
     late = {e["job_id"] for e in events if e["event"] == "job_submitted" and e["job_class"] == "late"}
     assert late & {e["job_id"] for e in events if e["event"] == "job_scheduled"}
     assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]

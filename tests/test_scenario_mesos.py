@@ -125,7 +125,7 @@ BAD: list[tuple[str, Callable[[dict], None], str]] = [
     ("kill_master target", _faults({"at": 10.0, "action": "kill_master", "target": "master-0", "restart_after": 1.0}),
      "faults[0].target: kill_master picks its own target"),
     ("unknown master", _faults({"at": 10.0, "action": "kill", "target": "master-1"}),
-     "faults[0].target: must name a coordinator replica or a master (master-0) (got 'master-1')"),
+     "faults[0].target: must name a coordinator replica, a master or a machine host (master-0) (got 'master-1')"),
     ("kill_leader without raft", _faults({"at": 10.0, "action": "kill_leader"}),
      "faults[0].action: coordinator faults need [coordinator] replicas >= 3"),
 ]
@@ -150,8 +150,8 @@ def test_kill_master_without_mesos() -> None:
 
 def test_unknown_architecture() -> None:
     data = mesos_data()
-    data["architecture"] = "borg"
-    assert "bad.toml: architecture: must be one of omega, mesos (got 'borg')" == _err(data)
+    data["architecture"] = "kubernetes"
+    assert "bad.toml: architecture: must be one of omega, mesos, borg (got 'kubernetes')" == _err(data)
 
 
 @pytest.mark.parametrize("key,value", [("classes", [["batch"]]), ("preferred", [["a"]])])

@@ -1,0 +1,51 @@
+"""Borg's front door and its Borglet link, on the Borgmaster group.
+
+``BorgFrontend`` (actor ``borg-frontend``) takes the submitter's jobs and
+writes them to the replicated log in one ``submit`` command per batch;
+admission (quota) happens when it is applied, and a rejected job is a
+``job_rejected`` event with its reason. ``BorgletEndpoint`` is what a
+machine host polls: the same ``exchange`` as the other architectures.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from actors import runtime
+from actors.base import ActorShell
+from actors.cell_endpoint import ReplicatedCell
+from actors.coordinator import replica_name
+from actors.coordinator_client import CoordinatorClient
+from actors.runtime import Runtime
+from actors.wire import unpack_release_keys
+
+
+class BorgFrontend(ActorShell):
+    def __init__(self, rt: Runtime, namespace: str, replicas: int, metrics: Any, flush_interval: float) -> None:
+        super().__init__(rt, "borg-frontend", metrics, flush_interval)
+        self.namespace = namespace
+        self.replicas = replicas
+
+    async def on_start(self) -> None:
+        ns = self.namespace
+        self.client = CoordinatorClient(self.name, self.replicas, lambda i: runtime.lookup(replica_name(i), ns), self.rt.call)
+
+    async def submit(self, jobs: list[dict]) -> None:
+        """Awaited by the submitter: during a Borgmaster failover, submission
+        waits for the new leader (as Borg's clients do)."""
+        batch = [dict(j, user=j["job_class"]) for j in jobs]
+        results = await self.client.submit(("submit", batch, self.rt.now()), deadline=float("inf"))
+        self.client.acks.clear()
+        for job_id, ok, reason in results:
+            if not ok:
+                self.log.emit("job_rejected", job_id=job_id, reason=reason)
+
+
+class BorgletEndpoint(ReplicatedCell):
+    """Finished tasks out (by key), launches and kills in."""
+
+    async def exchange(self, host_id: int, finished: bytes) -> Any:
+        if not finished and not await self.client.query(("pending", host_id)):
+            return [], []
+        keys = [[j, t, k] for j, t, k in unpack_release_keys(finished)] if finished else []
+        launches, kills = await self._write("exchange", ("exchange", host_id, keys, self.rt.now()))
+        return launches, kills

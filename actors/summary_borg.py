@@ -1,0 +1,41 @@
+"""The Borg part of summary.json, from events alone.
+
+* ``rejected``: jobs refused at admission (over quota), with reasons;
+* ``preemptions``: victims per priority band of the victim;
+* ``machines_down``: Borglets marked down after missed polls, tasks lost;
+* ``scheduling_blackout``: per Borgmaster leader kill, the time from the kill
+  to the first placement a new leader committed.
+"""
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+
+def borg_section(ev: dict[str, list[dict]], scale: float) -> dict[str, Any]:
+    rejected = ev.get("job_rejected", [])
+    reasons = collections.Counter(e["reason"].split(":")[0] for e in rejected)
+    bands: collections.Counter[str] = collections.Counter()
+    for e in ev.get("preempted", []):
+        for _j, _t, _prio, band in e["victims"]:
+            bands[band] += 1
+    down = ev.get("machines_down", [])
+    txns = sorted(e["t"] for e in ev.get("txn", []) if e["committed"] > 0)
+    blackouts = []
+    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+        if f.get("role") == "coordinator" and f.get("was_leader"):
+            first = next((t for t in txns if t > f["t"]), None)
+            blackouts.append({
+                "target": f["target"], "killed_at_s": round(f["t"], 3),
+                "first_placement_at_s": round(first, 3) if first is not None else None,
+                "blackout_emulated_s": round(first - f["t"], 3) if first is not None else None,
+                "blackout_wall_s": round((first - f["t"]) / scale, 4) if first is not None else None,
+            })
+    return {
+        "rejected": {"jobs": len(rejected), "reasons": dict(reasons)},
+        "preemptions": {"total": sum(bands.values()), "by_victim_band": dict(bands)},
+        "machines_down": {"events": len(down), "hosts": sorted({h for e in down for h in e["hosts"]}),
+                          "tasks_lost": sum(e["tasks_lost"] for e in down)},
+        "leaders": len(ev.get("borgmaster_elected", [])),
+        "scheduling_blackout": blackouts,
+    }
