@@ -15,7 +15,7 @@ Commands
 * ``("exchange", host, [[job, task, killed]] finished, now)`` -> [launches, kills]
   for that Borglet; a Borglet marked down that polls again is brought back
   up and told to kill what it still ran.
-* ``("down", [host], now)`` -> [tasks lost, launches never pulled]: the host
+* ``("down", [host], now)`` -> [tasks lost, launches never pulled] (keys): the host
   missed its polls; its tasks go back to their jobs' pending sets, their jobs
   to the front of the queue.
 
@@ -181,8 +181,8 @@ class BorgStateMachine:
         return [self.to_launch.pop(host, []), kills]
 
     def _down(self, hosts: list[int], now: float) -> list:
-        """[tasks lost, [[job, task]] of launches the host never pulled]."""
-        lost = 0
+        """[[[job, task]] of tasks lost, [[job, task]] of launches the host never pulled]."""
+        lost: list[list[int]] = []
         unpulled: list[list[int]] = []
         for host in hosts:
             lo, hi = host * self.k, (host + 1) * self.k
@@ -202,7 +202,7 @@ class BorgStateMachine:
                 self._repend(key)
             self.to_kill.pop(host, None)
             self.free[lo:hi] = 0.0
-            lost += len(keys)
+            lost += [[j, t] for j, t in keys if (j, t) not in never_pulled]
         return [lost, unpulled]
 
     # ---------------------------------------------------------------- reads

@@ -219,7 +219,7 @@ class BorgmasterReplica(CoordinatorReplica):
             result = await self._write("poll", ("down", silent, now))
             if result is not None:
                 lost, unpulled = result
-                self.log.emit("machines_down", hosts=silent, tasks_lost=lost, unpulled=len(unpulled))
+                self.log.emit("machines_down", hosts=silent, tasks_lost=len(lost), lost=lost, unpulled=len(unpulled))
                 if unpulled:
                     self.log.emit("tasks_lost", framework="borgmaster", reason="machine_down", tasks=unpulled, requeued_jobs=[])
 

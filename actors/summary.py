@@ -20,14 +20,19 @@ SUMMARY_KEYS = (
 )
 
 
-def check_machines(ev: dict[str, list[dict]], cell: Cell) -> tuple[int, int]:
+def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int = 1) -> tuple[int, int]:
     """Replay launches and completions per machine in event-time order.
-    Returns (over-commit violations, tasks placed twice)."""
+    Returns (over-commit violations, tasks placed twice). A machine host
+    killed by a fault takes its tasks with it at that moment."""
     timeline: list[tuple[float, int, list]] = []
     for e in ev.get("tasks_launched", []):
         timeline.extend((e["t"], 1, task) for task in e["tasks"])
     for e in ev.get("tasks_completed", []) + ev.get("tasks_killed", []):
         timeline.extend((e["t"], 0, task) for task in e["tasks"])
+    for f in ev.get("fault", []):
+        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-"):
+            h = int(f["target"].rsplit("-", 1)[1])
+            timeline.extend((f["t"], 0, [j, t, m]) for j, t, m in _running_on(ev, f["t"], h, machines_per_actor))
     # Completions first at equal times: a slot freed and reused in one flush is fine.
     timeline.sort(key=lambda x: (x[0], x[1]))
     used = np.zeros_like(cell.capacity)
@@ -51,6 +56,21 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell) -> tuple[int, int]:
     over += len(ev.get("overcommit", []))
     double += len(ev.get("double_launch", []))
     return over, double
+
+
+def _running_on(ev: dict[str, list[dict]], at: float, host: int, k: int) -> list[tuple[int, int, int]]:
+    """Tasks running on a host's machines at time ``at`` (from its own events)."""
+    name = f"machine-host-{host}"
+    running: dict[tuple[int, int], int] = {}
+    for e in sorted((e for kind in ("tasks_launched", "tasks_completed", "tasks_killed") for e in ev.get(kind, [])
+                     if e.get("actor") == name and e["t"] <= at), key=lambda e: e["t"]):
+        for task in e["tasks"]:
+            key = (int(task[0]), int(task[1]))
+            if e["event"] == "tasks_launched":
+                running[key] = int(task[2])
+            else:
+                running.pop(key, None)
+    return [(j, t, m) for (j, t), m in running.items()]
 
 
 def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
@@ -173,7 +193,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
 
     samples = [e for e in ev.get("cell_sample", []) if 0 <= e["t"] <= duration + EPS]
     launched_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if not e.get("prefill"))
-    overcommit, double = check_machines(ev, cell)
+    overcommit, double = check_machines(ev, cell, int(info.get("machines_per_actor") or 1))
     coord = check_coordinator(ev, applied)
     # Launches a Mesos framework was told were lost (after a master failover,
     # or revoked before they ran) were re-queued, not silently dropped.
