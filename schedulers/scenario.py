@@ -7,6 +7,7 @@ actor exists.
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -20,7 +21,7 @@ from schedulers.scenario_mesos import MesosSpec, parse_mesos
 from schedulers.toml_table import ScenarioError, check_deciders, table_array, read_dist, Table, fraction, non_negative, one_of, positive
 from schedulers.workload import Dist, JobClass
 
-__all__ = ["ARCHITECTURES", "FAULT_ACTIONS", "Scenario", "ScenarioError", "parse_scenario"]
+__all__ = ["ARCHITECTURES", "FAULT_ACTIONS", "Scenario", "ScenarioError", "parse_comparison", "parse_scenario"]
 
 ARCHITECTURES = ("omega", "mesos", "borg")
 
@@ -167,6 +168,8 @@ def _scheduler(t: Table, known_classes: set[str]) -> OmegaSchedulerSpec:
 
 def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
     top = Table(data, "", source)
+    if "architectures" in data:
+        top.fail("architectures", "this file compares architectures: run it with `schedlab compare`")
     name = top.get("name", str, default=source.rsplit("/", 1)[-1].removesuffix(".toml"))
     description = top.get("description", str, default="")
     arch = top.get("architecture", str, default="omega", check=one_of(ARCHITECTURES))
@@ -290,3 +293,31 @@ def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:
         if not any(all(b <= c + 1e-9 for b, c in zip(biggest, mc.capacity)) for mc in cell.machine_classes):
             asked = ", ".join(f"{r}={b:g}" for r, b in zip(RESOURCES, biggest))
             t.fail(f"{t.key('classes')}[{i}]", f"a task of job class {jc.name!r} ({asked}) fits no machine class")
+
+
+def parse_comparison(data: dict, source: str = "<scenario>") -> list[Scenario]:
+    """One scenario per architecture to compare, same cell, workload and seed.
+
+    ``architectures = ["borg", "mesos", "omega"]`` names them (default: every
+    architecture with a section in the file, else the file's own); each gets
+    the file with only its own section. A missing ``[borg]`` means Borg's
+    defaults; Omega and Mesos need their sections (their schedulers)."""
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: <top level>: must be a table")
+    archs = data.get("architectures")
+    if archs is None:
+        archs = [a for a in ARCHITECTURES if a in data] or [data.get("architecture", "omega")]
+    if not isinstance(archs, list) or not archs or len(set(map(str, archs))) != len(archs):
+        raise ScenarioError(f"{source}: architectures: must be a non-empty list of distinct names (got {archs!r})")
+    out = []
+    for a in archs:
+        if a not in ARCHITECTURES:
+            raise ScenarioError(f"{source}: architectures: {a!r} is not one of {', '.join(ARCHITECTURES)}")
+        d = copy.deepcopy(data)
+        d.pop("architectures", None)
+        d["architecture"] = a
+        for other in ARCHITECTURES:
+            if other != a:
+                d.pop(other, None)
+        out.append(parse_scenario(d, source))
+    return out

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from schedulers.scenario import Scenario, ScenarioError, parse_scenario
+from schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
 
 EXIT_BAD_INPUT = 2
 EXIT_INVARIANT = 3
@@ -51,6 +51,10 @@ def apply_set(data: dict, assignment: str) -> None:
 
 def load_scenario(path: str | Path, sets: list[str] | None = None) -> Scenario:
     """Read and validate a TOML scenario; ScenarioError names file, key, problem."""
+    return parse_scenario(_load_data(path, sets), str(path))
+
+
+def _load_data(path: str | Path, sets: list[str] | None) -> dict:
     p = Path(path)
     try:
         text = p.read_text()
@@ -62,7 +66,7 @@ def load_scenario(path: str | Path, sets: list[str] | None = None) -> Scenario:
         raise ScenarioError(f"{p}: not valid TOML ({e})") from None
     for assignment in sets or []:
         apply_set(data, assignment)
-    return parse_scenario(data, str(p))
+    return data
 
 
 def _override(sc: Scenario, args: argparse.Namespace) -> Scenario:
@@ -112,18 +116,65 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    console = Console(stderr=False)
+    try:
+        scenarios = [_override(sc, args) for sc in parse_comparison(_load_data(args.scenario, args.set), args.scenario)]
+    except ScenarioError as e:
+        _error(str(e))
+        return EXIT_BAD_INPUT
+    from actors import runtime
+    from actors.run import run_scenario
+    from actors.summary import violations
+    from scripts.compare import compare_table
+
+    out = Path(args.out or f"runs/{scenarios[0].name}-compare-{time.strftime('%Y%m%d-%H%M%S')}")
+    archs = ", ".join(sc.architecture for sc in scenarios)
+    console.print(f"schedlab: comparing [bold]{scenarios[0].name}[/] on {archs}, seed {scenarios[0].seed}, out {out}")
+    summaries = []
+    try:
+        # One Ray for every run (each run still has its own namespace).
+        started = runtime.connect(args.address, "schedlab-compare")
+    except runtime.ClusterUnreachable as e:
+        _error(str(e))
+        return EXIT_BAD_INPUT
+    try:
+        for sc in scenarios:
+            console.print(f"  {sc.architecture}: {sc.duration:g} emulated s at x{sc.time_scale:g} ...")
+            summaries.append(run_scenario(sc, out / sc.architecture, address=args.address))
+    finally:
+        if started:
+            runtime.shutdown()
+    console.print(compare_table(summaries))
+    console.print(f"wrote {out}/<architecture>/summary.json and events.jsonl")
+    bad = {s["architecture"]: violations(s) for s in summaries if violations(s)}
+    if bad:
+        _error(f"invariants violated: {bad}")
+        return EXIT_INVARIANT
+    return 0
+
+
+def _common(sp: argparse.ArgumentParser, out_help: str) -> None:
+    sp.add_argument("--out", help=out_help)
+    sp.add_argument("--seed", type=int, help="override the scenario's seed")
+    sp.add_argument("--time-scale", type=float, help="override emulated seconds per wall second")
+    sp.add_argument("--address", help="join the Ray cluster at this address (default: RAY_ADDRESS, else embedded local Ray)")
+    sp.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="override one scenario value, e.g. omega.schedulers.1.t_job=30 (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="schedlab", description="Emulate cluster-scheduler architectures live on Ray.")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run one scenario file")
     r.add_argument("scenario", help="scenario TOML file")
-    r.add_argument("--out", help="output directory (default runs/<name>-<time>)")
-    r.add_argument("--seed", type=int, help="override the scenario's seed")
-    r.add_argument("--time-scale", type=float, help="override emulated seconds per wall second")
-    r.add_argument("--address", help="join the Ray cluster at this address (default: RAY_ADDRESS, else embedded local Ray)")
-    r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one scenario value, e.g. omega.schedulers.1.t_job=30 (repeatable)")
+    _common(r, "output directory (default runs/<name>-<time>)")
     r.add_argument("--no-progress", action="store_true", help="no live progress display")
     r.set_defaults(fn=cmd_run)
+    c = sub.add_parser("compare", help="run one scenario on several architectures and compare them")
+    c.add_argument("scenario", help="scenario TOML file with [omega], [mesos] and/or [borg] sections (or `architectures = [...]`)")
+    _common(c, "output directory (default runs/<name>-compare-<time>); one subdirectory per architecture")
+    c.set_defaults(fn=cmd_compare)
     return p
 
 

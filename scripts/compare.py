@@ -1,0 +1,75 @@
+"""``schedlab compare``: the same cell, workload and seed on each architecture,
+one after the other, in one table.
+
+``compare_row`` turns a run's summary into the comparable numbers (pure, so
+tests and reports can use it on saved summaries)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+ROWS = (
+    ("jobs submitted / scheduled", "jobs"),
+    ("abandoned / pending / rejected", "unfinished"),
+    ("wait to first attempt p50 / p90 (s)", "wait_first"),
+    ("wait to fully scheduled p50 / p90 (s)", "wait_full"),
+    ("busiest scheduler's busyness", "busyness"),
+    ("conflicts / offer rejections", "conflicts"),
+    ("cpu utilization", "utilization"),
+    ("failover downtime (wall s)", "downtime"),
+    ("invariants", "invariants"),
+    ("wall seconds", "wall"),
+)
+
+
+def _pp(d: dict) -> str:
+    return " / ".join("-" if d.get(k) is None else f"{d[k]:.3g}" for k in ("p50", "p90"))
+
+
+def conflicts(summary: dict) -> tuple[str, float | None]:
+    """What 'the scheduler's work was refused' means in each architecture:
+    Omega transactions with a conflict, Mesos offers declined or rescinded,
+    Borg placements refused when the log applied them."""
+    arch = summary["architecture"]
+    if arch == "mesos":
+        o = summary["mesos"]["offers"]
+        refused = o["declined"] + o["rescinded"]
+        return f"{refused} / {o['made']} offers", (refused / o["made"] if o["made"] else None)
+    txns = sum(s["attempts"] for s in summary["schedulers"])
+    bad = sum(s["transactions"]["conflicted"] for s in summary["schedulers"])
+    what = "txns" if arch == "omega" else "placements"
+    return f"{bad} / {txns} {what}", (bad / txns if txns else None)
+
+
+def compare_row(summary: dict) -> dict[str, Any]:
+    j = summary["jobs"]
+    w = summary["wait_time_s"]
+    downs = [f["downtime_wall_s"] for f in summary.get("failovers", []) if f.get("downtime_wall_s") is not None]
+    bad = {k: v for k, v in summary["invariants"].items() if v}
+    text, _ratio = conflicts(summary)
+    cpu = summary["utilization"]["cpu_mean"]
+    return {
+        "jobs": f"{j['submitted']} / {j['scheduled']}",
+        "unfinished": f"{j['abandoned']} / {j['pending']} / {j.get('rejected', 0)}",
+        "wait_first": _pp(w["first_attempt"]),
+        "wait_full": _pp(w["fully_scheduled"]),
+        "busyness": f"{max((s['busyness'] for s in summary['schedulers']), default=0.0):.3f}",
+        "conflicts": text,
+        "utilization": "-" if cpu is None else f"{cpu:.1%}",
+        "downtime": f"{sum(downs):.2f} ({len(downs)} failovers)" if downs else "-",
+        "invariants": "all hold" if not bad else "VIOLATED " + ", ".join(f"{k}={v}" for k, v in bad.items()),
+        "wall": f"{summary['wall_seconds']:.0f}",
+    }
+
+
+def compare_table(summaries: list[dict]) -> Table:
+    first = summaries[0]
+    t = Table(title=f"{first['scenario']}: same cell, workload and seed ({first['seed']}) on each architecture")
+    t.add_column("")
+    for s in summaries:
+        t.add_column(s["architecture"], justify="right")
+    rows = [compare_row(s) for s in summaries]
+    for label, key in ROWS:
+        t.add_row(label, *(r[key] for r in rows))
+    return t
