@@ -49,6 +49,7 @@ class BorgParams:
     hosts: int
     racks: np.ndarray
     eligible: dict[str, np.ndarray]  # job class -> machines satisfying its constraints
+    retry_backoff: float = 10.0  # emulated s before a job that placed nothing is tried again
     idle_wall: float = 0.02
 
 
@@ -62,6 +63,7 @@ class BorgmasterReplica(CoordinatorReplica):
         self.led_term = -1
         self.rid = 0
         self.inflight: set[int] = set()
+        self.fruitless: dict[int, float] = {}  # job -> when an attempt last placed nothing
         self.scheduling = True
         self.rng = rng_for(int(base[6]), self.name)
 
@@ -104,6 +106,7 @@ class BorgmasterReplica(CoordinatorReplica):
             now = self.rt.now()
             self.last_seen = {h: now for h in range(self.params.hosts)}
             self.inflight.clear()
+            self.fruitless.clear()
             self.log.emit("borgmaster_elected", replica=self.index, term=self.node.term, queued=len(self.node.sm.inner.queue))
         return True
 
@@ -114,9 +117,14 @@ class BorgmasterReplica(CoordinatorReplica):
         return result if ok else None
 
     def _next(self, path: str) -> int | None:
+        """The first queued job for this path, skipping jobs whose last
+        attempt placed nothing less than ``retry_backoff`` ago: a job that
+        fits nowhere must not block every job behind it (Borg scans the
+        whole pending queue each pass)."""
         sm = self.node.sm.inner
+        now = self.rt.now()
         for job_id in sm.queue.order():
-            if job_id in self.inflight:
+            if job_id in self.inflight or now - self.fruitless.get(job_id, -1e18) < self.params.retry_backoff:
                 continue
             is_batch = band(sm.jobs[job_id]["priority"]) in BATCH_BANDS
             if path == "all" or (path == "batch") == is_batch:
@@ -156,6 +164,10 @@ class BorgmasterReplica(CoordinatorReplica):
             return
         accepted, preempted, status = result
         n_ok = int(sum(accepted))
+        if n_ok == 0 and status == "waiting":
+            self.fruitless[job_id] = self.rt.now()
+        else:
+            self.fruitless.pop(job_id, None)
         self.log.emit("txn", scheduler=f"borgmaster-{path}", job_id=job_id, claims=len(placements), committed=n_ok,
                       conflicted=len(placements) - n_ok, think=round(think, 6), span=round(self.rt.now() - started, 6),
                       rtt_ms=0.0, priority=job["priority"])

@@ -198,6 +198,10 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     # Launches a Mesos framework was told were lost (after a master failover,
     # or revoked before they ran) were re-queued, not silently dropped.
     requeued = sum(len(e["tasks"]) for e in ev.get("tasks_lost", []))
+    # Borg: tasks on a machine that failed were re-queued; a launch the dead
+    # host made but could not log any more is known only from that record.
+    logged = {(int(t[0]), int(t[1])) for e in ev.get("tasks_launched", []) for t in e["tasks"]}
+    requeued += sum(1 for e in ev.get("machines_down", []) for j, t in e.get("lost", []) if j >= 0 and (j, t) not in logged)
     prefill_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if e.get("prefill"))
 
     return {

@@ -164,7 +164,7 @@ def build_borg(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add
         # before it missed several of those, whatever the emulated interval.
         poll_interval=max(b.poll_interval, 4 * flush * sc.time_scale),
         hosts=host_count(n, k), racks=plan.cell.rack, eligible={cls: _machine_mask(sc, names) for cls, names in b.requires},
-        idle_wall=flush / 2,
+        retry_backoff=b.retry_backoff, idle_wall=flush / 2,
     )
     quota = {(q.user, q.band): list(q.limit) for q in b.quota}
     standing = [[job.job_id, t, m, list(job.request), job.priority]

@@ -31,6 +31,7 @@ class BorgSpec:
     batch_t_job: float = 0.1  # the fast path's think time (multi_path)
     batch_t_task: float = 0.005
     max_attempts: int = 1000
+    retry_backoff: float = 10.0  # emulated s before a job that placed nothing is tried again
     poll_interval: float = 10.0  # emulated s between Borglet liveness checks
     missed_polls: int = 3
     quota: tuple[QuotaSpec, ...] = ()
@@ -64,6 +65,7 @@ def parse_borg(t: Table, job_classes: list[str], machine_classes: tuple[MachineC
         batch_t_job=t.get("batch_t_job", float, default=0.1, check=non_negative),
         batch_t_task=t.get("batch_t_task", float, default=0.005, check=non_negative),
         max_attempts=t.get("max_attempts", int, default=1000, check=lambda v: None if v > 0 else "must be > 0"),
+        retry_backoff=t.get("retry_backoff", float, default=10.0, check=non_negative),
         poll_interval=t.get("poll_interval", float, default=10.0, check=positive),
         missed_polls=t.get("missed_polls", int, default=3, check=lambda v: None if v > 0 else "must be > 0"),
         quota=tuple(quota),

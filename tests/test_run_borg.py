@@ -99,17 +99,25 @@ def test_tasks_of_a_dead_machine_are_rescheduled(ray_session: None, tmp_path: Pa
     stranded = {(j, t) for j, t in down[0]["lost"] if j >= 0}  # the standing load is not rescheduled
     assert stranded, "host 0 ran nothing when it died"
     later = {(t[0], t[1]): t[2] for e in events if e["event"] == "tasks_launched" and e["t"] > t_down for t in e["tasks"]}
-    assert stranded <= set(later), f"not rescheduled: {sorted(stranded - set(later))[:5]}"
-    assert all(later[k] not in host0 for k in stranded)
+    # Rescheduled elsewhere, or still queued at the end (the cell lost a third of its machines).
+    pending = {e["job_id"] for e in events if e["event"] == "job_pending"}
+    missing = {k for k in stranded - set(later) if k[0] not in pending}
+    assert not missing, f"neither rescheduled nor pending: {sorted(missing)[:5]}"
+    assert len(set(later) & stranded) >= len(stranded) // 2
+    assert all(later[k] not in host0 for k in stranded & set(later))
 
 
 def test_borgmaster_failover_loses_and_repeats_nothing(ray_session: None, tmp_path: Path) -> None:
-    data = borg_data(preemption=False)
+    data = borg_data(preemption=False, requires={"prod": ["big"]})
     del data["borg"]["quota"]
     data["workload"]["classes"] = data["workload"]["classes"][:2]
     data["faults"] = [{"at": 120.0, "action": "kill_leader"}]
     summary, events = _run(tmp_path, data)
     _accounted(summary)
+    # Label constraint: prod tasks only on the machines labelled "big" (class b: machines 8-11).
+    prod = {e["job_id"] for e in events if e["event"] == "job_submitted" and e["job_class"] == "prod"}
+    prod_machines = {t[2] for e in events if e["event"] == "tasks_launched" and not e.get("prefill") for t in e["tasks"] if t[0] in prod}
+    assert prod_machines and prod_machines <= {8, 9, 10, 11}
     (f,) = summary["failovers"]
     assert f["new_leader"] and f["new_leader"] != f["target"]
     (b,) = summary["borg"]["scheduling_blackout"]
