@@ -40,6 +40,12 @@ def _read_stream(path: Path) -> list[Any]:
         return out
 
 
+def read_applied(directory: str | Path) -> list[tuple]:
+    """A replica's applied record, read without opening anything for writing
+    (for checking a saved run)."""
+    return list(_read_stream(Path(directory) / "applied"))
+
+
 class DiskStorage:
     def __init__(self, directory: str | Path) -> None:
         self.dir = Path(directory)

@@ -20,6 +20,7 @@ from actors.faults import FaultTimeline
 from actors.machine_host import MachineHost
 from actors.metrics import MetricsCollector, read_events
 from actors.submitter import Submitter
+from actors.saved_run import write_run_info
 from actors.summary import summarize
 from actors.topology import Plan, build_borg, build_mesos, build_omega
 from schedulers.cluster import build_cell, host_count
@@ -104,6 +105,8 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     k = sc.cell.machines_per_actor
     n = plan.cell.size
 
+    write_run_info(out, {"scenario": sc.name, "source": sc.source, "architecture": sc.architecture, "seed": sc.seed,
+                         "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace}, plan.cell)
     metrics = started.add(runtime.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
     if sc.architecture == "mesos":
         topo = build_mesos(plan, out, namespace, rt, metrics, started.add, policy_fns)

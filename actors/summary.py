@@ -7,70 +7,18 @@ from typing import Any
 
 import numpy as np
 
+from actors.invariants import invariants
 from actors.stats import by_event, percentiles
 from actors.summary_borg import borg_section
 from actors.summary_mesos import master_failovers, mesos_section
 from schedulers.cluster import Cell
-from schedulers.resources import EPS, NDIM
+from schedulers.resources import EPS
 
 SUMMARY_KEYS = (
     "scenario", "architecture", "seed", "time_scale", "emulated_seconds", "wall_seconds",
     "cell", "jobs", "wait_time_s", "schedulers", "utilization", "substrate",
     "failovers", "faults", "invariants",
 )
-
-
-def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int = 1) -> tuple[int, int]:
-    """Replay launches and completions per machine in event-time order.
-    Returns (over-commit violations, tasks placed twice). A machine host
-    killed by a fault takes its tasks with it at that moment."""
-    timeline: list[tuple[float, int, list]] = []
-    for e in ev.get("tasks_launched", []):
-        timeline.extend((e["t"], 1, task) for task in e["tasks"])
-    for e in ev.get("tasks_completed", []) + ev.get("tasks_killed", []):
-        timeline.extend((e["t"], 0, task) for task in e["tasks"])
-    for f in ev.get("fault", []):
-        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-"):
-            h = int(f["target"].rsplit("-", 1)[1])
-            timeline.extend((f["t"], 0, [j, t, m]) for j, t, m in _running_on(ev, f["t"], h, machines_per_actor))
-    # Completions first at equal times: a slot freed and reused in one flush is fine.
-    timeline.sort(key=lambda x: (x[0], x[1]))
-    used = np.zeros_like(cell.capacity)
-    running: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
-    over = double = 0
-    for _t, is_launch, task in timeline:
-        key = (int(task[0]), int(task[1]))
-        if is_launch:
-            machine = int(task[2])
-            req = np.asarray(task[3 : 3 + NDIM], dtype=np.float64)
-            if key in running:
-                double += 1
-                continue
-            running[key] = (machine, req)
-            used[machine] += req
-            if np.any(used[machine] > cell.capacity[machine] + 1e-6):
-                over += 1
-        elif key in running:
-            machine, req = running.pop(key)
-            used[machine] -= req
-    over += len(ev.get("overcommit", []))
-    double += len(ev.get("double_launch", []))
-    return over, double
-
-
-def _running_on(ev: dict[str, list[dict]], at: float, host: int, k: int) -> list[tuple[int, int, int]]:
-    """Tasks running on a host's machines at time ``at`` (from its own events)."""
-    name = f"machine-host-{host}"
-    running: dict[tuple[int, int], int] = {}
-    for e in sorted((e for kind in ("tasks_launched", "tasks_completed", "tasks_killed") for e in ev.get(kind, [])
-                     if e.get("actor") == name and e["t"] <= at), key=lambda e: e["t"]):
-        for task in e["tasks"]:
-            key = (int(task[0]), int(task[1]))
-            if e["event"] == "tasks_launched":
-                running[key] = int(task[2])
-            else:
-                running.pop(key, None)
-    return [(j, t, m) for (j, t), m in running.items()]
 
 
 def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
@@ -104,40 +52,6 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     return out
 
 
-def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None) -> dict[str, int]:
-    """Every write a client saw acknowledged must be in the applied log of
-    every surviving replica, once; at most one leader per term."""
-    leaders: dict[int, set[int]] = collections.defaultdict(set)
-    for e in ev.get("raft_role", []):
-        if e["role"] == "leader":
-            leaders[e["term"]].add(e["replica"])
-    split = sum(1 for s in leaders.values() if len(s) > 1)
-    if not applied:
-        return {"split_brain": split, "lost_acked": 0, "applied_twice": 0}
-    acked = {(e["client"], e["request_id"]) for e in ev.get("coord_ack", [])}
-    lost: set[tuple[str, int]] = set()
-    twice = 0
-    index_of: dict[tuple[str, int], int] = {}  # where any replica applied a request
-    per_replica = []
-    for records in applied.values():
-        at: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
-        snap = 0
-        for index, _term, client, rid, flag in records:
-            if flag == "snapshot":
-                snap = max(snap, index)
-            elif client is not None and not flag:
-                at[(client, rid)].add(index)
-                index_of.setdefault((client, rid), index)
-        twice += sum(1 for v in at.values() if len(v) > 1)
-        per_replica.append((at, snap))
-    for at, snap in per_replica:
-        # A request this replica never applied itself is still held if a
-        # snapshot it took or installed covers the index it was applied at.
-        missing = {k for k in acked - set(at) if not (k in index_of and index_of[k] <= snap)}
-        lost |= missing
-    return {"split_brain": split, "lost_acked": len(lost), "applied_twice": twice}
-
-
 def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
     """``info`` carries what events do not: scenario name, architecture, seed,
     time_scale, emulated_seconds, wall_seconds, machines_per_actor, substrate,
@@ -149,7 +63,6 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     abandoned = {e["job_id"] for e in ev.get("job_abandoned", []) if e["job_id"] in submitted}
     pending = {e["job_id"] for e in ev.get("job_pending", [])} - set(scheduled) - abandoned
     rejected = {e["job_id"] for e in ev.get("job_rejected", [])}  # Borg: over quota at admission
-    lost_jobs = len(set(submitted) - set(scheduled) - abandoned - pending - rejected)
 
     done_tasks: collections.Counter[int] = collections.Counter()
     for e in ev.get("tasks_completed", []):
@@ -172,12 +85,10 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     for e in ev.get("txn", []):
         txns[e["scheduler"]].append(e)
     schedulers = []
-    committed_claims = 0
     for name in info.get("scheduler_names", sorted(txns)):
         ts = txns.get(name, [])
         ok = sum(1 for t in ts if t["committed"] > 0)
         bad = sum(1 for t in ts if t["conflicted"] > 0)
-        committed_claims += sum(t["committed"] for t in ts)
         schedulers.append({
             "name": name,
             "busyness": round(sum(t["think"] for t in ts) / duration, 6),
@@ -192,16 +103,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
         })
 
     samples = [e for e in ev.get("cell_sample", []) if 0 <= e["t"] <= duration + EPS]
-    launched_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if not e.get("prefill"))
-    overcommit, double = check_machines(ev, cell, int(info.get("machines_per_actor") or 1))
-    coord = check_coordinator(ev, applied)
-    # Launches a Mesos framework was told were lost (after a master failover,
-    # or revoked before they ran) were re-queued, not silently dropped.
-    requeued = sum(len(e["tasks"]) for e in ev.get("tasks_lost", []))
-    # Borg: tasks on a machine that failed were re-queued; a launch the dead
-    # host made but could not log any more is known only from that record.
-    logged = {(int(t[0]), int(t[1])) for e in ev.get("tasks_launched", []) for t in e["tasks"]}
-    requeued += sum(1 for e in ev.get("machines_down", []) for j, t in e.get("lost", []) if j >= 0 and (j, t) not in logged)
+    checks = invariants(ev, cell, int(info.get("machines_per_actor") or 1), applied)
     prefill_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if e.get("prefill"))
 
     return {
@@ -233,15 +135,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
         "failovers": failovers(ev, float(info["time_scale"])) + master_failovers(
             ev, int(info.get("host_actors") or 0), info.get("frameworks", []), float(info["time_scale"])),
         "faults": [{"at_s": round(f["t"], 3), "kind": f["kind"], "target": f["target"]} for f in ev.get("fault", [])],
-        "invariants": {
-            "overcommit": overcommit,
-            "double_placement": double,
-            "lost_jobs": lost_jobs,
-            "split_brain": coord["split_brain"],
-            # committed claims never launched + acknowledged coordinator writes missing from a survivor
-            "lost_commits": max(0, committed_claims - launched_tasks - requeued) + coord["lost_acked"],
-            "applied_twice": coord["applied_twice"],
-        },
+        "invariants": checks,
         "coordinator": {
             "replicas": info.get("replicas", 1),
             "acknowledged_writes": len(ev.get("coord_ack", [])),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import time
 import tomllib
@@ -154,6 +155,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from actors.saved_run import NotARun, check_saved
+
+    try:
+        inv = check_saved(args.run)
+    except NotARun as e:
+        _error(str(e))
+        return EXIT_BAD_INPUT
+    bad = {k: v for k, v in inv.items() if v}
+    print(json.dumps({"run": str(args.run), "invariants": inv}))
+    if bad:
+        _error(f"invariants violated: {bad}")
+        return EXIT_INVARIANT
+    return 0
+
+
 def _common(sp: argparse.ArgumentParser, out_help: str) -> None:
     sp.add_argument("--out", help=out_help)
     sp.add_argument("--seed", type=int, help="override the scenario's seed")
@@ -175,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("scenario", help="scenario TOML file with [omega], [mesos] and/or [borg] sections (or `architectures = [...]`)")
     _common(c, "output directory (default runs/<name>-compare-<time>); one subdirectory per architecture")
     c.set_defaults(fn=cmd_compare)
+    k = sub.add_parser("check", help="recompute a saved run's invariants from its OUT directory")
+    k.add_argument("run", help="a run's OUT directory (run.json, events.jsonl, coordinator/)")
+    k.set_defaults(fn=cmd_check)
     return p
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from actors.cell_machine import CellStateMachine
-from actors.summary import check_coordinator, failovers
+from actors.invariants import check_coordinator
+from actors.summary import failovers
 from actors.wire import pack_claims, pack_tasks, unpack_delta
 from schedulers.omega import Claims
 from schedulers.scenario import ScenarioError, parse_scenario

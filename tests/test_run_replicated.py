@@ -41,3 +41,7 @@ def test_leader_kill_is_a_measured_failover_and_nothing_is_lost(ray_session: Non
     # Only replicated state: no plain cellstate actor took part.
     assert not any(e["actor"] == "cellstate" for e in events)
     assert {e["replica"] for e in events if e["event"] == "raft_role" and e["role"] == "leader"} >= {int(fo["target"][-1])}
+    # The saved run checks out the same way offline, from its files alone.
+    from actors.saved_run import check_saved
+
+    assert check_saved(tmp_path) == summary["invariants"]

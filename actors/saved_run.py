@@ -1,0 +1,58 @@
+"""Reading a finished run back from its OUT directory.
+
+A run writes ``run.json`` (what the events alone do not say: the cell's
+capacities, machines per host actor), ``events.jsonl`` and, with a
+replicated coordinator, each replica's applied log under ``coordinator/``.
+``check_saved`` recomputes the invariants from those files alone.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from actors.invariants import invariants
+from actors.metrics import read_events
+from actors.raft_disk import read_applied
+from actors.stats import by_event
+from schedulers.cluster import Cell
+
+
+class NotARun(ValueError):
+    """The directory is not a finished schedlab run; str() is one line."""
+
+
+def write_run_info(out: Path, info: dict, cell: Cell) -> None:
+    data = dict(info, capacity=cell.capacity.tolist(), rack=cell.rack.tolist())
+    (out / "run.json").write_text(json.dumps(data) + "\n")
+
+
+def _surviving(ev: dict[str, list[dict]], replicas: int) -> set[int]:
+    """Replicas alive at the end: the online check reads only those."""
+    alive = set(range(replicas))
+    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+        target = str(f.get("target") or "")
+        if not target.startswith("coordinator-"):
+            continue
+        i = int(target.rsplit("-", 1)[1])
+        if f["kind"] == "restart":
+            alive.add(i)
+        else:
+            alive.discard(i)
+    return alive
+
+
+def check_saved(out: str | Path) -> dict[str, int]:
+    d = Path(out)
+    if not (d / "run.json").is_file() or not (d / "events.jsonl").is_file():
+        raise NotARun(f"{d}: not a schedlab run directory (no run.json and events.jsonl)")
+    info = json.loads((d / "run.json").read_text())
+    cap = np.asarray(info["capacity"], dtype=np.float64)
+    cell = Cell(capacity=cap, rack=np.asarray(info.get("rack", [0] * len(cap))), machine_class=np.zeros(len(cap), dtype=np.int64), classes=())
+    ev = by_event(read_events(d / "events.jsonl"))
+    applied = None
+    replicas = int(info.get("replicas", 1))
+    if replicas > 1 and (d / "coordinator").is_dir():
+        applied = {i: read_applied(d / "coordinator" / f"coordinator-{i}") for i in sorted(_surviving(ev, replicas))}
+    return invariants(ev, cell, int(info.get("machines_per_actor", 1)), applied)
