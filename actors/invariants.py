@@ -33,7 +33,14 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
     for f in ev.get("fault", []):
         if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-"):
             h = int(f["target"].rsplit("-", 1)[1])
-            timeline.extend((f["t"], 0, [j, t, m]) for j, t, m in _running_on(ev, f["t"], h, machines_per_actor))
+            # A death noticed by the driver may be noticed earlier by the
+            # scheduler (Borg marks a silent host down and reschedules): the
+            # host's tasks ended no later than that.
+            last_own = max((e["t"] for kind in ("tasks_launched", "tasks_completed", "tasks_killed")
+                            for e in ev.get(kind, []) if e.get("actor") == f["target"]), default=0.0)
+            marked = [e["t"] for e in ev.get("machines_down", []) if h in e["hosts"] and last_own <= e["t"] <= f["t"]]
+            died = min([f["t"], *marked])
+            timeline.extend((died, 0, [j, t, m]) for j, t, m in _running_on(ev, died, h, machines_per_actor))
     # Completions first at equal times: a slot freed and reused in one flush is fine.
     timeline.sort(key=lambda x: (x[0], x[1]))
     used = np.zeros_like(cell.capacity)
@@ -122,8 +129,11 @@ def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, a
     requeued = sum(len(e["tasks"]) for e in ev.get("tasks_lost", []))
     # Borg: a launch a dead host made but could not log is known only from
     # the machine-down record.
-    logged = {(int(t[0]), int(t[1])) for e in ev.get("tasks_launched", []) for t in e["tasks"]}
-    requeued += sum(1 for e in ev.get("machines_down", []) for j, t in e.get("lost", []) if j >= 0 and (j, t) not in logged)
+    for down in ev.get("machines_down", []):
+        hosts = {f"machine-host-{h}" for h in down["hosts"]}
+        logged = {(int(t[0]), int(t[1])) for e in ev.get("tasks_launched", [])
+                  if e.get("actor") in hosts and e["t"] <= down["t"] for t in e["tasks"]}
+        requeued += sum(1 for j, t in down.get("lost", []) if j >= 0 and (j, t) not in logged)
     return {
         "overcommit": overcommit,
         "double_placement": double,

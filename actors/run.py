@@ -107,6 +107,11 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
 
     write_run_info(out, {"scenario": sc.name, "source": sc.source, "architecture": sc.architecture, "seed": sc.seed,
                          "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace}, plan.cell)
+    # On a multi-node cluster, machine hosts are spread over the nodes by rack
+    # (a node is a failure domain, like a rack); everything else stays on the
+    # first node, so killing another node takes machines, not the control plane.
+    nodes = runtime.cluster_nodes()
+    runtime.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
     metrics = started.add(runtime.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
     if sc.architecture == "mesos":
         topo = build_mesos(plan, out, namespace, rt, metrics, started.add, policy_fns)
@@ -116,11 +121,15 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         topo = build_omega(plan, out, namespace, rt, metrics, started.add, policy_fns)
     group, cell, core_actors = topo.group, topo.cell, topo.core
     hosts = []
+    host_node: dict[str, tuple[str, str]] = {}  # host name -> (node label, node id) it was placed on
     for h in range(host_count(n, k)):
         lo, hi = h * k, min(n, (h + 1) * k)
+        where = nodes[int(plan.cell.rack[lo]) % len(nodes)] if len(nodes) > 1 else None
+        if where is not None:
+            host_node[f"machine-host-{h}"] = where
         hosts.append(started.add(runtime.spawn(
             MachineHost, f"machine-host-{h}", namespace, rt, h, lo, plan.cell.capacity[lo:hi],
-            cell, metrics, flush, _initial_launches(plan.prefill, lo, hi),
+            cell, metrics, flush, _initial_launches(plan.prefill, lo, hi), node=where[1] if where else None,
         )))
     scheds, names, routes = topo.schedulers, topo.names, topo.routes
     submitter = started.add(runtime.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush))
@@ -150,10 +159,14 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     end_wall = epoch + sc.duration / scale
     wall0 = time.time()
     last_progress = 0.0
+    last_node_check = 0.0
     while (left := end_wall - time.time()) > 0:
         # Short naps while faults are due or a failover is being timed.
-        time.sleep(min(0.02 if (faults.pending or faults.watching) else 0.5, left))
+        time.sleep(min(0.02 if (faults.pending or faults.watching) else 0.25 if host_node else 0.5, left))
         faults.step((time.time() - epoch) * scale)
+        if host_node and time.time() - last_node_check >= 0.25:
+            last_node_check = time.time()
+            _node_deaths(host_node, live_hosts, driver_log)
         if len(driver_log):
             runtime.gather([runtime.call(metrics, "record", driver_log.drain())])
         if on_progress is not None and time.time() - last_progress >= 0.5:
@@ -162,7 +175,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
 
     # Stop in dependency order: no new jobs, then no new launches, then machines.
     for stage in ([submitter], scheds, list(live_hosts.values()), topo.stop_after_hosts()):
-        runtime.gather([runtime.call(h, "stop") for h in stage], timeout=120)
+        _stop(stage, driver_log)
         if stage is scheds and topo.quiesce_before_hosts and group is not None:
             runtime.gather([runtime.call(h, "quiesce") for h in group.live.values()], timeout=30)
     applied: dict[int, list[tuple]] = {}
@@ -182,6 +195,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         "machines_per_actor": k, "host_actors": len(hosts), "substrate": substrate,
         "warnings": warnings, "scheduler_names": names, "namespace": namespace,
         "replicas": sc.coordinator.replicas, "frameworks": names if sc.architecture == "mesos" else [],
+        "placement": {"nodes": [label for label, _ in nodes], "hosts": {h: w[0] for h, w in host_node.items()}} if host_node else None,
     }
     summary = summarize(events, info, plan.cell, applied if group is not None else None)
     summary["namespace"] = namespace
@@ -212,3 +226,38 @@ class _Think:
     name: str
     t_job: float
     t_task: float
+
+
+def _stop(handles: list[Any], log: EventLog) -> None:
+    """Stop actors, tolerating ones that died on the way (a node failure):
+    each is logged, and the rest still stop."""
+    refs = [(h, runtime.call(h, "stop")) for h in handles]
+    for h, ref in refs:
+        try:
+            runtime.gather([ref], timeout=120)
+        except runtime.RayError as e:
+            log.emit("actor_lost", actor=str(getattr(h, "_ray_actor_id", "?")), error=type(e).__name__)
+
+
+def _node_deaths(host_node: dict[str, tuple[str, str]], live_hosts: dict[str, Any], log: EventLog) -> None:
+    """Machine hosts that died with their node (or alone): each is logged as a
+    machine fault, so the summary's replay ends their tasks there. Ray sees
+    an actor's death as soon as its process is gone; a node is declared dead
+    only after its health checks time out, so pings find it first."""
+    names = [n for n in host_node if n in live_hosts]
+    refs = {n: runtime.call(live_hosts[n], "ping") for n in names}
+    gone = []
+    for name, ref in refs.items():
+        try:
+            runtime.gather([ref], timeout=1.0)
+        except runtime.GetTimeoutError:
+            continue  # slow, not dead
+        except runtime.RayError:
+            gone.append(name)
+    if not gone:
+        return
+    dead = runtime.dead_nodes(sorted({host_node[n][1] for n in gone}))
+    for name in gone:
+        label, nid = host_node[name]
+        del live_hosts[name]
+        log.emit("fault", at_s=None, kind="node_down" if nid in dead else "host_lost", target=name, role="machine", node=label)

@@ -14,6 +14,7 @@ import sys
 from typing import Any, Awaitable, Iterable, Protocol
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors.clock import Clock
 
@@ -89,7 +90,9 @@ def connect(address: str | None, namespace: str) -> bool:
                           "(a stale ~/.ray/auth_token from another cluster? move it aside and retry)")
             raise ClusterUnreachable(f"cannot join the Ray cluster at {address}: {detail[:300]}") from None
     else:
-        ray.init(namespace=namespace, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+        # "local": a fresh embedded Ray, even if `ray start` left a cluster
+        # (or its address file) on this machine; --address is how to join one.
+        ray.init(address="local", namespace=namespace, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     return True
 
 
@@ -118,11 +121,47 @@ def ship_by_value(fn: Any) -> None:
         pass  # a package without a file, already registered, etc.
 
 
-def spawn(cls: type, name: str, namespace: str, *args: Any, **kwargs: Any) -> Any:
-    """Start ``cls`` as a named async actor. Actors take no CPU slot: emulated
-    machines are mostly asleep, and a 2-core laptop must hold dozens of them."""
+_default_node: str | None = None
+
+
+def set_default_node(node: str | None) -> None:
+    """Where ``spawn`` puts actors not given a node (None: wherever Ray likes)."""
+    global _default_node
+    _default_node = node
+
+
+def spawn(cls: type, name: str, namespace: str, *args: Any, node: str | None = None, **kwargs: Any) -> Any:
+    """Start ``cls`` as a named async actor, on ``node`` (a node id) if given.
+    Actors take no CPU slot: emulated machines are mostly asleep, and a
+    2-core laptop must hold dozens of them."""
     remote_cls = ray.remote(cls)
-    return remote_cls.options(name=name, namespace=namespace, num_cpus=0, max_restarts=0, lifetime=None).remote(*args, **kwargs)
+    opts: dict[str, Any] = dict(name=name, namespace=namespace, num_cpus=0, max_restarts=0, lifetime=None)
+    node = node or _default_node
+    if node is not None:
+        opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+    return remote_cls.options(**opts).remote(*args, **kwargs)
+
+
+def cluster_nodes() -> list[tuple[str, str]]:
+    """(label, node id) of every alive node, sorted by label. The label is
+    the node's ``node-<i>`` resource (scripts/cluster.sh gives each node
+    one), else a prefix of its id; the driver's own node sorts first
+    otherwise."""
+    out = []
+    here = node_id()
+    for n in ray.nodes():
+        if not n.get("Alive"):
+            continue
+        tags = sorted(k for k in n.get("Resources", {}) if k.startswith("node-") and k[5:].isdigit())
+        label = tags[0] if tags else ("head" if n["NodeID"] == here else n["NodeID"][:8])
+        out.append((label, n["NodeID"]))
+    return sorted(out, key=lambda x: (x[0] != "head", int(x[0][5:]) if x[0].startswith("node-") else 0, x[0]))
+
+
+def dead_nodes(ids: list[str]) -> set[str]:
+    """Which of these node ids Ray now reports dead."""
+    alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+    return {i for i in ids if i not in alive}
 
 
 def lookup(name: str, namespace: str) -> Any | None:

@@ -143,6 +143,8 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
         },
         **({"mesos": mesos_section(ev, info.get("frameworks", []), duration)} if info["architecture"] == "mesos" else {}),
         **({"borg": borg_section(ev, float(info["time_scale"]))} if info["architecture"] == "borg" else {}),
+        # Multi-node clusters: which node each machine host ran on.
+        "placement": info.get("placement"),
         "warnings": info.get("warnings", []),
         "events": len(events),
     }

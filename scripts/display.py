@@ -90,6 +90,12 @@ def summary_table(s: dict) -> Table:
             f"killed at {f['killed_at_s']:g}s, {f['new_leader']} elected after {f['election_wall_s']:.2f}s wall; "
             f"first write after {f['downtime_wall_s']:.2f}s wall = {f['downtime_emulated_s']:.3g}s emulated",
         )
+    pl = s.get("placement")
+    if pl:
+        by_node: dict[str, list[str]] = {}
+        for host, node in pl["hosts"].items():
+            by_node.setdefault(node, []).append(host.removeprefix("machine-host-"))
+        t.add_row("placement", "  ".join(f"{node}: hosts {','.join(hs)}" for node, hs in sorted(by_node.items())))
     if s.get("faults"):
         t.add_row("faults injected", ", ".join(f"{f['kind']} {f['target']} @{f['at_s']:g}s" for f in s["faults"]))
     bad = {k: v for k, v in s["invariants"].items() if v}

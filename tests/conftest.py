@@ -46,7 +46,7 @@ def small_scenario_data(**top: Any) -> dict:
 def ray_session() -> Iterator[None]:
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False, namespace="schedlab-tests")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False, namespace="schedlab-tests")
     try:
         yield
     finally:
