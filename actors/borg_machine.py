@@ -57,6 +57,9 @@ class BorgStateMachine:
         # (key -> host): the task is pending again only once it is, so it never
         # runs on two machines at once, and its end report frees nothing.
         self.evicted: dict[Key, int] = {}
+        # Jobs that were fully placed at some point: the replicated truth a
+        # final report can rely on when a dead leader's events were lost.
+        self.placed: set[int] = set()
         for j, t, m, req, prio in prefill or []:
             self.running[(int(j), int(t))] = [int(m), int(prio), list(req)]
 
@@ -145,6 +148,7 @@ class BorgStateMachine:
         job["pending"] = sorted(pending)
         self.queue.remove(job_id)
         if not pending:
+            self.placed.add(job_id)
             return [accepted, preempted, "scheduled"]
         job["attempts"] += 1
         if job["attempts"] >= self.max_attempts:
@@ -236,11 +240,12 @@ class BorgStateMachine:
             list(self.jobs.values()), queue,
             [[j, t, *e] for (j, t), e in self.running.items()],
             sorted(self.to_launch.items()), sorted(self.to_kill.items()), sorted(self.down_tasks.items()),
-            sorted([j, t, h] for (j, t), h in self.evicted.items()),
+            sorted([j, t, h] for (j, t), h in self.evicted.items()), sorted(self.placed),
         ], use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        n, free, up, used, jobs, queue, running, launch, kill, down, evicted = msgpack.unpackb(data, raw=False, strict_map_key=False)
+        n, free, up, used, jobs, queue, running, launch, kill, down, evicted, placed = msgpack.unpackb(data, raw=False, strict_map_key=False)
+        self.placed = {int(j) for j in placed}
         self.evicted = {(int(j), int(t)): int(h) for j, t, h in evicted}
         self.free = np.frombuffer(free, dtype=np.float64).reshape(n, -1).copy()
         self.up = np.frombuffer(up, dtype=bool).copy()

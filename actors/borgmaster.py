@@ -238,6 +238,9 @@ class BorgmasterReplica(CoordinatorReplica):
     async def on_stop(self) -> dict:
         if self.node.is_leader:
             sm = self.node.sm.inner
+            # The replicated record of every job ever fully placed: a leader
+            # killed mid-run took its unflushed job_scheduled events with it.
+            self.log.emit("borg_jobs_final", scheduled=sorted(sm.placed), queued=list(sm.queue.order()))
             for job_id in sm.queue.order():
                 job = sm.jobs[job_id]
                 self.log.emit("job_pending", job_id=job_id, scheduler="borgmaster", unplaced=len(job["pending"]), attempts=job["attempts"])

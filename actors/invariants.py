@@ -118,7 +118,8 @@ def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None
 def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, applied: dict[int, list] | None) -> dict[str, int]:
     submitted = {e["job_id"] for e in ev.get("job_submitted", [])}
     accounted = ({e["job_id"] for e in ev.get("job_scheduled", [])} | {e["job_id"] for e in ev.get("job_abandoned", [])}
-                 | {e["job_id"] for e in ev.get("job_pending", [])} | {e["job_id"] for e in ev.get("job_rejected", [])})
+                 | {e["job_id"] for e in ev.get("job_pending", [])} | {e["job_id"] for e in ev.get("job_rejected", [])}
+                 | {j for e in ev.get("borg_jobs_final", []) for j in e["scheduled"]})
     overcommit, double = check_machines(ev, cell, machines_per_actor)
     coord = check_coordinator(ev, applied)
     committed = sum(e["committed"] for e in ev.get("txn", []))

@@ -60,8 +60,11 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     duration = float(info["emulated_seconds"])
     submitted = {e["job_id"]: e for e in ev.get("job_submitted", [])}
     scheduled = {e["job_id"]: e for e in ev.get("job_scheduled", []) if e["job_id"] in submitted}
+    # Borg: the final leader's replicated record covers jobs whose
+    # job_scheduled event died with a killed leader (no time: not in wait times).
+    final_placed = {j for e in ev.get("borg_jobs_final", []) for j in e["scheduled"] if j in submitted}
     abandoned = {e["job_id"] for e in ev.get("job_abandoned", []) if e["job_id"] in submitted}
-    pending = {e["job_id"] for e in ev.get("job_pending", [])} - set(scheduled) - abandoned
+    pending = {e["job_id"] for e in ev.get("job_pending", [])} - set(scheduled) - final_placed - abandoned
     rejected = {e["job_id"] for e in ev.get("job_rejected", [])}  # Borg: over quota at admission
 
     done_tasks: collections.Counter[int] = collections.Counter()
@@ -116,7 +119,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
         "cell": {"machines": cell.size, "machines_per_actor": info["machines_per_actor"], "host_actors": info.get("host_actors")},
         "jobs": {
             "submitted": len(submitted),
-            "scheduled": len(scheduled),
+            "scheduled": len(set(scheduled) | final_placed),
             "completed": completed,
             "abandoned": len(abandoned),
             "pending": len(pending),
