@@ -46,6 +46,6 @@ class BorgletEndpoint(ReplicatedCell):
     async def exchange(self, host_id: int, finished: bytes) -> Any:
         if not finished and not await self.client.query(("pending", host_id)):
             return [], []
-        keys = [[j, t, k] for j, t, k in unpack_release_keys(finished)] if finished else []
+        keys = unpack_release_keys(finished) if finished else []
         launches, kills = await self._write("exchange", ("exchange", host_id, keys, self.rt.now()))
         return launches, kills

@@ -28,6 +28,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from actors.wire import withdraw_launch
 from schedulers.borg_priority import PendingQueue, may_preempt
 from schedulers.borg_quota import QuotaBook
 from schedulers.resources import EPS
@@ -101,19 +102,13 @@ class BorgStateMachine:
         machine, priority, request = entry
         self.free[machine] += np.asarray(request)
         host = machine // self.k
-        queued = self.to_launch.get(host, [])
-        unpulled = [ln for ln in queued if (ln[0], ln[1]) == key]
-        if unpulled:
-            # Never reached its Borglet: withdraw the launch instead of killing.
-            queued.remove(unpulled[0])
-            entry = [*entry, False]
-        else:
-            self.to_kill.setdefault(host, []).append([key[0], key[1]])
-            self.evicted[key] = host
-            entry = [*entry, True]
-        if not entry[3]:
+        if withdraw_launch(self.to_launch, host, key):
+            # Never reached its Borglet: nothing to kill, pending again at once.
             self._repend(key)
-        return entry
+            return [*entry, False]
+        self.to_kill.setdefault(host, []).append([key[0], key[1]])
+        self.evicted[key] = host
+        return [*entry, True]
 
     def _repend(self, key: Key) -> None:
         job = self.jobs.get(key[0])

@@ -60,14 +60,9 @@ class CoordinatorGroup:
             runtime.gather(refs, timeout=30)
 
     def statuses(self) -> list[dict]:
-        refs = {i: runtime.call(h, "status") for i, h in self.live.items()}
-        out = []
-        for i, ref in refs.items():
-            try:
-                out.append(runtime.gather([ref], timeout=2.0)[0])
-            except Exception:  # a replica dying as we ask: not a leader
-                pass
-        return out
+        # A replica dying as we ask is not a leader: failures are dropped.
+        got = runtime.outcomes([runtime.call(h, "status") for h in self.live.values()], timeout=2.0)
+        return [st for st in got if isinstance(st, dict)]
 
     def leader(self) -> dict | None:
         """The live replica leading the highest term, if there is exactly one."""

@@ -109,7 +109,7 @@ class MesosFramework(ActorShell):
         taken over) and reconcile after a re-registration."""
         while await self.nap_wall(self.watch_wall):
             if self.link.handle is not None and self.link.coord is not None:
-                leader = await self.link._leader()
+                leader = await self.link.leader()
                 if leader is not None and leader != self.link.master:
                     self.link.lost()
             if not await self.link.connected():
@@ -144,8 +144,9 @@ class MesosFramework(ActorShell):
             if await self.link.call("respond", [], [(o["id"], SUPPRESS_REFUSE_S) for o in offers], self._take_unholds(), False):
                 self.told_wants = False
             return
-        usable = [o for o in offers if core.usable(np.asarray(o["machines"]), np.asarray(o["free"]))]
-        declines = [(o["id"], p.refuse_seconds) for o in offers if o not in usable]
+        ok = [core.usable(np.asarray(o["machines"]), np.asarray(o["free"])) for o in offers]
+        usable = [o for o, good in zip(offers, ok) if good]
+        declines = [(o["id"], p.refuse_seconds) for o, good in zip(offers, ok) if not good]
         machines = np.concatenate([np.asarray(o["machines"], dtype=np.int64) for o in usable]) if usable else np.zeros(0, np.int64)
         free = np.vstack([np.asarray(o["free"], dtype=np.float64) for o in usable]) if usable else np.zeros((0, 2))
         offer_of = np.concatenate([np.full(len(o["machines"]), i) for i, o in enumerate(usable)]) if usable else np.zeros(0, np.int64)

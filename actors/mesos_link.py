@@ -43,7 +43,7 @@ class MasterLink:
         self.coord = (CoordinatorClient(owner, self.replicas, lambda i: runtime.lookup(replica_name(i), self.namespace), rt.call)
                       if self.masters > 1 else None)
 
-    async def _leader(self) -> str | None:
+    async def leader(self) -> str | None:
         if self.coord is None:
             return master_name(0)
         try:
@@ -56,7 +56,7 @@ class MasterLink:
         """Make sure we are registered with the current leader."""
         if self.handle is not None:
             return True
-        name = await self._leader()
+        name = await self.leader()
         handle = runtime.lookup(name, self.namespace) if name else None
         if handle is None:
             return False

@@ -30,6 +30,7 @@ from actors.coordinator import replica_name
 from actors.coordinator_client import CoordinatorClient
 from actors.mesos_link import master_name
 from actors.runtime import Runtime
+from actors.wire import withdraw_launch
 from schedulers.mesos_allocator import Allocator, Launch, OrderPolicy
 
 NOT_LEADER = {"ok": False}
@@ -302,11 +303,7 @@ class MesosMaster(ActorShell):
         victims: dict[str, int] = collections.Counter()
         for key in keys:
             fw, machine, _req = a.tasks[key]
-            queued = self.to_launch.get(machine // k, [])
-            unpulled = [ln for ln in queued if (ln[0], ln[1]) == key]
-            if unpulled:
-                # Not on its agent yet: withdraw the launch, nothing to kill.
-                queued.remove(unpulled[0])
+            if withdraw_launch(self.to_launch, machine // k, key):  # not on its agent yet
                 a.release([key])
                 self.lost_updates[fw].append(key)
             else:

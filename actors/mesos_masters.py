@@ -30,16 +30,9 @@ class MasterSet:
 
     def leader(self) -> dict | None:
         """The live master that leads with the highest epoch, if any."""
-        refs = {i: runtime.call(h, "status") for i, h in self.live.items()}
-        best = None
-        for i, ref in refs.items():
-            try:
-                st = runtime.gather([ref], timeout=2.0)[0]
-            except Exception:  # dying as we ask
-                continue
-            if st["leading"] and (best is None or st["epoch"] > best["epoch"]):
-                best = st
-        return best
+        got = runtime.outcomes([runtime.call(h, "status") for h in self.live.values()], timeout=2.0)
+        leading = [st for st in got if isinstance(st, dict) and st["leading"]]  # a master dying as we ask is not
+        return max(leading, key=lambda st: st["epoch"], default=None)
 
     def kill(self, i: int) -> None:
         h = self.live.pop(i, None)

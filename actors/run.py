@@ -176,8 +176,8 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     # Stop in dependency order: no new jobs, then no new launches, then machines.
     for stage in ([submitter], scheds, list(live_hosts.values()), topo.stop_after_hosts()):
         _stop(stage, driver_log)
-        if stage is scheds and topo.quiesce_before_hosts and group is not None:
-            runtime.gather([runtime.call(h, "quiesce") for h in group.live.values()], timeout=30)
+        if stage is scheds:
+            topo.before_hosts_stop()
     applied: dict[int, list[tuple]] = {}
     if group is not None:
         group.converge()
@@ -231,12 +231,9 @@ class _Think:
 def _stop(handles: list[Any], log: EventLog) -> None:
     """Stop actors, tolerating ones that died on the way (a node failure):
     each is logged, and the rest still stop."""
-    refs = [(h, runtime.call(h, "stop")) for h in handles]
-    for h, ref in refs:
-        try:
-            runtime.gather([ref], timeout=120)
-        except runtime.RayError as e:
-            log.emit("actor_lost", actor=str(getattr(h, "_ray_actor_id", "?")), error=type(e).__name__)
+    for h, got in zip(handles, runtime.outcomes([runtime.call(h, "stop") for h in handles], timeout=120)):
+        if isinstance(got, Exception):
+            log.emit("actor_lost", actor=str(getattr(h, "_ray_actor_id", "?")), error=type(got).__name__)
 
 
 def _node_deaths(host_node: dict[str, tuple[str, str]], live_hosts: dict[str, Any], log: EventLog) -> None:
@@ -245,15 +242,9 @@ def _node_deaths(host_node: dict[str, tuple[str, str]], live_hosts: dict[str, An
     an actor's death as soon as its process is gone; a node is declared dead
     only after its health checks time out, so pings find it first."""
     names = [n for n in host_node if n in live_hosts]
-    refs = {n: runtime.call(live_hosts[n], "ping") for n in names}
-    gone = []
-    for name, ref in refs.items():
-        try:
-            runtime.gather([ref], timeout=1.0)
-        except runtime.GetTimeoutError:
-            continue  # slow, not dead
-        except runtime.RayError:
-            gone.append(name)
+    got = runtime.outcomes([runtime.call(live_hosts[n], "ping") for n in names], timeout=1.0)
+    # A ping still pending is a slow host, not a dead one.
+    gone = [n for n, g in zip(names, got) if isinstance(g, runtime.RayError)]
     if not gone:
         return
     dead = runtime.dead_nodes(sorted({host_node[n][1] for n in gone}))

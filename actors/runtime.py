@@ -182,6 +182,28 @@ def gather(refs: Iterable[Any], timeout: float | None = 60.0) -> list[Any]:
     return ray.get(list(refs), timeout=timeout)
 
 
+class Pending(Exception):
+    """A call that had not answered when ``outcomes`` stopped waiting."""
+
+
+def outcomes(refs: list[Any], timeout: float) -> list[Any]:
+    """Wait once, up to ``timeout`` in all, for many calls that may fail on
+    their own (a dead actor): each entry is its result, the exception it
+    raised, or ``Pending()``. One wait for all, not a get per call."""
+    ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout) if refs else ([], [])
+    done = set(ready)
+    out: list[Any] = []
+    for ref in refs:
+        if ref not in done:
+            out.append(Pending())
+            continue
+        try:
+            out.append(ray.get(ref))  # ready: returns (or raises) at once
+        except Exception as e:  # the call's own failure, reported, not raised
+            out.append(e)
+    return out
+
+
 def kill_all(handles: Iterable[Any]) -> None:
     for h in handles:
         try:

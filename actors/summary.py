@@ -26,8 +26,11 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     leader, and when a client's write next succeeded (the blackout users
     feel). Any acknowledged write counts (hosts write every batch interval,
     so the blackout is not stretched by a scheduler that had nothing to
-    commit); ``first_txn_at_s`` is the first Omega transaction after it."""
+    commit); ``first_txn_at_s`` is the first Omega transaction after it and
+    ``first_placement_at_s`` the first decision that placed a task (any
+    scheduler: a Borgmaster's own writes are not client acks)."""
     commits = sorted(e["t"] for e in ev.get("coord_ack", []))
+    placements = sorted(e["t"] for e in ev.get("txn", []) if e["committed"] > 0)
     txns = sorted(e["t"] for e in ev.get("coord_ack", []) if e["kind"] == "commit")
     elected = sorted(ev.get("failover", []), key=lambda e: e["t"])
     out = []
@@ -38,12 +41,14 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
         new = next((e for e in elected if e["t"] >= killed and e["old_leader"] == f["target"]), None)
         first = next((t for t in commits if t > killed), None)
         first_txn = next((t for t in txns if t > killed), None)
+        placed = next((t for t in placements if t > killed), None)
         rec = {
             "role": "coordinator", "target": f["target"], "killed_at_s": round(killed, 3),
             "elected_at_s": round(new["t"], 3) if new else None,
             "new_leader": new["new_leader"] if new else None,
             "first_commit_at_s": round(first, 3) if first is not None else None,
             "first_txn_at_s": round(first_txn, 3) if first_txn is not None else None,
+            "first_placement_at_s": round(placed, 3) if placed is not None else None,
             "downtime_emulated_s": round(first - killed, 3) if first is not None else None,
             "downtime_wall_s": round((first - killed) / scale, 4) if first is not None else None,
             "election_wall_s": round((new["t"] - killed) / scale, 4) if new else None,
@@ -107,6 +112,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
 
     samples = [e for e in ev.get("cell_sample", []) if 0 <= e["t"] <= duration + EPS]
     checks = invariants(ev, cell, int(info.get("machines_per_actor") or 1), applied)
+    coord_failovers = failovers(ev, float(info["time_scale"]))
     prefill_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if e.get("prefill"))
 
     return {
@@ -135,7 +141,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "samples": len(samples),
         },
         "substrate": info["substrate"],
-        "failovers": failovers(ev, float(info["time_scale"])) + master_failovers(
+        "failovers": coord_failovers + master_failovers(
             ev, int(info.get("host_actors") or 0), info.get("frameworks", []), float(info["time_scale"])),
         "faults": [{"at_s": round(f["t"], 3), "kind": f["kind"], "target": f["target"]} for f in ev.get("fault", [])],
         "invariants": checks,
@@ -145,7 +151,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "leader_terms": len({e["term"] for e in ev.get("raft_role", []) if e["role"] == "leader"}),
         },
         **({"mesos": mesos_section(ev, info.get("frameworks", []), duration)} if info["architecture"] == "mesos" else {}),
-        **({"borg": borg_section(ev, float(info["time_scale"]))} if info["architecture"] == "borg" else {}),
+        **({"borg": borg_section(ev, coord_failovers, float(info["time_scale"]))} if info["architecture"] == "borg" else {}),
         # Multi-node clusters: which node each machine host ran on.
         "placement": info.get("placement"),
         "warnings": info.get("warnings", []),

@@ -12,7 +12,7 @@ import collections
 from typing import Any
 
 
-def borg_section(ev: dict[str, list[dict]], scale: float) -> dict[str, Any]:
+def borg_section(ev: dict[str, list[dict]], coordinator_failovers: list[dict], scale: float) -> dict[str, Any]:
     rejected = ev.get("job_rejected", [])
     reasons = collections.Counter(e["reason"].split(":")[0] for e in rejected)
     bands: collections.Counter[str] = collections.Counter()
@@ -20,17 +20,14 @@ def borg_section(ev: dict[str, list[dict]], scale: float) -> dict[str, Any]:
         for _j, _t, _prio, band in e["victims"]:
             bands[band] += 1
     down = ev.get("machines_down", [])
-    txns = sorted(e["t"] for e in ev.get("txn", []) if e["committed"] > 0)
     blackouts = []
-    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
-        if f.get("role") == "coordinator" and f.get("was_leader"):
-            first = next((t for t in txns if t > f["t"]), None)
-            blackouts.append({
-                "target": f["target"], "killed_at_s": round(f["t"], 3),
-                "first_placement_at_s": round(first, 3) if first is not None else None,
-                "blackout_emulated_s": round(first - f["t"], 3) if first is not None else None,
-                "blackout_wall_s": round((first - f["t"]) / scale, 4) if first is not None else None,
-            })
+    for f in coordinator_failovers:  # the Borgmaster is the coordinator group
+        first, killed = f["first_placement_at_s"], f["killed_at_s"]
+        blackouts.append({
+            "target": f["target"], "killed_at_s": killed, "first_placement_at_s": first,
+            "blackout_emulated_s": round(first - killed, 3) if first is not None else None,
+            "blackout_wall_s": round((first - killed) / scale, 4) if first is not None else None,
+        })
     return {
         "rejected": {"jobs": len(rejected), "reasons": dict(reasons)},
         "preemptions": {"total": sum(bands.values()), "by_victim_band": dict(bands)},

@@ -61,6 +61,11 @@ class Topology:
     masters: MasterSet | None = None
     quiesce_before_hosts: bool = False  # the Borgmaster: stop deciding before the Borglets stop
 
+    def before_hosts_stop(self) -> None:
+        """A placement made after the hosts stopped would never launch."""
+        if self.quiesce_before_hosts and self.group is not None:
+            runtime.gather([runtime.call(h, "quiesce") for h in self.group.live.values()], timeout=30)
+
     def stop_after_hosts(self) -> list[Any]:
         """The architecture's own actors still alive at the end (faults may
         have killed and restarted some), stopped after the machine hosts."""

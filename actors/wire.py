@@ -99,3 +99,14 @@ def unpack_tasks(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
     tasks = np.frombuffer(blob, dtype=np.int64, count=n, offset=8)
     durations = np.frombuffer(blob, dtype=np.float64, count=n, offset=8 + 8 * n)
     return tasks, durations
+
+
+def withdraw_launch(to_launch: dict[int, list], host: int, key: tuple[int, int]) -> bool:
+    """Take (job, task) ``key`` out of ``host``'s queue of launches not yet
+    handed out; True if it was there (then there is nothing to kill)."""
+    queued = to_launch.get(host, [])
+    for i, ln in enumerate(queued):
+        if (ln[0], ln[1]) == key:
+            del queued[i]
+            return True
+    return False

@@ -12,6 +12,7 @@ as a number of machines and as a fraction of the original.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 import numpy as np
@@ -51,7 +52,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.duration:
-        import dataclasses
         sc = dataclasses.replace(sc, duration=args.duration)
     cell = build_cell(sc.cell.machine_classes)
     jobs = snapshot(sc)

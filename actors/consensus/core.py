@@ -377,17 +377,9 @@ class RaftNode:
             return
         p = m.src
         self._active.add(p)
-        # Send more only when a reply moved something: a duplicated or
-        # reordered reply would otherwise start a second stream of appends,
-        # and every further duplicate another. Heartbeats cover lost ones.
+        # Heartbeats cover lost replies (see _acknowledged for duplicates).
         if m.success:
-            if m.match_index <= self.match_index[p]:
-                return
-            self.match_index[p] = m.match_index
-            self._maybe_commit()
-            self.next_index[p] = max(self.next_index[p], m.match_index + 1)
-            if self.next_index[p] <= self.log.last_index:
-                self._send_append(p)
+            self._acknowledged(p, m.match_index)
             return
         nxt = m.conflict_index
         if m.conflict_term is not None:
@@ -419,13 +411,18 @@ class RaftNode:
     def _on_install_snapshot_reply(self, m: InstallSnapshotReply) -> None:
         if self.role is not Role.LEADER:
             return
-        p = m.src
-        self._active.add(p)
-        if m.match_index <= self.match_index[p]:
+        self._active.add(m.src)
+        self._acknowledged(m.src, m.match_index)
+
+    def _acknowledged(self, p: NodeId, match_index: int) -> None:
+        """Peer ``p`` holds our log up to ``match_index`` (an append or a
+        snapshot reply). Only a reply that moves it sends more: a duplicated
+        or reordered one would otherwise start a second stream of appends."""
+        if match_index <= self.match_index[p]:
             return
-        self.match_index[p] = m.match_index
+        self.match_index[p] = match_index
         self._maybe_commit()
-        self.next_index[p] = max(self.next_index[p], m.match_index + 1)
+        self.next_index[p] = max(self.next_index[p], match_index + 1)
         if self.next_index[p] <= self.log.last_index:
             self._send_append(p)
 
