@@ -2,10 +2,28 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import functools
+import time
+from typing import Any, Callable
 
 from actors.events import EventLog
 from actors.runtime import Runtime
+
+
+# Lifecycle and internal coroutines: never delayed by a "slow" fault (the
+# actor's own loops call some of them; the driver needs the rest to stop it).
+_UNGATED = frozenset({"start", "stop", "ready", "ping", "flush", "on_start", "on_stop"})
+
+
+def _gated(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    async def gate(self: "ActorShell", *args: Any, **kwargs: Any) -> Any:
+        delay = self.rt.links.delay() if self.rt.links.delay_until else 0.0
+        if delay:
+            await asyncio.sleep(delay)
+        return await fn(self, *args, **kwargs)
+    gate.chaos_gated = True  # type: ignore[attr-defined]
+    return gate
 
 
 class ActorShell:
@@ -18,6 +36,16 @@ class ActorShell:
     when the driver has every stop reply, events.jsonl is complete."""
 
     STOP_GRACE_S = 30.0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every message an actor receives passes the chaos gate (a "slow"
+        # fault delays it); one wrapper here instead of a check per method.
+        super().__init_subclass__(**kwargs)
+        for name, fn in list(vars(cls).items()):
+            if not name.startswith(("_", "chaos_")) and name not in _UNGATED and asyncio.iscoroutinefunction(fn):
+                # An override that calls super() already passes its base's gate.
+                if not any(getattr(vars(b).get(name), "chaos_gated", False) for b in cls.__mro__[1:]):
+                    setattr(cls, name, _gated(fn))
 
     # Events are not urgent: shipping them less often than launches and
     # completions keeps the collector's share of two cores small.
@@ -39,6 +67,23 @@ class ActorShell:
 
     async def ping(self) -> None:
         return None
+
+    # ------------------------------------------------ chaos (actors.chaos_executor)
+
+    def chaos_pause(self, seconds: float) -> None:
+        """Freeze the whole actor, timers included, like a stopped process:
+        a plain (not async) method blocks the actor's event loop."""
+        time.sleep(seconds)
+
+    async def chaos_slow(self, delay_s: float, seconds: float, exempt: list[str]) -> None:
+        self.rt.links.exempt = set(exempt)
+        self.rt.links.slow(delay_s, seconds)
+
+    async def chaos_partition(self, peers: list[str], seconds: float) -> None:
+        self.rt.links.partition(peers, seconds)
+
+    async def chaos_heal(self) -> None:
+        self.rt.links.heal()
 
     async def start(self, epoch: float) -> None:
         self.rt.set_epoch(epoch)  # type: ignore[attr-defined]

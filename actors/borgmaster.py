@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from actors.coordinator import CoordinatorReplica
+from actors.host_watch import report_down
 from schedulers.borg_placement import PlacementParams, place_job
 from schedulers.borg_preemption import choose_preemption
 from schedulers.borg_priority import band
@@ -230,10 +231,7 @@ class BorgmasterReplica(CoordinatorReplica):
                 continue
             result = await self._write("poll", ("down", silent, now))
             if result is not None:
-                lost, unpulled = result
-                self.log.emit("machines_down", hosts=silent, tasks_lost=len(lost), lost=lost, unpulled=len(unpulled))
-                if unpulled:
-                    self.log.emit("tasks_lost", framework="borgmaster", reason="machine_down", tasks=unpulled, requeued_jobs=[])
+                report_down(self.log, silent, *result, by="borgmaster")
 
     async def on_stop(self) -> dict:
         if self.node.is_leader:

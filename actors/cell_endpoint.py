@@ -1,6 +1,6 @@
 """How schedulers and hosts reach the cell state: one actor, or a Raft group.
 
-Both endpoints have the same four calls, so the Omega scheduler and the
+Both endpoints have the same calls, so the Omega scheduler and the
 machine hosts do not know (or care) whether their commits are replicated.
 Endpoints are picklable recipes; ``bind`` attaches them to the actor that
 uses them.
@@ -21,7 +21,7 @@ class DirectCell:
     def __init__(self, handle: Any) -> None:
         self.handle = handle
 
-    def bind(self, rt: Any, owner: str, log: EventLog, report: Any = None) -> None:
+    def bind(self, rt: Any, owner: str, log: EventLog, report: Any = None, reset: Any = None) -> None:
         self.rt = rt
 
     async def snapshot(self) -> bytes:
@@ -36,6 +36,12 @@ class DirectCell:
     async def exchange(self, host_id: int, finished: bytes) -> list:
         return await self.rt.call(self.handle, "exchange", host_id, finished)
 
+    async def recover(self, job_ids: list[int]) -> list:
+        return await self.rt.call(self.handle, "recover", job_ids)
+
+    async def lost(self, cursor: int) -> list:
+        return await self.rt.call(self.handle, "lost", cursor)
+
 
 class ReplicatedCell:
     """The coordinator group: writes are acknowledged once applied by the
@@ -46,7 +52,7 @@ class ReplicatedCell:
         self.namespace = namespace
         self.replicas = replicas
 
-    def bind(self, rt: Any, owner: str, log: EventLog, report: Any = None) -> None:
+    def bind(self, rt: Any, owner: str, log: EventLog, report: Any = None, reset: Any = None) -> None:
         ns = self.namespace
         self.client = CoordinatorClient(owner, self.replicas, lambda i: runtime.lookup(replica_name(i), ns), rt.call)
         self.rt = rt
@@ -77,3 +83,9 @@ class ReplicatedCell:
         if not finished and not await self.client.query(("pending", host_id)):
             return []
         return await self._write("exchange", ("exchange", host_id, finished))
+
+    async def recover(self, job_ids: list[int]) -> list:
+        return await self.client.query(("recover", job_ids))
+
+    async def lost(self, cursor: int) -> list:
+        return await self.client.query(("lost", cursor))

@@ -17,6 +17,7 @@ import numpy as np
 
 from actors.base import ActorShell
 from actors.cell_machine import CellStateMachine
+from actors.host_watch import HOST_TIMEOUT_WALL_S, HostWatch, report_down
 from actors.runtime import Runtime
 from schedulers.omega import ConflictMode, TxnMode
 
@@ -40,9 +41,20 @@ class CellState(ActorShell):
         super().__init__(rt, "cellstate", metrics, flush_interval)
         self.machine = CellStateMachine(capacity, free, conflict_mode.value, txn_mode.value, machines_per_actor)
         self.sample_interval = sample_interval
+        hosts = -(-capacity.shape[0] // machines_per_actor)
+        self.watch = HostWatch(hosts, HOST_TIMEOUT_WALL_S * rt.clock.scale)
 
     async def on_start(self) -> None:
         self.spawn_loop(self._sample_loop())
+        self.watch.grace(self.rt.now())
+        self.spawn_loop(self._watch_loop())
+
+    async def _watch_loop(self) -> None:
+        while await self.nap(self.watch.timeout / 4):
+            now = self.rt.now()
+            silent = self.watch.silent(now, self.machine.down)
+            if silent:
+                report_down(self.log, silent, *self.machine.apply(("down", silent, now)), by="cellstate")
 
     async def _sample_loop(self) -> None:
         self._sample()
@@ -71,7 +83,15 @@ class CellState(ActorShell):
         """A host's poll: take its finished tasks' resources back
         (actors.wire.pack_release) and hand over what was committed to its
         machines since the last poll. Each launch is handed out exactly once."""
+        self.watch.heard(host_id, self.rt.now())
         return self.machine.apply(("exchange", host_id, finished))
+
+    async def recover(self, job_ids: list[int]) -> list:
+        """[lost cursor, {job: tasks placed and not lost}] for a restarted scheduler."""
+        return self.machine.query(("recover", job_ids))
+
+    async def lost(self, cursor: int) -> list:
+        return self.machine.query(("lost", cursor))
 
     async def on_stop(self) -> dict:
         self._sample()

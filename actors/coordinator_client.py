@@ -38,7 +38,10 @@ class CoordinatorClient:
     call: Callable[..., Any]
     attempt_timeout: float = 2.5  # longer than a replica's own proposal timeout
     leader: int = 0
-    next_id: int = 0
+    # Request ids grow across incarnations: a restarted client (same name)
+    # starting from 1 again would be taken for its predecessor, its requests
+    # refused as superseded or, worse, answered with the old last result.
+    next_id: int = field(default_factory=lambda: time.time_ns() // 1000)
     acks: list[Ack] = field(default_factory=list)
     handles: dict[int, Any] = field(default_factory=dict)
 

@@ -1,4 +1,7 @@
-"""The scenario's fault timeline, executed by the driver during a run.
+"""Carries out faults during a run: the scenario's timeline and whatever the
+chaos script posts meanwhile. The driver owns every actor, so it is the one
+that kills, restarts, pauses, slows and partitions them; the chaos script
+only asks (through the chaos inbox).
 
 Each fault is logged as a ``fault`` event; killing the current leader starts
 a failover record, closed when the driver sees a new leader (``failover``
@@ -7,82 +10,199 @@ clients' ``coord_ack`` events by the summary.
 """
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any, Callable
 
+import numpy as np
+
 from actors import runtime
+from actors.chaos_inbox import cluster_dir
 from actors.coordinator_group import CoordinatorGroup
 from actors.events import EventLog
+from actors.members import Members
 from actors.mesos_masters import MasterSet
-from schedulers.scenario import FaultSpec
+from schedulers.fault_plan import FaultError, FaultSpec, Roster, check
+
+Leader = Callable[[], "tuple[int, int] | None"]
 
 
 class FaultTimeline:
-    def __init__(self, faults: tuple[FaultSpec, ...], group: CoordinatorGroup | None, log: EventLog,
-                 masters: MasterSet | None = None, hosts: dict[str, Any] | None = None) -> None:
-        self.hosts = hosts  # machine-host name -> handle
-        self.pending = list(faults)
+    def __init__(self, faults: tuple[FaultSpec, ...], roster: Roster, members: Members, group: CoordinatorGroup | None,
+                 masters: MasterSet | None, log: EventLog, seed: int, scale: float, exempt: list[str]) -> None:
+        self.pending = sorted(faults, key=lambda f: f.at)
+        self.roster = roster
+        self.members = members
         self.group = group
         self.masters = masters
         self.log = log
+        self.rng = np.random.default_rng([seed, 0xC4A05])
+        self.scale = scale
+        self.exempt = exempt  # instruments' actor keys: a slow actor still reports on time
         self.watching: list[dict[str, Any]] = []  # failovers awaiting a new leader
+        self.tickets: dict[int, int] = {}  # id(spec) -> chaos ticket
+        self.done: list[tuple[int, dict]] = []  # (ticket, outcome) for the chaos inbox
+        self.chaos_made: set[int] = set()  # id() of restarts that chaos kills scheduled
+        self._source = "scenario"
+
+    def post(self, f: FaultSpec, ticket: int) -> None:
+        """A fault from the chaos script (already checked against the roster there)."""
+        self.pending.append(f)
+        self.pending.sort(key=lambda x: x.at)
+        self.tickets[id(f)] = ticket
 
     def step(self, now: float) -> None:
         while self.pending and self.pending[0].at <= now:
-            self._inject(self.pending.pop(0))
+            f = self.pending.pop(0)
+            self._source = "chaos" if id(f) in self.tickets or id(f) in self.chaos_made else "scenario"
+            self.chaos_made.discard(id(f))
+            try:
+                outcome = self._inject(f, now)
+            except FaultError as e:
+                outcome = {"kind": f.action, "target": f.target or None, "skipped": str(e)}
+            self.log.emit("fault", at_s=round(now, 6), source=self._source, **outcome)
+            ticket = self.tickets.pop(id(f), None)
+            if ticket is not None:
+                self.done.append((ticket, {"at_s": round(now, 3), **outcome}))
         self._watch()
 
-    def _role(self, f: FaultSpec) -> tuple[str, Any, Callable[[], tuple[int, int] | None]]:
-        """The role a fault hits, its driver-side controller (kill/restart by
-        index) and how to find its current leader as (index, term)."""
-        if f.action == "kill_master" or f.target.startswith("master-"):
-            assert self.masters is not None  # validation: master faults need architecture mesos
+    # ------------------------------------------------------------ targets
+
+    def _leader_of(self, role: str) -> Leader:
+        if role == "master":
             ms = self.masters
+            assert ms is not None
 
             def master() -> tuple[int, int] | None:
                 lead = ms.leader()
                 return (int(lead["index"]), int(lead["epoch"])) if lead else None
-            return "master", ms, master
-        assert self.group is not None  # validation: coordinator faults need replicas
+            return master
         group = self.group
+        assert group is not None
 
         def coordinator() -> tuple[int, int] | None:
             lead = group.leader()
             return (int(lead["replica"]), int(lead["term"])) if lead else None
-        return "coordinator", group, coordinator
+        return coordinator
 
-    def _inject(self, f: FaultSpec) -> None:
-        if f.target.startswith("machine-host-"):
-            # A machine failure: the host actor and everything on its machines die.
-            assert self.hosts is not None
-            h = self.hosts.pop(f.target, None)
-            if h is not None:
-                runtime.kill_all([h])
-            self.log.emit("fault", at_s=f.at, kind=f.action, target=f.target, role="machine")
-            return
-        role, ctl, leader = self._role(f)
-        lead = leader()
+    def _live(self, role: str) -> dict[str, Any]:
+        if role == "coordinator":
+            return {f"coordinator-{i}": h for i, h in (self.group.live.items() if self.group else [])}
+        if role == "master":
+            return {f"master-{i}": h for i, h in (self.masters.live.items() if self.masters else [])}
+        return self.members.of_role(role)
+
+    def _pick(self, target: str) -> tuple[str, str]:
+        """(role, actor name) of a target that is a name or a role (a live member at random)."""
+        if target in self.roster.members:
+            live = sorted(self._live(target))
+            if not live:
+                raise FaultError(f"no live {target} to hit")
+            return target, live[int(self.rng.integers(len(live)))]
+        role = self.roster.role_of(target)
+        assert role is not None  # checked against the roster
+        return role, target
+
+    def _side(self, target: str, besides: str = "") -> dict[str, Any]:
+        """Live actors on one side of a partition (a name or a whole role)."""
+        if target in self.roster.members:
+            return {n: h for n, h in self._live(target).items() if n != besides}
+        role = self.roster.role_of(target)
+        h = self._live(role or "").get(target)
+        if h is None:
+            raise FaultError(f"{target} is not running")
+        return {target: h}
+
+    # ------------------------------------------------------------ actions
+
+    def _inject(self, f: FaultSpec, now: float) -> dict[str, Any]:
+        check(f, self.roster)
+        wall = (f.duration or 0.0) / self.scale
+        if f.action == "kill_node":
+            return self._kill_node(f.target)
         if f.action in ("kill_leader", "kill_master"):
+            role = "coordinator" if f.action == "kill_leader" else "master"
+            lead = self._leader_of(role)()
             if lead is None:
-                self.log.emit("fault", at_s=f.at, kind=f.action, target=None, role=role, skipped="no leader at that moment")
-                return
-            target = lead[0]
-        else:
-            target = int(f.target.rsplit("-", 1)[1])
-        name = f"{role}-{target}"
+                raise FaultError("no leader at that moment")
+            return self._kill(f, role, f"{role}-{lead[0]}", now, lead)
+        if f.action == "partition":
+            a = self._side(f.target)
+            b = self._side(f.peer, besides=f.target)
+            if not a or not b:
+                raise FaultError(f"nothing alive on one side ({f.target} | {f.peer})")
+            keys_a = [runtime.actor_key(h) for h in a.values()]
+            keys_b = [runtime.actor_key(h) for h in b.values()]
+            runtime.outcomes([runtime.call(h, "chaos_partition", keys_b, wall) for h in a.values()]
+                             + [runtime.call(h, "chaos_partition", keys_a, wall) for h in b.values()], timeout=2.0)
+            return {"kind": "partition", "target": sorted(a), "role": self.roster.role_of(next(iter(a))),
+                    "duration_s": f.duration, "peer": sorted(b)}
+        role, name = self._pick(f.target)
         if f.action == "restart":
-            ctl.restart(target)
-            self.log.emit("fault", at_s=f.at, kind=f.action, target=name, role=role)
-            return
-        was_leader = lead is not None and lead[0] == target
-        ctl.kill(target)
+            self._restart(role, name)
+            return {"kind": "restart", "target": name, "role": role}
+        if f.action == "kill":
+            lead = self._leader_of(role)() if role in self.roster.leader_roles else None
+            return self._kill(f, role, name, now, lead)
+        out = {"kind": f.action, "target": name, "role": role, "duration_s": f.duration}
+        if f.action == "pause":
+            runtime.call(self._side(name)[name], "chaos_pause", wall)
+            return out
+        runtime.call(self._side(name)[name], "chaos_slow", f.delay / self.scale, wall, self.exempt)
+        return {**out, "delay_s": f.delay}
+
+    def _kill(self, f: FaultSpec, role: str, name: str, now: float, lead: tuple[int, int] | None) -> dict[str, Any]:
+        index = int(name.rsplit("-", 1)[1]) if role in ("coordinator", "master") else None
+        if role == "coordinator":
+            assert self.group is not None
+            self.group.kill(int(index))  # type: ignore[arg-type]
+        elif role == "master":
+            assert self.masters is not None
+            self.masters.kill(int(index))  # type: ignore[arg-type]
+        elif not self.members.kill(name):
+            raise FaultError(f"{name} is not running")
         if f.restart_after is not None:
-            self.pending.append(FaultSpec(f.at + f.restart_after, "restart", name))
+            back = FaultSpec(now + f.restart_after, "restart", name)
+            if self._source == "chaos":
+                self.chaos_made.add(id(back))
+            self.pending.append(back)
             self.pending.sort(key=lambda x: x.at)
-        self.log.emit("fault", at_s=f.at, kind=f.action, target=name, was_leader=was_leader, role=role,
-                      term=lead[1] if lead else None)
+        was_leader = lead is not None and lead[0] == index
         if was_leader:
             assert lead is not None
-            self.watching.append({"target": name, "term": lead[1], "role": role, "leader": leader})
+            self.watching.append({"target": name, "term": lead[1], "role": role, "leader": self._leader_of(role)})
+        out: dict[str, Any] = {"kind": f.action, "target": name, "role": role}
+        if role in self.roster.leader_roles:
+            out.update(was_leader=was_leader, term=lead[1] if lead else None)
+        if f.restart_after is not None:
+            out["restart_after_s"] = f.restart_after
+        return out
+
+    def _restart(self, role: str, name: str) -> None:
+        if role == "coordinator":
+            assert self.group is not None
+            self.group.restart(int(name.rsplit("-", 1)[1]))
+        elif role == "master":
+            assert self.masters is not None
+            self.masters.restart(int(name.rsplit("-", 1)[1]))
+        else:
+            self.members.restart(name)
+
+    def _kill_node(self, node: str) -> dict[str, Any]:
+        """A rack failure: SIGKILL to the node's whole process group (raylet,
+        workers, actors), as scripts/cluster.sh kill does."""
+        pid_file = cluster_dir() / f"{node}.pid"
+        try:
+            pid = int(pid_file.read_text().strip())
+        except (OSError, ValueError):
+            raise FaultError(f"{node} was not started by scripts/cluster.sh (no {pid_file}; set SCHEDLAB_CLUSTER_DIR)") from None
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            raise FaultError(f"{node} is already down") from None
+        except PermissionError:
+            os.kill(pid, signal.SIGKILL)
+        return {"kind": "kill_node", "target": node, "role": "node"}
 
     def _watch(self) -> None:
         """Close a failover once its role has a leader with a newer term

@@ -14,6 +14,7 @@ checked at the end of every run and again on any saved run
 from __future__ import annotations
 
 import collections
+from typing import Any
 
 import numpy as np
 
@@ -24,33 +25,38 @@ from schedulers.resources import NDIM
 def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int = 1) -> tuple[int, int]:
     """Replay launches and completions per machine in event-time order.
     Returns (over-commit violations, tasks placed twice). A machine host
-    killed by a fault takes its tasks with it at that moment."""
-    timeline: list[tuple[float, int, list]] = []
+    killed by a fault takes its tasks with it at that moment; a host marked
+    down by its scheduler (or cell state, or master) has its tasks written
+    off then, even if it was only slow and ran them a little longer."""
+    k = machines_per_actor
+    timeline: list[tuple[float, int, Any]] = []
     for e in ev.get("tasks_launched", []):
-        timeline.extend((e["t"], 1, task) for task in e["tasks"])
+        timeline.extend((e["t"], 2, task) for task in e["tasks"])
     for e in ev.get("tasks_completed", []) + ev.get("tasks_killed", []):
-        timeline.extend((e["t"], 0, task) for task in e["tasks"])
+        timeline.extend((e["t"], 1, task) for task in e["tasks"])
+    for e in ev.get("machines_down", []):
+        timeline.append((e["t"], 0, list(e["hosts"])))
     for f in ev.get("fault", []):
-        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-"):
-            h = int(f["target"].rsplit("-", 1)[1])
-            # A death noticed by the driver may be noticed earlier by the
-            # scheduler (Borg marks a silent host down and reschedules): the
-            # host's tasks ended no later than that.
-            last_own = max((e["t"] for kind in ("tasks_launched", "tasks_completed", "tasks_killed")
-                            for e in ev.get(kind, []) if e.get("actor") == f["target"]), default=0.0)
-            marked = [e["t"] for e in ev.get("machines_down", []) if h in e["hosts"] and last_own <= e["t"] <= f["t"]]
-            died = min([f["t"], *marked])
-            timeline.extend((died, 0, [j, t, m]) for j, t, m in _running_on(ev, died, h, machines_per_actor))
-    # Completions first at equal times: a slot freed and reused in one flush is fine.
+        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
+            if f.get("kind") in ("kill", "host_lost", "node_down"):
+                timeline.append((f["t"], 0, [int(f["target"].rsplit("-", 1)[1])]))
+    # Write-offs, then completions, then launches at equal times: a slot
+    # freed and reused in one flush is fine.
     timeline.sort(key=lambda x: (x[0], x[1]))
     used = np.zeros_like(cell.capacity)
     running: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
     over = double = 0
-    for _t, is_launch, task in timeline:
-        key = (int(task[0]), int(task[1]))
-        if is_launch:
-            machine = int(task[2])
-            req = np.asarray(task[3 : 3 + NDIM], dtype=np.float64)
+    for _t, kind, item in timeline:
+        if kind == 0:  # hosts gone: everything on their machines ends
+            hosts = set(item)
+            for key in [key for key, (m, _) in running.items() if m // k in hosts]:
+                m, req = running.pop(key)
+                used[m] -= req
+            continue
+        key = (int(item[0]), int(item[1]))
+        machine = int(item[2])
+        if kind == 2:
+            req = np.asarray(item[3 : 3 + NDIM], dtype=np.float64)
             if key in running:
                 double += 1
                 continue
@@ -58,27 +64,12 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
             used[machine] += req
             if np.any(used[machine] > cell.capacity[machine] + 1e-6):
                 over += 1
-        elif key in running:
-            machine, req = running.pop(key)
+        elif key in running and running[key][0] == machine:  # not a written-off copy ending late
+            _, req = running.pop(key)
             used[machine] -= req
     over += len(ev.get("overcommit", []))
     double += len(ev.get("double_launch", []))
     return over, double
-
-
-def _running_on(ev: dict[str, list[dict]], at: float, host: int, k: int) -> list[tuple[int, int, int]]:
-    """Tasks running on a host's machines at time ``at`` (from its own events)."""
-    name = f"machine-host-{host}"
-    running: dict[tuple[int, int], int] = {}
-    for e in sorted((e for kind in ("tasks_launched", "tasks_completed", "tasks_killed") for e in ev.get(kind, [])
-                     if e.get("actor") == name and e["t"] <= at), key=lambda e: e["t"]):
-        for task in e["tasks"]:
-            key = (int(task[0]), int(task[1]))
-            if e["event"] == "tasks_launched":
-                running[key] = int(task[2])
-            else:
-                running.pop(key, None)
-    return [(j, t, m) for (j, t), m in running.items()]
 
 
 def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None) -> dict[str, int]:

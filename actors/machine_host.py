@@ -57,7 +57,7 @@ class MachineHost(ActorShell):
         self._initial = initial or []
 
     async def on_start(self) -> None:
-        self.cell.bind(self.rt, self.name, self.log, self.agent_report)
+        self.cell.bind(self.rt, self.name, self.log, self.agent_report, self._reset)
         if self._initial:
             self._launch(self._initial, prefill=True)
             self._initial = []
@@ -118,6 +118,19 @@ class MachineHost(ActorShell):
         if killed:
             self.log.emit("tasks_killed", host=self.host_id, tasks=killed)
 
+    def _reset(self) -> None:
+        """We were marked down while alive (paused, cut off, too slow): our
+        tasks were written off and placed again elsewhere. Stop them all and
+        start over empty; their resources were already taken back."""
+        gone = [[j, t, local + self.first] for (j, t), (local, _req, _o) in self.running_tasks.items()]
+        self.running_tasks.clear()
+        self.ends.clear()
+        self.used[:] = 0.0
+        self.done_machines, self.done_requests, self.done_keys, self.done_events = [], [], [], []
+        self.log.emit("host_reset", host=self.host_id, tasks=len(gone))
+        if gone:
+            self.log.emit("tasks_killed", host=self.host_id, tasks=gone, reason="written_off")
+
     def agent_report(self) -> dict:
         """What an agent tells a (new) master when it registers."""
         return {"host": self.host_id, "tasks": [
@@ -143,6 +156,9 @@ class MachineHost(ActorShell):
             self.log.emit("exchange_failed", host=self.host_id, error=f"{type(e).__name__}: {e}")
         else:
             self._unsent = b""
+            if isinstance(reply, dict) and reply.get("reset"):
+                self._reset()
+                reply = reply["launches"]
             # Omega's cell state answers with launches; a Mesos master with (launches, kills).
             launches, kills = reply if isinstance(reply, tuple) else (reply, [])
             # Kills first: a preemption frees room for a launch in this same

@@ -47,12 +47,16 @@ class MesosFramework(ActorShell):
         self.unholds: list[tuple[int, list]] = []
         self.told_wants = False
         self.early: set[tuple[int, int]] = set()  # what the master last heard: offers wanted or suppressed
+        self._to_recover: list[dict] = []
 
     async def on_start(self) -> None:
         self.link.bind(self.rt, self.name, self.log, "framework", self._register)
         self.log.emit("scheduler_start", framework=self.params.name, mode=self.params.mode)
         self.spawn_loop(self._loop())
         self.spawn_loop(self._watch_loop())
+        if self._to_recover:
+            self.spawn_loop(self._recover(self._to_recover))
+            self._to_recover = []
 
     async def _register(self, handle: Any) -> dict:
         wants = self.core.wants()
@@ -70,7 +74,37 @@ class MesosFramework(ActorShell):
     # ------------------------------------------------------------- messages
 
     async def submit(self, jobs: list[dict]) -> None:
-        self.core.submit([Job.from_wire(j) for j in jobs])
+        self.core.submit([j for j in map(Job.from_wire, jobs) if j.job_id not in self.core.jobs])
+        self.wakeup.set()
+        await self._sync_wants()
+
+    async def recover(self, jobs: list[dict]) -> None:
+        """A restarted framework's queue, from every job routed to its
+        predecessor (the submitter keeps them), minus the tasks the master
+        knows run, wait to launch or finished (Mesos frameworks keep such
+        state in their own store; the master's view stands in for it)."""
+        if not self.running:
+            self._to_recover.extend(jobs)
+        else:
+            self.spawn_loop(self._recover(jobs))
+
+    async def _recover(self, wire_jobs: list[dict]) -> None:
+        jobs = [j for j in map(Job.from_wire, wire_jobs) if j.job_id not in self.core.jobs]
+        reply = None
+        while reply is None:
+            if await self.link.connected():
+                reply = await self.link.call("recover_tasks", [j.job_id for j in jobs])
+            if reply is None and not await self.nap_wall(self.watch_wall):
+                return
+        done = 0
+        for job in jobs:
+            pending = np.setdiff1d(np.arange(job.tasks), np.asarray(reply["known"].get(job.job_id, []), dtype=np.int64))
+            self.core.resume(job, pending)
+            if pending.size == 0:
+                # Its job_scheduled event may have died with the old incarnation.
+                self.log.emit("job_scheduled", job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+                done += 1
+        self.log.emit("scheduler_recovered", jobs=len(jobs), already_placed=done, queued=len(jobs) - done)
         self.wakeup.set()
         await self._sync_wants()
 

@@ -94,14 +94,19 @@ class AgentEndpoint:
     def __init__(self, link: MasterLink) -> None:
         self.link = link
 
-    def bind(self, rt: Any, owner: str, log: EventLog, report: Callable[[], dict] | None = None) -> None:
-        assert report is not None
+    def bind(self, rt: Any, owner: str, log: EventLog, report: Callable[[], dict] | None = None,
+             reset: Callable[[], None] | None = None) -> None:
+        assert report is not None and reset is not None
         self.report = report
+        self.reset = reset
         self.link.bind(rt, owner, log, "agent", self._register)
 
     async def _register(self, handle: Any) -> dict:
         r = self.report()
-        return await self.link.rt.call(handle, "register_agent", self.link.owner, r["host"], r["tasks"], r["finished"])
+        reply = await self.link.rt.call(handle, "register_agent", self.link.owner, r["host"], r["tasks"], r["finished"])
+        if reply.get("reset"):
+            self.reset()  # the master gave up on us while we were away
+        return reply
 
     async def exchange(self, host_id: int, finished: bytes) -> Any:
         keys = unpack_release_keys(finished) if finished else []

@@ -28,6 +28,7 @@ from actors import runtime
 from actors.base import ActorShell
 from actors.coordinator import replica_name
 from actors.coordinator_client import CoordinatorClient
+from actors.host_watch import HOST_TIMEOUT_WALL_S, HostWatch
 from actors.mesos_link import master_name
 from actors.runtime import Runtime
 from actors.wire import withdraw_launch
@@ -73,6 +74,9 @@ class MesosMaster(ActorShell):
         self.lost_updates: dict[str, list[tuple[int, int]]] = collections.defaultdict(list)
         self.finished_updates: dict[str, list[tuple[int, int]]] = collections.defaultdict(list)
         self.recent_finished: set[tuple[int, int]] = set()  # reported by re-registering agents
+        self.done_by_fw: dict[str, set[tuple[int, int]]] = collections.defaultdict(set)  # for a restarted framework
+        self.watch = HostWatch(cfg.hosts, HOST_TIMEOUT_WALL_S * rt.clock.scale)  # type: ignore[attr-defined]
+        self.written_off: set[int] = set()  # agents removed as silent: they come back empty
 
     # -------------------------------------------------------------- leading
 
@@ -89,6 +93,9 @@ class MesosMaster(ActorShell):
         for d in (self.to_launch, self.kills, self.running_updates, self.lost_updates, self.finished_updates):
             d.clear()
         self.recent_finished.clear()
+        self.done_by_fw.clear()
+        self.written_off.clear()
+        self.watch.grace(self.rt.now())
         self.log.emit("master_elected", master=self.name, epoch=epoch)
 
     def _step_down(self) -> None:
@@ -108,6 +115,7 @@ class MesosMaster(ActorShell):
             self.spawn_loop(self._campaign_loop())
         self.spawn_loop(self._allocation_loop())
         self.spawn_loop(self._sample_loop())
+        self.spawn_loop(self._agent_watch_loop())
 
     async def _campaign_loop(self) -> None:
         lease_e = self.cfg.lease_wall_s * self.rt.clock.scale  # type: ignore[attr-defined]
@@ -143,13 +151,51 @@ class MesosMaster(ActorShell):
         if not self.leading():
             return NOT_LEADER
         assert self.alloc is not None
+        self.watch.heard(host, self.rt.now())
+        reset = host in self.written_off
+        if reset:
+            # Removed as silent, its tasks already given up and placed again:
+            # it must come back empty (Mesos tells such an agent to shut down).
+            self.written_off.discard(host)
+            tasks, finished = [], []
         self.alloc.add_agent(self._machines(host), [((int(j), int(t)), fw, int(m), np.asarray(req, dtype=np.float64))
                                                     for j, t, m, req, fw in tasks])
         self.to_launch.pop(host, None)
         self.recent_finished.update((int(j), int(t)) for j, t in finished)
         self.agents.add(host)
-        self.log.emit("agent_registered", master=self.name, epoch=self.epoch, host=host, tasks=len(tasks))
-        return {"ok": True, "epoch": self.epoch}
+        self.log.emit("agent_registered", master=self.name, epoch=self.epoch, host=host, tasks=len(tasks), reset=reset)
+        return {"ok": True, "epoch": self.epoch, "reset": reset}
+
+    async def _agent_watch_loop(self) -> None:
+        """Agents that stopped polling are removed: offers on them rescinded,
+        their tasks reported lost to their frameworks (which place them again)."""
+        while await self.nap(self.watch.timeout / 4):
+            if not self.leading():
+                continue
+            assert self.alloc is not None
+            now = self.rt.now()
+            silent = self.watch.silent(now, set(range(self.cfg.hosts)) - self.agents)
+            if not silent:
+                continue
+            lost, unpulled, rescinded = [], [], []
+            for host in silent:
+                machines = self._machines(host)
+                ms = set(machines.tolist())
+                rescinded += [[o.offer_id, o.framework, "rescinded", round(now - o.made_at, 6), *np.round(o.resources.sum(axis=0), 6).tolist()]
+                              for o in self.alloc.offers.values() if ms & set(o.machines.tolist())]
+                never = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
+                self.kills.pop(host, None)
+                owners = {k: v[0] for k, v in self.alloc.tasks.items() if v[1] in ms}
+                self.alloc.remove_agent(machines)
+                for key, fw in owners.items():
+                    (unpulled if key in never else lost).append([key[0], key[1]])
+                    self.lost_updates[fw].append(key)
+                self.agents.discard(host)
+                self.written_off.add(host)
+            if rescinded:
+                self.log.emit("offers_closed", offers=rescinded)
+            # The frameworks log the lost tasks they place again (tasks_lost).
+            self.log.emit("machines_down", hosts=silent, tasks_lost=len(lost), lost=lost, unpulled=len(unpulled))
 
     async def exchange(self, owner: str, epoch: int, host: int, finished: list) -> dict:
         """Finished tasks in; the launches accepted for this agent (and any
@@ -157,6 +203,7 @@ class MesosMaster(ActorShell):
         if not self.leading() or epoch != self.epoch or host not in self.agents:
             return NOT_LEADER
         assert self.alloc is not None
+        self.watch.heard(host, self.rt.now())
         if finished:
             keys = []
             for j, t, killed in finished:
@@ -166,6 +213,8 @@ class MesosMaster(ActorShell):
                     # A revoked task is reported once its agent killed it, not
                     # when revocation was decided: one that finished first ran.
                     (self.lost_updates if killed else self.finished_updates)[owner_fw[0]].append(key)
+                    if not killed:
+                        self.done_by_fw[owner_fw[0]].add(key)
                 keys.append(key)
             self.alloc.release(keys)
         launches = self.to_launch.pop(host, [])
@@ -239,6 +288,21 @@ class MesosMaster(ActorShell):
         if closed:
             self.log.emit("offers_closed", offers=closed)
         return {"ok": True, "results": results}
+
+    async def recover_tasks(self, name: str, epoch: int, job_ids: list) -> dict:
+        """For a restarted framework: the tasks of these jobs that run, wait
+        to launch or finished (soft state: what this master has seen)."""
+        if not self._ok_for(name, epoch):
+            return NOT_LEADER
+        assert self.alloc is not None
+        jobs = set(int(j) for j in job_ids)
+        known = {k for k, v in self.alloc.tasks.items() if v[0] == name and k[0] in jobs}
+        known |= {(ln[0], ln[1]) for ls in self.to_launch.values() for ln in ls if ln[6] == name and ln[0] in jobs}
+        known |= {k for k in self.done_by_fw.get(name, set()) | self.recent_finished if k[0] in jobs}
+        by_job: dict[int, list[int]] = collections.defaultdict(list)
+        for j, t in known:
+            by_job[j].append(t)
+        return {"ok": True, "known": dict(by_job)}
 
     async def reconcile(self, name: str, epoch: int, keys: list) -> dict:
         """Which of these launched tasks does no agent know about? Answered

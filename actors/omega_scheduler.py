@@ -23,6 +23,8 @@ from schedulers.shared_state import LocalCopy
 
 
 class OmegaScheduler(ActorShell):
+    LOST_POLL_WALL_S = 0.25
+
     def __init__(
         self,
         rt: Runtime,
@@ -44,6 +46,9 @@ class OmegaScheduler(ActorShell):
         self.refreshed_at = 0.0  # perf_counter() of the request that last refreshed the copy
         self.rtt_s = 0.002
         self._early: list[Job] = []
+        self._early_recover: list[dict] | None = None
+        self.jobs: dict[int, Job] = {}  # every job routed here: lost tasks are found by job
+        self.lost_cursor = 0
 
     async def on_start(self) -> None:
         self.cell.bind(self.rt, self.name, self.log)
@@ -53,15 +58,72 @@ class OmegaScheduler(ActorShell):
         if self._early:
             self.core.submit(self._early)
             self._early = []
+        if self._early_recover is not None:
+            await self._recover(self._early_recover)
+            self._early_recover = None
         self.spawn_loop(self._loop())
+        self.spawn_loop(self._lost_loop())
 
     async def submit(self, jobs: list[dict]) -> None:
         parsed = [Job.from_wire(j) for j in jobs]
+        self.jobs.update((j.job_id, j) for j in parsed)
         if self.core is None:
             self._early.extend(parsed)
         else:
             self.core.submit(parsed)
         self.wakeup.set()
+
+    async def recover(self, jobs: list[dict]) -> None:
+        """A restarted scheduler's queue, from every job routed to its
+        predecessor (the submitter keeps them): what the cell state holds as
+        placed stays placed; the rest is queued again."""
+        if self.core is None:
+            self._early_recover = (self._early_recover or []) + jobs
+            return
+        await self._recover(jobs)
+
+    async def _recover(self, wire_jobs: list[dict]) -> None:
+        assert self.core is not None
+        jobs = [j for j in map(Job.from_wire, wire_jobs) if j.job_id not in self.jobs]  # not resubmitted meanwhile
+        self.jobs.update((j.job_id, j) for j in jobs)
+        cursor, placed = await self.cell.recover([j.job_id for j in jobs])
+        self.lost_cursor = max(self.lost_cursor, int(cursor))
+        queued = done = 0
+        for job in jobs:
+            have = placed.get(job.job_id, [])
+            pending = np.setdiff1d(np.arange(job.tasks), np.asarray(have, dtype=np.int64))
+            if pending.size == 0:
+                # Its job_scheduled event may have died with the old incarnation.
+                self.log.emit("job_scheduled", job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+                done += 1
+            elif len(have):
+                self.core.resume(job, pending)
+                queued += 1
+            else:
+                self.core.submit([job])
+                queued += 1
+        self.log.emit("scheduler_recovered", jobs=len(jobs), already_placed=done, queued=queued)
+        self.wakeup.set()
+
+    async def _lost_loop(self) -> None:
+        """Tasks written off with a failed machine are placed again by the
+        scheduler that owns their job."""
+        while await self.nap_wall(self.LOST_POLL_WALL_S):
+            try:
+                cursor, lost = await self.cell.lost(self.lost_cursor)
+            except Exception:  # the cell state is between leaders: next time
+                continue
+            self.lost_cursor = int(cursor)
+            mine: dict[int, list[int]] = {}
+            for job_id, task in lost:
+                if job_id in self.jobs:
+                    mine.setdefault(int(job_id), []).append(int(task))
+            for job_id, tasks in mine.items():
+                assert self.core is not None
+                self.core.resume(self.jobs[job_id], np.asarray(sorted(tasks)))
+            if mine:
+                self.log.emit("tasks_requeued", scheduler=self.name, tasks=sum(map(len, mine.values())), jobs=len(mine))
+                self.wakeup.set()
 
     async def _wait_for_work(self) -> None:
         assert self.core is not None

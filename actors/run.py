@@ -16,8 +16,10 @@ import numpy as np
 
 from actors import runtime
 from actors.events import EventLog
+from actors.chaos_inbox import INBOX_NAME, ChaosInbox
 from actors.faults import FaultTimeline
 from actors.machine_host import MachineHost
+from actors.members import Members
 from actors.metrics import MetricsCollector, read_events
 from actors.submitter import Submitter
 from actors.saved_run import write_run_info
@@ -26,10 +28,12 @@ from actors.topology import Plan, build_borg, build_mesos, build_omega
 from schedulers.cluster import build_cell, host_count
 from schedulers.mesos_allocator import get_allocation_policy
 from schedulers.placement import PlacementPolicy, get_policy
-from schedulers.scenario import Scenario
+from schedulers.fault_plan import FaultSpec
+from schedulers.scenario import Scenario, roster_for
 from schedulers.workload import Prefill, generate_jobs, prefill
 
 ProgressFn = Callable[[float, dict], None]
+StartedFn = Callable[[str, str], None]  # (namespace, Ray address) once the run's actors are up
 
 
 def plan_run(sc: Scenario) -> Plan:
@@ -73,6 +77,7 @@ def run_scenario(
     address: str | None = None,
     on_progress: ProgressFn | None = None,
     policies: dict[str, PlacementPolicy] | None = None,
+    on_started: StartedFn | None = None,
 ) -> dict:
     """Run ``sc`` and return its summary (also written to out_dir)."""
     out = Path(out_dir)
@@ -89,7 +94,7 @@ def run_scenario(
         runtime.ship_by_value(get_allocation_policy(sc.mesos.allocator))
     started = Started()
     try:
-        summary = _run(plan, out, namespace, started, policy_fns, on_progress)
+        summary = _run(plan, out, namespace, started, policy_fns, on_progress, on_started)
     finally:
         runtime.kill_all(started.handles)
         if started_ray:
@@ -98,7 +103,8 @@ def run_scenario(
     return summary
 
 
-def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: dict, on_progress: ProgressFn | None) -> dict:
+def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: dict, on_progress: ProgressFn | None,
+         on_started: StartedFn | None = None) -> dict:
     sc = plan.scenario
     scale, flush = sc.time_scale, sc.substrate.batch_interval
     rt = runtime.RayRuntime(scale)
@@ -106,19 +112,25 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     n = plan.cell.size
 
     write_run_info(out, {"scenario": sc.name, "source": sc.source, "architecture": sc.architecture, "seed": sc.seed,
-                         "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace}, plan.cell)
+                         "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace,
+                         "address": runtime.gcs_address(), "embedded": runtime.is_loopback_only()}, plan.cell)
     # On a multi-node cluster, machine hosts are spread over the nodes by rack
     # (a node is a failure domain, like a rack); everything else stays on the
     # first node, so killing another node takes machines, not the control plane.
     nodes = runtime.cluster_nodes()
     runtime.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
     metrics = started.add(runtime.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
+    roster = roster_for(sc, tuple(label for label, _ in nodes) if len(nodes) > 1 else ())
+    inbox = started.add(runtime.spawn(ChaosInbox, INBOX_NAME, namespace, {
+        "roster": roster.to_wire(), "time_scale": scale, "duration": sc.duration, "architecture": sc.architecture,
+        "seed": sc.seed, "scenario": sc.name, "out": str(out)}))
+    members = Members(namespace, started.add)
     if sc.architecture == "mesos":
-        topo = build_mesos(plan, out, namespace, rt, metrics, started.add, policy_fns)
+        topo = build_mesos(plan, out, namespace, rt, metrics, members, policy_fns)
     elif sc.architecture == "borg":
-        topo = build_borg(plan, out, namespace, rt, metrics, started.add, policy_fns)
+        topo = build_borg(plan, out, namespace, rt, metrics, members, policy_fns)
     else:
-        topo = build_omega(plan, out, namespace, rt, metrics, started.add, policy_fns)
+        topo = build_omega(plan, out, namespace, rt, metrics, members, policy_fns)
     group, cell, core_actors = topo.group, topo.cell, topo.core
     hosts = []
     host_node: dict[str, tuple[str, str]] = {}  # host name -> (node label, node id) it was placed on
@@ -127,12 +139,16 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         where = nodes[int(plan.cell.rack[lo]) % len(nodes)] if len(nodes) > 1 else None
         if where is not None:
             host_node[f"machine-host-{h}"] = where
-        hosts.append(started.add(runtime.spawn(
-            MachineHost, f"machine-host-{h}", namespace, rt, h, lo, plan.cell.capacity[lo:hi],
+        # A restarted host comes back with its machines empty (its tasks died with it).
+        hosts.append(members.spawn(
+            "machine", MachineHost, f"machine-host-{h}", rt, h, lo, plan.cell.capacity[lo:hi],
             cell, metrics, flush, _initial_launches(plan.prefill, lo, hi), node=where[1] if where else None,
-        )))
+        ))
+        members.recipes[f"machine-host-{h}"].args = (rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [])
     scheds, names, routes = topo.schedulers, topo.names, topo.routes
     submitter = started.add(runtime.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush))
+    members.on_restart.append(lambda role, name, h: runtime.call(submitter, "reroute", name, h, role != "frontend")
+                              if role in ("scheduler", "framework", "frontend") else None)
     runtime.gather([runtime.call(h, "ready") for h in started.handles], timeout=300)
 
     rtt = measure_rtt(core_actors[0])
@@ -151,19 +167,30 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         group.wait_leader()
     if topo.masters is not None:
         topo.masters.epoch = epoch  # a restarted master joins the same clock
+    members.epoch = epoch
     actors = ([] if group else core_actors) + topo.start_with_hosts + [*hosts, *scheds, submitter]
-    runtime.gather([runtime.call(h, "start", epoch) for h in actors])
+    runtime.gather([runtime.call(h, "start", epoch) for h in actors] + [runtime.call(inbox, "started", epoch)])
+    if on_started is not None:
+        on_started(namespace, runtime.gcs_address())
     driver_log = EventLog("driver", lambda: (time.time() - epoch) * scale)
-    live_hosts = {f"machine-host-{i}": h for i, h in enumerate(hosts)}  # a host fault removes its entry
-    faults = FaultTimeline(sc.faults, group, driver_log, topo.masters, live_hosts)
+    live_hosts = members.handles  # a host killed by a fault leaves it (and a restarted one comes back)
+    faults = FaultTimeline(sc.faults, roster, members, group, topo.masters, driver_log, sc.seed, scale,
+                           [runtime.actor_key(metrics)])
     end_wall = epoch + sc.duration / scale
     wall0 = time.time()
     last_progress = 0.0
     last_node_check = 0.0
     while (left := end_wall - time.time()) > 0:
         # Short naps while faults are due or a failover is being timed.
-        time.sleep(min(0.02 if (faults.pending or faults.watching) else 0.25 if host_node else 0.5, left))
-        faults.step((time.time() - epoch) * scale)
+        time.sleep(min(0.02 if (faults.pending or faults.watching) else 0.2, left))
+        now = (time.time() - epoch) * scale
+        for ticket, wire in runtime.gather([runtime.call(inbox, "take")])[0]:
+            f = FaultSpec.from_wire(wire)
+            faults.post(FaultSpec(**{**f.__dict__, "at": max(now, f.at)}), ticket)
+        faults.step(now)
+        if faults.done:
+            runtime.gather([runtime.call(inbox, "settle", faults.done)])
+            faults.done = []
         if host_node and time.time() - last_node_check >= 0.25:
             last_node_check = time.time()
             _node_deaths(host_node, live_hosts, driver_log)
@@ -173,8 +200,10 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             last_progress = time.time()
             on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")])[0])
 
+    runtime.gather([runtime.call(inbox, "settle", faults.done, True)])
     # Stop in dependency order: no new jobs, then no new launches, then machines.
-    for stage in ([submitter], scheds, list(live_hosts.values()), topo.stop_after_hosts()):
+    scheds = [h for n, h in members.handles.items() if members.roles[n] in ("scheduler", "framework", "frontend")]
+    for stage in ([submitter], scheds, list(members.of_role("machine").values()), topo.stop_after_hosts()):
         _stop(stage, driver_log)
         if stage is scheds:
             topo.before_hosts_stop()

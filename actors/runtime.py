@@ -11,16 +11,24 @@ import asyncio
 import os
 import socket
 import sys
+from pathlib import Path
 from typing import Any, Awaitable, Iterable, Protocol
 
-import ray
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+if "RAY_AUTH_MODE" not in os.environ and (Path.home() / ".ray" / "auth_token").is_file():
+    # Ray starts local clusters with token auth and keeps the token there; a
+    # joining driver sends it only when told to, before ray is imported.
+    os.environ["RAY_AUTH_MODE"] = "token"
 
-from actors.clock import Clock
+import ray  # noqa: E402
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
+
+from actors.clock import Clock  # noqa: E402
+from actors.link_faults import UNREACHABLE_AFTER_S, LinkFaults, Unreachable
 
 
 class Runtime(Protocol):
     clock: Clock
+    links: LinkFaults
 
     def now(self) -> float: ...
     async def sleep(self, emulated: float) -> None: ...
@@ -29,10 +37,12 @@ class Runtime(Protocol):
 
 
 class RayRuntime:
-    """Runtime for actors living on Ray. Picklable: only holds the clock."""
+    """Runtime for actors living on Ray. Picklable: holds the clock and the
+    chaos tooling's link faults (none when it starts)."""
 
     def __init__(self, scale: float) -> None:
         self.clock = Clock(scale)
+        self.links = LinkFaults()
 
     def set_epoch(self, epoch: float) -> None:
         self.clock.epoch = epoch
@@ -49,11 +59,39 @@ class RayRuntime:
     def call(self, handle: Any, method: str, *args: Any) -> Awaitable[Any]:
         """Send now, await the reply later: the request leaves at call time,
         so a caller cancelled while awaiting has still delivered it."""
+        if self.links.active:
+            return asyncio.ensure_future(self._faulty_call(handle, method, args))
         return getattr(handle, method).remote(*args)
 
+    async def _faulty_call(self, handle: Any, method: str, args: tuple) -> Any:
+        key = actor_key(handle)
+        if key not in self.links.exempt:
+            if self.links.blocked(key):
+                await asyncio.sleep(UNREACHABLE_AFTER_S)
+                raise Unreachable(f"{method}: partitioned from the callee")
+            delay = self.links.delay()
+            if delay:
+                await asyncio.sleep(delay)
+        return await getattr(handle, method).remote(*args)
+
     def send(self, handle: Any, method: str, *args: Any) -> None:
-        # Fire and forget: ordering between one caller and one actor is kept by Ray.
+        # Fire and forget: ordering between one caller and one actor is kept by
+        # Ray (and by a uniform delay when the sender is slowed).
+        if self.links.active:
+            key = actor_key(handle)
+            if key not in self.links.exempt:
+                if self.links.blocked(key):
+                    return
+                delay = self.links.delay()
+                if delay:
+                    asyncio.get_running_loop().call_later(delay, lambda: getattr(handle, method).remote(*args))
+                    return
         getattr(handle, method).remote(*args)
+
+
+def actor_key(handle: Any) -> str:
+    """A stable identity for an actor handle (what partitions are made of)."""
+    return handle._actor_id.hex()
 
 
 class ClusterUnreachable(RuntimeError):
@@ -72,7 +110,7 @@ def _check_reachable(address: str) -> None:
         raise ClusterUnreachable(f"no Ray cluster at {address} ({e.__class__.__name__}: {e})") from None
 
 
-def connect(address: str | None, namespace: str) -> bool:
+def connect(address: str | None, namespace: str, loopback_only: bool = False) -> bool:
     """Join the cluster at ``address`` (or RAY_ADDRESS), else start an embedded
     local Ray. Returns True when this call started Ray (and so must stop it).
     If Ray is already initialised in this process (tests), it is reused."""
@@ -81,6 +119,8 @@ def connect(address: str | None, namespace: str) -> bool:
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
         _check_reachable(address)
+        if loopback_only:
+            _keep_loopback()  # joining an embedded run's Ray (see start_local)
         try:
             ray.init(address=address, namespace=namespace, logging_level="ERROR", log_to_driver=False)
         except Exception as e:  # Ray raises several types here; the user needs one line
@@ -92,12 +132,41 @@ def connect(address: str | None, namespace: str) -> bool:
     else:
         # "local": a fresh embedded Ray, even if `ray start` left a cluster
         # (or its address file) on this machine; --address is how to join one.
-        ray.init(address="local", namespace=namespace, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+        start_local(namespace=namespace)
     return True
+
+
+def _keep_loopback() -> None:
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def is_loopback_only() -> bool:
+    """Whether this process's Ray was started (or joined) loopback-only."""
+    from ray._private import ray_constants
+
+    return not ray_constants.ENABLE_RAY_CLUSTER
+
+
+def start_local(**kwargs: Any) -> None:
+    """An embedded single-node Ray whose servers all listen on 127.0.0.1 only.
+    Ray 2.60 swaps a loopback node IP for the machine's LAN address (and
+    its servers then listen on every interface) unless Ray clusters are
+    disabled, a flag services.py reads at call time; multi-node clusters
+    (scripts/cluster.sh) cannot use this and listen as Ray decides."""
+    _keep_loopback()
+    ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, logging_level="ERROR",
+             log_to_driver=False, **kwargs)
 
 
 def shutdown() -> None:
     ray.shutdown()
+
+
+def gcs_address() -> str:
+    """Where another process (the chaos script) joins this Ray."""
+    return str(ray.get_runtime_context().gcs_address)
 
 
 def current_namespace() -> str:

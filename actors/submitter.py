@@ -1,5 +1,10 @@
 """The submitter: releases the workload's jobs at their arrival times and
-routes each to one scheduler of its class by hashing the job id."""
+routes each to one scheduler of its class by hashing the job id.
+
+It is also the job store a restarted scheduler or framework recovers its
+queue from (as a Kubernetes scheduler re-lists pods from the API server):
+it keeps every job it routed to each, and a batch that could not be
+delivered (its scheduler was dead) waits for the next delivery."""
 from __future__ import annotations
 
 import asyncio
@@ -11,6 +16,8 @@ from schedulers.seeding import route
 
 
 class Submitter(ActorShell):
+    DELIVERY_WAIT_S = 1.0  # a slower answer is a paused scheduler, not a lost batch
+
     def __init__(
         self,
         rt: Runtime,
@@ -23,22 +30,25 @@ class Submitter(ActorShell):
         self.jobs = sorted(jobs, key=lambda j: j["submit_time"])
         self.routes = routes  # job class -> [(scheduler name, handle)]
         self.next = 0
+        self.routed: dict[str, list[dict]] = {}  # scheduler name -> every job sent its way
+        self.undelivered: dict[str, list[dict]] = {}
+        self.handles = {name: h for targets in routes.values() for name, h in targets}
 
     async def on_start(self) -> None:
         self.spawn_loop(self._loop())
 
     async def _loop(self) -> None:
-        while self.running and self.next < len(self.jobs):
+        while self.running and (self.next < len(self.jobs) or any(self.undelivered.values())):
             now = self.rt.now()
-            batches: dict[str, tuple[Any, list[dict]]] = {}
             while self.next < len(self.jobs) and self.jobs[self.next]["submit_time"] <= now:
                 job = dict(self.jobs[self.next])
                 self.next += 1
                 targets = self.routes[job["job_class"]]
-                name, handle = targets[route(job["job_id"], len(targets))]
+                name, _ = targets[route(job["job_id"], len(targets))]
                 # Wait time counts from the actual release, not the planned arrival.
                 job["planned_time"], job["submit_time"] = job["submit_time"], now
-                batches.setdefault(name, (handle, []))[1].append(job)
+                self.routed.setdefault(name, []).append(job)
+                self.undelivered.setdefault(name, []).append(job)
                 self.log.emit(
                     "job_submitted",
                     job_id=job["job_id"],
@@ -48,17 +58,47 @@ class Submitter(ActorShell):
                     request=job["request"],
                     scheduler=name,
                 )
-            # Awaited, so a job logged as submitted has reached its scheduler
-            # before stop() returns: the accounting at the end can trust it.
-            refs = [self.rt.call(h, "submit", b) for h, b in batches.values()]
-            await asyncio.gather(*refs)
-            if self.next < len(self.jobs):
+            await self._deliver()
+            if self.next < len(self.jobs) or any(self.undelivered.values()):
                 # Release at most once per flush interval: one submit message
                 # per scheduler per interval, however dense the arrivals.
                 # Wait time still counts from the actual release.
-                gap = self.rt.clock.wall(self.jobs[self.next]["submit_time"] - self.rt.now())  # type: ignore[attr-defined]
+                gap = (self.rt.clock.wall(self.jobs[self.next]["submit_time"] - self.rt.now())  # type: ignore[attr-defined]
+                       if self.next < len(self.jobs) else self.flush_interval * 4)
                 if not await self.nap_wall(max(gap, self.flush_interval / 2)):
                     break
 
+    async def _deliver(self) -> None:
+        """Awaited, so a job logged as submitted has reached its scheduler
+        before stop() returns (or is reported undelivered): the accounting at
+        the end can trust it."""
+        names = [n for n, b in self.undelivered.items() if b]
+        batches = [self.undelivered.pop(n) for n in names]
+        got = await asyncio.gather(*(asyncio.wait_for(self.rt.call(self.handles[n], "submit", b), self.DELIVERY_WAIT_S)
+                                     for n, b in zip(names, batches)), return_exceptions=True)
+        for n, b, g in zip(names, batches, got):
+            # A paused scheduler gets the batch when it wakes (the request has
+            # left); a dead or cut-off one did not: keep it for its successor.
+            if isinstance(g, BaseException) and not isinstance(g, asyncio.TimeoutError):
+                self.undelivered.setdefault(n, [])[:0] = b
+
+    async def reroute(self, name: str, handle: Any, recover: bool) -> None:
+        """``name`` was restarted. A scheduler or framework recovers its
+        queue from every job ever routed to it (it works out which are
+        already placed); a stateless front end just gets what was not delivered."""
+        self.handles[name] = handle
+        if recover:
+            self.undelivered.pop(name, None)
+            try:
+                await self.rt.call(handle, "recover", self.routed.get(name, []))
+            except Exception as e:  # dead again already: its successor recovers
+                self.log.emit("recover_failed", scheduler=name, error=type(e).__name__)
+        else:
+            await self._deliver()
+
     async def on_stop(self) -> dict:
+        # A job whose scheduler was down to the end never got in: pending, not lost.
+        for name, jobs in self.undelivered.items():
+            for job in jobs:
+                self.log.emit("job_pending", job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]), undelivered=True)
         return {"released": self.next, "planned": len(self.jobs)}

@@ -57,6 +57,16 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     return out
 
 
+_FAULT_DETAIL = ("role", "source", "duration_s", "delay_s", "peer", "restart_after_s", "was_leader", "node", "skipped")
+
+
+def fault_record(f: dict) -> dict:
+    """One summary ``faults`` entry: when, what, whom, and the details that apply."""
+    out = {"at_s": round(f["t"], 3), "kind": f["kind"], "target": f.get("target")}
+    out.update((k, f[k]) for k in _FAULT_DETAIL if f.get(k) is not None)
+    return out
+
+
 def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
     """``info`` carries what events do not: scenario name, architecture, seed,
     time_scale, emulated_seconds, wall_seconds, machines_per_actor, substrate,
@@ -64,7 +74,11 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     ev = by_event(events)
     duration = float(info["emulated_seconds"])
     submitted = {e["job_id"]: e for e in ev.get("job_submitted", [])}
-    scheduled = {e["job_id"]: e for e in ev.get("job_scheduled", []) if e["job_id"] in submitted}
+    # A job is scheduled when first fully placed: tasks lost with a machine
+    # and placed again schedule it again, and a restarted scheduler re-reports
+    # jobs it found already placed; the earliest original event wins.
+    scheduled = {e["job_id"]: e for e in sorted(ev.get("job_scheduled", []), key=lambda e: (not e.get("recovered", False), -e["t"]))
+                 if e["job_id"] in submitted}
     # Borg: the final leader's replicated record covers jobs whose
     # job_scheduled event died with a killed leader (no time: not in wait times).
     final_placed = {j for e in ev.get("borg_jobs_final", []) for j in e["scheduled"] if j in submitted}
@@ -143,7 +157,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
         "substrate": info["substrate"],
         "failovers": coord_failovers + master_failovers(
             ev, int(info.get("host_actors") or 0), info.get("frameworks", []), float(info["time_scale"])),
-        "faults": [{"at_s": round(f["t"], 3), "kind": f["kind"], "target": f["target"]} for f in ev.get("fault", [])],
+        "faults": [fault_record(f) for f in sorted(ev.get("fault", []), key=lambda e: e["t"])],
         "invariants": checks,
         "coordinator": {
             "replicas": info.get("replicas", 1),

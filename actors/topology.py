@@ -20,12 +20,14 @@ from actors.cell_machine import CellMachineFactory
 from actors.borg_frontend import BorgFrontend, BorgletEndpoint
 from actors.borg_machine import BorgMachineFactory
 from actors.borgmaster import BorgmasterReplica, BorgParams
+from actors.cell_replica import CellReplica
 from actors.cellstate import CellState
 from actors.coordinator_group import CoordinatorGroup
 from actors.master_lease import LeaseMachineFactory
 from actors.mesos_framework import MesosFramework
 from actors.mesos_link import AgentEndpoint, MasterLink
 from actors.mesos_master import MasterConfig
+from actors.members import Members
 from actors.mesos_masters import MasterSet
 from actors.omega_scheduler import OmegaScheduler
 from schedulers.borg_placement import PlacementParams
@@ -84,25 +86,26 @@ def _group(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Sp
     return CoordinatorGroup(sc.coordinator, namespace, out / "coordinator", factory, rt, metrics, sc.seed, sample, add, **kw)
 
 
-def build_omega(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, policy_fns: dict) -> Topology:
+def build_omega(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, members: Members, policy_fns: dict) -> Topology:
+    add = members.on_spawn
     sc = plan.scenario
     assert sc.omega is not None
     flush, k = sc.substrate.batch_interval, sc.cell.machines_per_actor
     if sc.coordinator.replicas == 1:
-        cellstate = add(runtime.spawn(
-            CellState, "cellstate", namespace, rt, plan.cell.capacity, plan.prefill.free,
+        cellstate = members.spawn(
+            "cellstate", CellState, "cellstate", rt, plan.cell.capacity, plan.prefill.free,
             sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush, k,
-        ))
+        )
         topo = Topology(DirectCell(cellstate), [cellstate], None)
     else:
         factory = CellMachineFactory(plan.cell.capacity, plan.prefill.free, sc.omega.conflict_mode.value, sc.omega.txn_mode.value, k)
-        group = _group(plan, out, namespace, rt, metrics, add, factory, sc.metrics.sample_interval)
+        group = _group(plan, out, namespace, rt, metrics, add, factory, sc.metrics.sample_interval, CellReplica, (host_count(plan.cell.size, k),))
         topo = Topology(ReplicatedCell(namespace, sc.coordinator.replicas), group.spawn_all(), group)
     for spec in sc.omega.schedulers:
         params = SchedulerParams(spec.name, spec.t_job, spec.t_task, policy_fns[spec.name], sc.omega.max_attempts, sc.omega.retry_backoff)
         for i in range(spec.count):
             name = f"scheduler-{spec.name}-{i}"
-            h = add(runtime.spawn(OmegaScheduler, name, namespace, rt, name, params, sc.seed, topo.cell, metrics, flush))
+            h = members.spawn("scheduler", OmegaScheduler, name, rt, name, params, sc.seed, topo.cell, metrics, flush)
             topo.schedulers.append(h)
             topo.names.append(name)
             for cls in spec.classes:
@@ -117,7 +120,8 @@ def _preferred(sc: Scenario, names: tuple[str, ...]) -> np.ndarray | None:
     return np.asarray(mask, dtype=bool)
 
 
-def build_mesos(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, policy_fns: dict) -> Topology:
+def build_mesos(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, members: Members, policy_fns: dict) -> Topology:
+    add = members.on_spawn
     sc = plan.scenario
     ms = sc.mesos
     assert ms is not None
@@ -143,7 +147,7 @@ def build_mesos(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, ad
         params = FrameworkParams(f.name, f.t_job, f.t_task, policy_fns[f.name], f.mode, ms.max_attempts, f.delay,
                                  f.data_replicas, f.min_offer, _preferred(sc, f.preferred), f.refuse_seconds)
         name = f"framework-{f.name}"
-        h = add(runtime.spawn(MesosFramework, name, namespace, rt, params, n, sc.seed, link, metrics, flush, cfg.lease_wall_s))
+        h = members.spawn("framework", MesosFramework, name, rt, params, n, sc.seed, link, metrics, flush, cfg.lease_wall_s)
         topo.schedulers.append(h)
         topo.names.append(name)
         for cls in f.classes:
@@ -156,7 +160,8 @@ def _machine_mask(sc: Scenario, names: tuple[str, ...]) -> np.ndarray:
                        for mc in sc.cell.machine_classes for _ in range(mc.count)], dtype=bool)
 
 
-def build_borg(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add: Spawned, policy_fns: dict) -> Topology:
+def build_borg(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, members: Members, policy_fns: dict) -> Topology:
+    add = members.on_spawn
     sc = plan.scenario
     b = sc.borg
     assert b is not None
@@ -177,7 +182,7 @@ def build_borg(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, add
     factory = BorgMachineFactory(plan.cell.capacity, plan.prefill.free, k, quota, b.max_attempts, standing)
     group = _group(plan, out, namespace, rt, metrics, add, factory, sc.metrics.sample_interval, BorgmasterReplica, (params,))
     topo = Topology(BorgletEndpoint(namespace, sc.coordinator.replicas), group.spawn_all(), group, quiesce_before_hosts=True)
-    front = add(runtime.spawn(BorgFrontend, "borg-frontend", namespace, rt, namespace, sc.coordinator.replicas, metrics, flush))
+    front = members.spawn("frontend", BorgFrontend, "borg-frontend", rt, namespace, sc.coordinator.replicas, metrics, flush)
     topo.schedulers.append(front)
     topo.names.extend(["borgmaster-all"] if not b.multi_path else ["borgmaster-service", "borgmaster-batch"])
     for jc in sc.workload.classes:

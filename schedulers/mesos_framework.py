@@ -81,6 +81,19 @@ class FrameworkCore:
             self.queue.append(jp)
             self.jobs[job.job_id] = jp
 
+    def resume(self, job: Job, pending: np.ndarray) -> None:
+        """A restarted framework's job, of which only ``pending`` tasks still
+        need a place (the master knows the others run or ran). A job begun
+        before keeps its first attempt; one with nothing pending is kept
+        only so a task lost later can come back."""
+        self.submit([job])
+        jp = self.jobs[job.job_id]
+        jp.pending = np.asarray(pending, dtype=np.int64)
+        if jp.pending.size < job.tasks:
+            jp.first_attempt_at = -1.0
+        if jp.pending.size == 0:
+            self.queue.remove(jp)
+
     def wants(self) -> bool:
         return bool(self.queue)
 

@@ -61,6 +61,14 @@ class OmegaSchedulerCore:
         for job in jobs:
             self.queue.append(JobProgress(job, np.arange(job.tasks)))
 
+    def resume(self, job: Job, pending: np.ndarray) -> JobProgress:
+        """Queue tasks of a job some attempt already began (lost with a
+        machine, or found unplaced by a restarted scheduler): no new first
+        attempt, so the job's wait time keeps its original start."""
+        jp = JobProgress(job, np.asarray(pending, dtype=np.int64), attempts=0, first_attempt=-1.0)
+        self.queue.append(jp)
+        return jp
+
     def next_job(self, now: float) -> JobProgress | None:
         """Pop the first job that is due (FIFO otherwise); None if none is."""
         for i, jp in enumerate(self.queue):

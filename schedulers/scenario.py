@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from schedulers.cluster import MachineClass, host_count
+from schedulers.fault_plan import FaultSpec, Roster, parse_fault
 from schedulers.jobs import JobKind
 from schedulers.omega import ConflictMode, TxnMode
 from schedulers.placement import PLACEMENT_POLICIES
@@ -21,7 +22,7 @@ from schedulers.scenario_mesos import MesosSpec, parse_mesos
 from schedulers.toml_table import ScenarioError, check_deciders, table_array, read_dist, Table, fraction, non_negative, one_of, positive
 from schedulers.workload import Dist, JobClass
 
-__all__ = ["ARCHITECTURES", "FAULT_ACTIONS", "Scenario", "ScenarioError", "parse_comparison", "parse_scenario"]
+__all__ = ["ARCHITECTURES", "FaultSpec", "roster_for", "Scenario", "ScenarioError", "parse_comparison", "parse_scenario"]
 
 ARCHITECTURES = ("omega", "mesos", "borg")
 
@@ -85,18 +86,6 @@ class CoordinatorSpec:
     election_ticks: tuple[int, int] = (10, 20)
     heartbeat_ticks: int = 3
     snapshot_threshold: int = 1000
-
-
-# kill_leader: the coordinator group's leader; kill_master: the leading Mesos master.
-FAULT_ACTIONS = ("kill_leader", "kill_master", "kill", "restart")
-
-
-@dataclass(frozen=True)
-class FaultSpec:
-    at: float  # emulated seconds into the run
-    action: str
-    target: str = ""  # actor name, for kill and restart
-    restart_after: float | None = None  # kill / kill_leader: restart the victim this much later
 
 
 @dataclass(frozen=True)
@@ -215,11 +204,33 @@ def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
     st = top.sub("substrate", default={})
     substrate = SubstrateSpec(batch_interval=st.get("batch_interval", float, default=0.05, check=positive))
     st.done()
-    hosts = host_count(cell.machines, cell.machines_per_actor)
-    faults = tuple(_fault(x, duration, coordinator, mesos, hosts) for x in (table_array(top, "faults") if "faults" in top.data else []))
+    sc = Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, coordinator,
+                  (), description, source, mesos, borg)
+    roster = roster_for(sc)
+    faults = tuple(parse_fault(x, duration, roster) for x in (table_array(top, "faults") if "faults" in top.data else []))
     top.done()
-    return Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, coordinator,
-                    tuple(sorted(faults, key=lambda f: f.at)), description, source, mesos, borg)
+    return replace(sc, faults=tuple(sorted(faults, key=lambda f: f.at)))
+
+
+def roster_for(sc: Scenario, nodes: tuple[str, ...] = ()) -> Roster:
+    """The actors a run of ``sc`` starts, by role (what faults can hit)."""
+    replicas = [f"coordinator-{i}" for i in range(sc.coordinator.replicas)] if sc.coordinator.replicas > 1 else []
+    members: dict[str, list[str]] = {
+        "machine": [f"machine-host-{i}" for i in range(host_count(sc.cell.machines, sc.cell.machines_per_actor))],
+        "coordinator": replicas,
+    }
+    leaders = ["coordinator"] if replicas else []
+    if sc.omega is not None:
+        members["scheduler"] = [f"scheduler-{s.name}-{i}" for s in sc.omega.schedulers for i in range(s.count)]
+        members["cellstate"] = [] if replicas else ["cellstate"]
+    if sc.mesos is not None:
+        members["framework"] = [f"framework-{f.name}" for f in sc.mesos.frameworks]
+        members["master"] = [f"master-{i}" for i in range(sc.mesos.masters)]
+        leaders.append("master")
+    if sc.borg is not None:
+        members["frontend"] = ["borg-frontend"]
+    return Roster(members, frozenset({"machine", "scheduler", "framework", "coordinator", "master", "frontend"}),
+                  nodes, tuple(leaders))
 
 
 def _omega(ot: Table, names: list[str]) -> OmegaSpec:
@@ -253,37 +264,6 @@ def _coordinator(t: Table) -> CoordinatorSpec:
     )
     t.done()
     return spec
-
-
-def _fault(t: Table, duration: float, coordinator: CoordinatorSpec, mesos: MesosSpec | None, hosts: int) -> FaultSpec:
-    at = t.get("at", float, check=lambda v: None if 0 < v < duration else f"must be inside the run (0, {duration:g})")
-    action = t.get("action", str, check=one_of(FAULT_ACTIONS))
-    target = t.get("target", str, default="")
-    restart_after = t.get("restart_after", float, default=None, check=positive) if "restart_after" in t.data else None
-    if restart_after is not None and action == "restart":
-        t.fail(t.key("restart_after"), "only kill and kill_leader can restart their victim")
-    masters = {f"master-{i}" for i in range(mesos.masters)} if mesos else set()
-    replicas = {f"coordinator-{i}" for i in range(coordinator.replicas)} if coordinator.replicas > 1 else set()
-    if action == "kill_master":
-        if mesos is None:
-            t.fail(t.key("action"), "kill_master needs architecture = \"mesos\"")
-        if mesos.masters == 1 and restart_after is None:
-            t.fail(t.key("restart_after"), "with a single master, kill_master needs restart_after (or set [mesos] masters >= 2)")
-    elif action == "kill_leader" and not replicas:
-        t.fail(t.key("action"), "coordinator faults need [coordinator] replicas >= 3")
-    if action in ("kill_leader", "kill_master"):
-        if target:
-            t.fail(t.key("target"), f"{action} picks its own target")
-    elif target.startswith("machine-host-"):
-        if target not in {f"machine-host-{i}" for i in range(hosts)}:
-            t.fail(t.key("target"), f"must name a machine host, machine-host-0 to machine-host-{hosts - 1} (got {target!r})")
-        if action != "kill" or restart_after is not None:
-            t.fail(t.key("action"), "a machine host can only be killed (its machines fail; restarting hosts is not supported yet)")
-    elif target not in replicas | masters:
-        known = sorted(replicas | masters)
-        t.fail(t.key("target"), f"must name a coordinator replica, a master or a machine host ({', '.join(known) or 'none in this scenario'}) (got {target!r})")
-    t.done()
-    return FaultSpec(at, action, target, restart_after)
 
 
 def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:

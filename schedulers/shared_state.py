@@ -53,6 +53,15 @@ class SharedCell:
         self._stamp(result.touched)
         return result
 
+    def set_available(self, machines: np.ndarray, up: bool) -> None:
+        """A machine that failed offers nothing (free 0) until it comes back
+        empty (free = capacity); either way its sequence number moves, so a
+        claim planned against the old row conflicts."""
+        machines = np.asarray(machines, dtype=np.int64)
+        self.free[machines] = self.capacity[machines] if up else 0.0
+        self.seq[machines] += 1
+        self._stamp(machines)
+
     def release(self, machines: np.ndarray, requests: np.ndarray) -> None:
         """Return finished tasks' resources. Idempotence is the caller's job:
         each task is released exactly once by the host that ran it."""

@@ -98,12 +98,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     out = Path(args.out or f"runs/{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     console.print(f"schedlab: running [bold]{sc.name}[/] ({sc.architecture}), seed {sc.seed}, time_scale {sc.time_scale:g}, out {out}")
+
+    def started(namespace: str, address: str) -> None:
+        console.print(f"namespace {namespace} at {address}; break it from another terminal: "
+                      f"[bold]schedlab chaos --run {out} roster[/] (then kill, pause, slow, partition, plan, monkey)",
+                      soft_wrap=True)
+
     try:
         if args.no_progress or not console.is_terminal:
-            summary = run_scenario(sc, out, address=args.address)
+            summary = run_scenario(sc, out, address=args.address, on_started=started)
         else:
             with RunProgress(sc.duration, console) as prog:
-                summary = run_scenario(sc, out, address=args.address, on_progress=prog.update)
+                summary = run_scenario(sc, out, address=args.address, on_progress=prog.update, on_started=started)
     except runtime.ClusterUnreachable as e:
         _error(str(e))
         return EXIT_BAD_INPUT
@@ -192,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("scenario", help="scenario TOML file with [omega], [mesos] and/or [borg] sections (or `architectures = [...]`)")
     _common(c, "output directory (default runs/<name>-compare-<time>); one subdirectory per architecture")
     c.set_defaults(fn=cmd_compare)
+    from scripts.chaos import add_parser as add_chaos
+
+    add_chaos(sub)
     k = sub.add_parser("check", help="recompute a saved run's invariants from its OUT directory")
     k.add_argument("run", help="a run's OUT directory (run.json, events.jsonl, coordinator/)")
     k.set_defaults(fn=cmd_check)

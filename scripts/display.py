@@ -34,7 +34,7 @@ class RunProgress:
         stats = (
             f"submitted {counts.get('job_submitted', 0)}  scheduled {counts.get('job_scheduled', 0)}  "
             f"abandoned {counts.get('job_abandoned', 0)}  attempts {counts.get('txn', 0)}  "
-            f"conflicted {counts.get('conflicted_txns', 0)}"
+            f"conflicted {counts.get('conflicted_txns', 0)}  faults {counts.get('fault', 0)}"
         )
         self.progress.update(self.task, completed=emulated, stats=stats)
 

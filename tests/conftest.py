@@ -46,7 +46,9 @@ def small_scenario_data(**top: Any) -> dict:
 def ray_session() -> Iterator[None]:
     import ray
 
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False, namespace="schedlab-tests")
+    from actors import runtime
+
+    runtime.start_local(num_cpus=2, namespace="schedlab-tests")
     try:
         yield
     finally:

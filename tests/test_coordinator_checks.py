@@ -72,10 +72,10 @@ def test_checker_counts_lost_duplicated_and_split_brain() -> None:
     ({"replicas": 2}, [], "coordinator.replicas: must be 1 (no replication) or 3 to 9"),
     ({"replicas": 3, "election_ticks": [5, 2]}, [], "coordinator.election_ticks: must be [low, high]"),
     ({"replicas": 3, "heartbeat_ticks": 10}, [], "coordinator.heartbeat_ticks: must be below election_ticks low"),
-    ({}, [{"at": 10.0, "action": "kill_leader"}], "faults[0].action: coordinator faults need [coordinator] replicas >= 3"),
-    ({"replicas": 3}, [{"at": 10.0, "action": "kill", "target": "coordinator-7"}], "faults[0].target: must name a coordinator replica"),
+    ({}, [{"at": 10.0, "action": "kill_leader"}], "faults[0]: kill_leader needs [coordinator] replicas >= 3"),
+    ({"replicas": 3}, [{"at": 10.0, "action": "kill", "target": "coordinator-7"}], "faults[0]: unknown target 'coordinator-7'"),
     ({"replicas": 3}, [{"at": 900.0, "action": "kill_leader"}], "faults[0].at: must be inside the run"),
-    ({"replicas": 3}, [{"at": 10.0, "action": "explode"}], "faults[0].action: must be one of kill_leader, kill_master, kill, restart"),
+    ({"replicas": 3}, [{"at": 10.0, "action": "explode"}], "faults[0].action: must be one of kill, restart, kill_leader, kill_master, kill_node, pause, slow, partition"),
 ])
 def test_bad_coordinator_and_fault_settings(coordinator: dict, faults: list, problem: str) -> None:
     data = small_scenario_data(coordinator=coordinator, faults=faults) if faults else small_scenario_data(coordinator=coordinator)

@@ -1,0 +1,110 @@
+"""Soak: each architecture runs for a while under the chaos monkey.
+
+    python scripts/soak.py [SCENARIO.toml] [--arch borg,mesos,omega] [--minutes 10] [--every 5] [--seed 0]
+
+For each architecture: the scenario runs here (embedded Ray, or --address),
+``schedlab chaos --run OUT monkey`` runs as a separate process against it,
+one fault every ``--every`` wall seconds on average across every role.
+Prints one row per architecture (faults by kind, jobs, invariants) and
+writes OUT/soak.json; exits 3 when any invariant is violated or a job was
+lost, 2 on bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a plain script from a checkout
+    sys.path.insert(0, str(ROOT))
+
+from schedulers.scenario import Scenario, ScenarioError, parse_comparison  # noqa: E402
+
+
+def soak_one(sc: Scenario, out: Path, every: float, seed: int, address: str | None) -> dict[str, Any]:
+    from actors.run import run_scenario
+
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["summary"] = run_scenario(sc, out, address=address)
+        except BaseException as e:  # reported below, after the monkey stops
+            result["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    # The monkey attaches once the run has published itself (run.json) and started.
+    while t.is_alive() and not _started(out):
+        time.sleep(0.2)
+    monkey = subprocess.Popen([sys.executable, "-m", "scripts.cli", "chaos", "--run", str(out), "monkey",
+                               "--every", str(every), "--seed", str(seed)],
+                              cwd=ROOT, stdout=(out / "monkey.jsonl").open("w"), stderr=subprocess.PIPE, text=True)
+    t.join()
+    try:
+        _, err = monkey.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        monkey.kill()
+        _, err = monkey.communicate()
+    if "error" in result:
+        raise result["error"]
+    s = result["summary"]
+    kinds = collections.Counter(f["kind"] for f in s["faults"] if f.get("source") == "chaos" and not f.get("skipped"))
+    skipped = sum(1 for f in s["faults"] if f.get("skipped"))
+    row = {"architecture": sc.architecture, "wall_s": round(s["wall_seconds"], 1), "faults": sum(kinds.values()),
+           "by_kind": dict(sorted(kinds.items())), "skipped": skipped, "jobs": s["jobs"], "invariants": s["invariants"],
+           "monkey_exit": monkey.returncode, "monkey_error": (err or "").strip().splitlines()[-1:] if monkey.returncode else []}
+    (out / "soak.json").write_text(json.dumps(row, indent=2) + "\n")
+    return row
+
+
+def _started(out: Path) -> bool:
+    ev = out / "events.jsonl"
+    return (out / "run.json").exists() and ev.exists() and ev.stat().st_size > 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scenario", nargs="?", default=str(ROOT / "scenarios/soak.toml"))
+    p.add_argument("--arch", default="", help="comma-separated architectures (default: the file's)")
+    p.add_argument("--minutes", type=float, default=10.0, help="wall minutes per architecture (default 10)")
+    p.add_argument("--every", type=float, default=5.0, help="mean wall seconds between faults (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="the monkey's seed")
+    p.add_argument("--out", default=f"runs/soak-{time.strftime('%Y%m%d-%H%M%S')}")
+    p.add_argument("--address", help="a Ray cluster to run on (default: embedded local Ray)")
+    args = p.parse_args(argv)
+    try:
+        data = tomllib.loads(Path(args.scenario).read_text())
+        if args.arch:
+            data["architectures"] = [a for a in args.arch.split(",") if a]
+        if not args.minutes > 0 or not args.every > 0:
+            raise ScenarioError("--minutes and --every must be > 0")
+        scenarios = parse_comparison(data, args.scenario)
+    except (OSError, tomllib.TOMLDecodeError, ScenarioError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    rows = []
+    for sc in scenarios:
+        sc = type(sc)(**{**sc.__dict__, "duration": args.minutes * 60 * sc.time_scale})
+        print(f"soak {sc.architecture}: {args.minutes:g} wall minutes, a fault every ~{args.every:g} s", flush=True)
+        row = soak_one(sc, Path(args.out) / sc.architecture, args.every, args.seed, args.address)
+        rows.append(row)
+        print(json.dumps({k: row[k] for k in ("architecture", "faults", "by_kind", "skipped", "jobs", "invariants")}), flush=True)
+    bad = [r["architecture"] for r in rows if any(r["invariants"].values())]
+    print(f"wrote {args.out}/<architecture>/soak.json")
+    if bad:
+        print(f"error: invariants violated in {', '.join(bad)}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

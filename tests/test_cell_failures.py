@@ -1,0 +1,235 @@
+"""Machine failures end to end, without Ray: the replicated cell state machine
+writing off a host, the host watch noticing silence, the invariant checker
+replaying write-offs, and the scheduler cores resuming lost work."""
+from __future__ import annotations
+
+import numpy as np
+
+from actors.cell_machine import CellStateMachine
+from actors.host_watch import HostWatch
+from actors.invariants import check_machines
+from actors.wire import pack_claims, pack_release, pack_tasks, task_key, unpack_delta
+from schedulers.cluster import Cell
+from schedulers.jobs import Job, JobKind
+from schedulers.mesos_framework import FrameworkCore, FrameworkParams
+from schedulers.omega import Claims, ConflictMode, TxnMode
+from schedulers.omega_scheduler import OmegaSchedulerCore, SchedulerParams
+from schedulers.placement import first_fit, get_policy
+from schedulers.shared_state import LocalCopy, SharedCell
+
+K = 4  # machines per host actor: 8 machines = hosts 0 and 1
+CAP = np.tile([4.0, 8.0], (8, 1))
+JOB = 7
+
+
+def new_machine() -> CellStateMachine:
+    return CellStateMachine(CAP.copy(), CAP.copy(), ConflictMode.RESOURCE.value, TxnMode.INCREMENTAL.value, K)
+
+
+def commit(sm: CellStateMachine, placements: list[tuple[int, int]], req: tuple[float, float] = (1.0, 2.0),
+           job: int = JOB, now: float = 0.0) -> np.ndarray:
+    """Commit (task, machine) pairs of ``job``; returns which were accepted."""
+    tasks = np.array([t for t, _ in placements], dtype=np.int64)
+    claims = Claims(np.array([m for _, m in placements], dtype=np.int64), np.tile(req, (len(placements), 1)),
+                    np.zeros(len(placements), dtype=np.int64))
+    accepted, _delta = sm.apply(("commit", pack_claims(claims), 0, job, pack_tasks(tasks, np.full(tasks.size, 10.0)), now))
+    return np.frombuffer(accepted, dtype=bool)
+
+
+def state(sm: CellStateMachine) -> tuple[np.ndarray, np.ndarray]:
+    d = unpack_delta(sm.query(("snapshot",)))
+    return d.free.copy(), d.seq.copy()
+
+
+def failed_host_0() -> tuple[CellStateMachine, list]:
+    """Tasks 0, 1 on host 0 (handed out), 2, 3 on host 1 (not pulled), then
+    task 4 on host 0 committed after the poll (never pulled); host 0 goes down."""
+    sm = new_machine()
+    assert commit(sm, [(0, 0), (1, 1), (2, 4), (3, 5)]).all()
+    launches = sm.apply(("exchange", 0, b""))
+    assert sorted((ln[0], ln[1], ln[2]) for ln in launches) == [(JOB, 0, 0), (JOB, 1, 1)]
+    assert commit(sm, [(4, 2)]).all()
+    return sm, sm.apply(("down", [0], 5.0))
+
+
+# ------------------------------------------------------------ CellStateMachine
+
+
+def test_down_writes_off_the_hosts_tasks() -> None:
+    sm = new_machine()
+    assert commit(sm, [(0, 0), (1, 1), (2, 4), (3, 5)]).all()
+    sm.apply(("exchange", 0, b""))
+    commit(sm, [(4, 2)])
+    _, seq_before = state(sm)
+    lost, unpulled = sm.apply(("down", [0], 5.0))
+    # Launched tasks died with the host; the launch it never pulled never ran.
+    assert sorted(lost) == [[JOB, 0], [JOB, 1]]
+    assert unpulled == [[JOB, 4]]
+    free, seq = state(sm)
+    assert np.all(free[:K] == 0.0)  # a failed machine offers nothing
+    assert np.all(seq[:K] > seq_before[:K])  # claims planned on the old rows conflict
+    np.testing.assert_array_equal(free[K:], CAP[K:] - np.array([[1, 2], [1, 2], [0, 0], [0, 0]]))
+    # Every written-off task, launched or not, is in the lost feed: its scheduler must place it again.
+    n, keys = sm.query(("lost", 0))
+    assert n == 3 and sorted(keys) == [[JOB, 0], [JOB, 1], [JOB, 4]]
+    assert sm.query(("lost", n)) == [3, []]
+    cursor, placed = sm.query(("recover", [JOB]))
+    assert cursor == 3 and placed == {JOB: [2, 3]}
+    assert sm.query(("pending", 0)) is True  # down: the host must poll to come back
+    assert sm.query(("pending", 1)) is True  # tasks 2, 3 await host 1's poll
+
+
+def test_down_host_comes_back_empty_and_ignores_its_stale_release() -> None:
+    sm, _ = failed_host_0()
+    free0, seq0 = state(sm)
+    version0 = sm.cell.version
+    # The host reports task 0 finished: it was written off, so this must not count.
+    release = pack_release(np.array([0]), np.array([[1.0, 2.0]]), np.array([task_key(JOB, 0)], dtype=np.int64))
+    assert sm.apply(("exchange", 0, release)) == {"reset": True, "launches": []}
+    free, seq = state(sm)
+    np.testing.assert_array_equal(free[:K], CAP[:K])  # back to exactly full capacity
+    np.testing.assert_array_equal(seq[:K], seq0[:K] + 1)  # one bump for coming up, none for a release
+    assert sm.cell.version == version0 + 1
+    np.testing.assert_array_equal(free[K:], free0[K:])  # nothing else moved
+    assert sm.down == set() and sm.query(("pending", 0)) is False
+    assert sm.apply(("exchange", 0, b"")) == []  # an ordinary poll again
+
+
+def test_second_down_of_a_down_host_changes_nothing() -> None:
+    sm, _ = failed_host_0()
+    before = (state(sm), sm.cell.version, sm.query(("lost", 0)), sm.query(("recover", [JOB])))
+    assert sm.apply(("down", [0], 9.0)) == [[], []]
+    after = (state(sm), sm.cell.version, sm.query(("lost", 0)), sm.query(("recover", [JOB])))
+    np.testing.assert_array_equal(before[0][0], after[0][0])
+    np.testing.assert_array_equal(before[0][1], after[0][1])
+    assert before[1:] == after[1:]
+
+
+def test_sample_leaves_down_machines_out() -> None:
+    sm = new_machine()
+    assert commit(sm, [(0, 0)], req=(2.0, 4.0), job=1).all()
+    assert commit(sm, [(i, K + i) for i in range(K)], req=(4.0, 4.0), job=2).all()
+    cpu, mem, _ = sm.query(("sample",))
+    assert (cpu, mem) == (18 / 32, 20 / 64)  # all 8 machines counted while up
+    sm.apply(("down", [0], 1.0))
+    cpu, mem, version = sm.query(("sample",))
+    # Host 1 only: cpu full, mem half. Counting host 0 (free 0) as used would give mem 0.75.
+    assert (cpu, mem) == (1.0, 0.5)
+    assert version == sm.cell.version
+
+
+def test_snapshot_restore_round_trip() -> None:
+    sm, _ = failed_host_0()
+    copy = new_machine()
+    copy.restore(sm.snapshot())
+    assert copy.where == sm.where and copy.placed == sm.placed and copy.lost == sm.lost and copy.down == sm.down
+    assert copy.to_launch == sm.to_launch and copy.commits == sm.commits
+    for q in [("snapshot",), ("lost", 0), ("recover", [JOB]), ("pending", 0), ("pending", 1), ("sample",)]:
+        assert copy.query(q) == sm.query(q), q
+    # and the restored copy goes on the same way
+    assert copy.apply(("exchange", 0, b"")) == sm.apply(("exchange", 0, b"")) == {"reset": True, "launches": []}
+    assert copy.apply(("exchange", 1, b"")) == sm.apply(("exchange", 1, b""))
+
+
+# ------------------------------------------------------------ HostWatch
+
+
+def test_host_watch_reports_silent_hosts_not_already_down() -> None:
+    hw = HostWatch(hosts=3, timeout=10)
+    hw.grace(0)
+    assert hw.silent(5, set()) == []
+    assert hw.silent(11, set()) == [0, 1, 2]
+    hw.heard(1, 8)
+    assert hw.silent(15, set()) == [0, 2]  # host 1: 15 - 8 = 7 <= 10
+    assert hw.silent(15, {0}) == [2]
+    assert hw.silent(18, set()) == [0, 2]  # exactly the timeout is not yet silent
+    hw.grace(20)  # a new leader gives everyone a fresh clock
+    assert hw.silent(25, set()) == []
+
+
+# ------------------------------------------------------------ check_machines
+
+CELL = Cell(capacity=CAP.copy(), rack=np.zeros(8, dtype=np.int64), machine_class=np.zeros(8, dtype=np.int64), classes=())
+
+
+def launch(t: float, host: int, job: int, task: int, machine: int, cpu: float) -> dict:
+    return {"t": t, "actor": f"machine-host-{host}", "tasks": [[job, task, machine, cpu, 1.0, t]]}
+
+
+def relaunch_events(write_off: tuple[str, dict] | None) -> dict[str, list[dict]]:
+    """Task (1, 0) uses 3 cpu on machine 0 (host 0), is relaunched on machine
+    4 (host 1) after ``write_off``; the old copy reports done late; then task
+    (2, 0) takes 2 cpu on machine 4, which only overflows if (1, 0) still runs there."""
+    ev: dict[str, list[dict]] = {
+        "tasks_launched": [launch(1.0, 0, 1, 0, 0, 3.0), launch(3.0, 1, 1, 0, 4, 3.0), launch(5.0, 1, 2, 0, 4, 2.0)],
+        "tasks_completed": [{"t": 4.0, "tasks": [[1, 0, 0, 4.0]]}],
+    }
+    if write_off is not None:
+        ev.setdefault(write_off[0], []).append(write_off[1])
+    return ev
+
+
+def test_marked_down_host_ends_its_tasks_and_a_late_completion_is_ignored() -> None:
+    ev = relaunch_events(("machines_down", {"t": 2.0, "hosts": [0]}))
+    # No double placement; the late completion from machine 0 did not end the copy on machine 4.
+    assert check_machines(ev, CELL, K) == (1, 0)
+
+
+def test_relaunch_without_a_write_off_is_a_double_placement() -> None:
+    over, double = check_machines(relaunch_events(None), CELL, K)
+    assert double == 1
+    assert over == 0  # the relaunch was not counted as running, and the completion ended the original
+
+
+def test_killed_host_ends_its_tasks() -> None:
+    fault = {"t": 2.0, "role": "machine", "kind": "kill", "target": "machine-host-0"}
+    assert check_machines(relaunch_events(("fault", fault)), CELL, K) == (1, 0)
+    skipped = {**fault, "skipped": True}  # a fault that was not carried out kills nothing
+    assert check_machines(relaunch_events(("fault", skipped)), CELL, K)[1] == 1
+
+
+def test_completion_and_launch_at_the_same_time_reuse_the_slot() -> None:
+    ev = {"tasks_launched": [launch(1.0, 0, 1, 0, 0, 4.0), launch(2.0, 0, 1, 1, 0, 4.0)],
+          "tasks_completed": [{"t": 2.0, "tasks": [[1, 0, 0, 2.0]]}]}
+    assert check_machines(ev, CELL, K) == (0, 0)
+
+
+# ------------------------------------------------------------ scheduler cores
+
+
+def job(job_id: int, tasks: int) -> Job:
+    return Job(job_id, "batch", JobKind.BATCH, 0, 0.0, (1.0, 1.0), (10.0,) * tasks)
+
+
+def test_omega_resume_queues_only_pending_and_is_not_a_first_attempt() -> None:
+    cell = SharedCell(np.full((2, 2), 4.0))
+    core = OmegaSchedulerCore(SchedulerParams(name="s", t_job=0.5, t_task=0.1, policy=first_fit),
+                              LocalCopy(cell.full()), np.random.default_rng(0))
+    jp = core.resume(job(5, 6), np.array([1, 4]))
+    assert list(core.queue) == [jp]
+    assert core.next_job(0.0) is jp
+    assert jp.pending.tolist() == [1, 4] and jp.pending.dtype == np.int64
+    assert core.begin_attempt(jp, 3.0) is False  # wait time keeps the original start
+    assert core.think_time(jp) == 0.5 + 0.1 * 2
+
+
+def fw_core() -> FrameworkCore:
+    return FrameworkCore(FrameworkParams("fw", 0.1, 0.01, get_policy("first_fit")), 4, np.random.default_rng(0))
+
+
+def test_framework_resume_with_nothing_pending_waits_for_a_loss() -> None:
+    fc = fw_core()
+    fc.resume(job(3, 4), np.array([], dtype=np.int64))
+    assert 3 in fc.jobs and not fc.wants()
+    assert fc.lost([(3, 2)]) == [3]  # the lost task brings the job back
+    assert list(fc.queue) == [fc.jobs[3]] and fc.jobs[3].pending.tolist() == [2]
+
+
+def test_framework_resume_partial_and_full() -> None:
+    fc = fw_core()
+    fc.resume(job(4, 4), np.array([1, 2]))
+    jp = fc.jobs[4]
+    assert jp.pending.tolist() == [1, 2] and jp in fc.queue
+    assert jp.first_attempt_at is not None and fc.begin(jp, 9.0) is False
+    fc.resume(job(5, 3), np.arange(3))  # nothing of it began: its first attempt is still ahead
+    assert fc.jobs[5].first_attempt_at is None and fc.begin(fc.jobs[5], 9.0) is True
