@@ -61,6 +61,7 @@ class BorgStateMachine:
         # Jobs that were fully placed at some point: the replicated truth a
         # final report can rely on when a dead leader's events were lost.
         self.placed: set[int] = set()
+        self.admitted: set[int] = set()  # every job ever submitted: a resubmission is a no-op
         for j, t, m, req, prio in prefill or []:
             self.running[(int(j), int(t))] = [int(m), int(prio), list(req)]
 
@@ -81,6 +82,11 @@ class BorgStateMachine:
     def _submit(self, jobs: list[dict], now: float) -> list:
         out = []
         for j in jobs:
+            if j["job_id"] in self.admitted:
+                # A batch resent after its front end died mid-admission.
+                out.append([j["job_id"], True, "already submitted"])
+                continue
+            self.admitted.add(j["job_id"])
             ok, reason = self.quota.admit(j["user"], j["priority"], np.asarray(j["request"]), len(j["durations"]))
             if ok:
                 job = dict(j, pending=list(range(len(j["durations"]))), attempts=0, done=0)
@@ -199,6 +205,8 @@ class BorgStateMachine:
             for key in [k for k, h in self.evicted.items() if h == host]:
                 del self.evicted[key]
                 self._repend(key)
+                # Still running there if the host is only slow: kill it on return.
+                self.down_tasks[host].append([key[0], key[1]])
             self.to_kill.pop(host, None)
             self.free[lo:hi] = 0.0
             lost += [[j, t] for j, t in keys if (j, t) not in never_pulled]
@@ -236,11 +244,14 @@ class BorgStateMachine:
             [[j, t, *e] for (j, t), e in self.running.items()],
             sorted(self.to_launch.items()), sorted(self.to_kill.items()), sorted(self.down_tasks.items()),
             sorted([j, t, h] for (j, t), h in self.evicted.items()), sorted(self.placed),
+            sorted(self.admitted),
         ], use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        n, free, up, used, jobs, queue, running, launch, kill, down, evicted, placed = msgpack.unpackb(data, raw=False, strict_map_key=False)
+        n, free, up, used, jobs, queue, running, launch, kill, down, evicted, placed, admitted = msgpack.unpackb(
+            data, raw=False, strict_map_key=False)
         self.placed = {int(j) for j in placed}
+        self.admitted = {int(j) for j in admitted}
         self.evicted = {(int(j), int(t)): int(h) for j, t, h in evicted}
         self.free = np.frombuffer(free, dtype=np.float64).reshape(n, -1).copy()
         self.up = np.frombuffer(up, dtype=bool).copy()

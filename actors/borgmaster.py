@@ -61,6 +61,7 @@ class BorgmasterReplica(CoordinatorReplica):
         super().__init__(*base)
         self.params: BorgParams = params
         self.last_seen: dict[int, float] = {}
+        self.polled_at = 0.0
         self.led_term = -1
         self.rid = 0
         self.inflight: set[int] = set()
@@ -106,6 +107,7 @@ class BorgmasterReplica(CoordinatorReplica):
             self.led_term = self.node.term
             now = self.rt.now()
             self.last_seen = {h: now for h in range(self.params.hosts)}
+            self.polled_at = now
             self.inflight.clear()
             self.fruitless.clear()
             self.log.emit("borgmaster_elected", replica=self.index, term=self.node.term, queued=len(self.node.sm.inner.queue))
@@ -224,6 +226,11 @@ class BorgmasterReplica(CoordinatorReplica):
             if not self._leading():
                 continue
             now = self.rt.now()
+            if now - self.polled_at > p.missed_polls * p.poll_interval:
+                # We were stalled ourselves (paused, starved): we cannot tell
+                # silent Borglets from our own deafness; everyone gets a grace period.
+                self.last_seen = {h: now for h in range(self.params.hosts)}
+            self.polled_at = now
             silent = sorted(h for h, t in self.last_seen.items() if now - t > p.missed_polls * p.poll_interval)
             sm = self.node.sm.inner
             silent = [h for h in silent if sm.up[h * sm.k: (h + 1) * sm.k].any()]

@@ -45,7 +45,7 @@ class CellReplica(CoordinatorReplica):
                 self.led_term = self.node.term
                 self.watch.grace(now)
                 continue
-            silent = self.watch.silent(now, self.node.sm.inner.down)
+            silent = self.watch.check(now, self.node.sm.inner.down)
             if not silent:
                 continue
             self.rid += 1

@@ -52,7 +52,7 @@ class CellState(ActorShell):
     async def _watch_loop(self) -> None:
         while await self.nap(self.watch.timeout / 4):
             now = self.rt.now()
-            silent = self.watch.silent(now, self.machine.down)
+            silent = self.watch.check(now, self.machine.down)
             if silent:
                 report_down(self.log, silent, *self.machine.apply(("down", silent, now)), by="cellstate")
 

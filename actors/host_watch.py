@@ -22,16 +22,31 @@ class HostWatch:
         self.timeout = timeout  # emulated seconds
         self.hosts = hosts
         self.last: dict[int, float] = {}
+        self.checked_at = 0.0
 
     def grace(self, now: float) -> None:
         """Every host starts (or, under a new leader, restarts) its clock now."""
         self.last = {h: now for h in range(self.hosts)}
+        self.checked_at = now
 
     def heard(self, host: int, now: float) -> None:
         self.last[host] = now
 
     def silent(self, now: float, down: set[int]) -> list[int]:
         return sorted(h for h, t in self.last.items() if now - t > self.timeout and h not in down)
+
+    def check(self, now: float, down: set[int]) -> list[int]:
+        """Hosts silent too long, judged only if this watcher was itself
+        awake: after a stall of its own (paused, starved of CPU) longer than
+        the timeout it cannot tell a silent host from its own deafness, so
+        every host gets a fresh grace period instead (a paused master
+        writing off the whole cell is a failure mode worth avoiding)."""
+        stalled = now - self.checked_at > self.timeout
+        self.checked_at = now
+        if stalled:
+            self.grace(now)
+            return []
+        return self.silent(now, down)
 
 
 def report_down(log: EventLog, hosts: list[int], lost: list, unpulled: list, by: str) -> None:

@@ -106,6 +106,41 @@ def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None
     return {"split_brain": split, "lost_acked": len(lost), "applied_twice": twice}
 
 
+def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
+    """Committed claims that reached no machine: each (job, task, machine)
+    commit must be followed by its launch there, by its loss (re-queued with
+    a failed machine), or by the death of the host it was meant for (whose
+    last events may have died with it)."""
+    launched: dict[tuple[int, int, int], list[float]] = collections.defaultdict(list)
+    for e in ev.get("tasks_launched", []):
+        for task in e["tasks"]:
+            launched[(int(task[0]), int(task[1]), int(task[2]))].append(e["t"])
+    lost: dict[tuple[int, int], list[float]] = collections.defaultdict(list)
+    for e in ev.get("tasks_lost", []):
+        for j, t in e["tasks"]:
+            lost[(int(j), int(t))].append(e["t"])
+    host_gone: dict[int, list[float]] = collections.defaultdict(list)
+    for e in ev.get("machines_down", []):
+        for h in e["hosts"]:
+            host_gone[int(h)].append(e["t"])
+    for f in ev.get("fault", []):
+        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped") \
+                and f.get("kind") in ("kill", "host_lost", "node_down"):
+            host_gone[int(f["target"].rsplit("-", 1)[1])].append(f["t"])
+    missing = 0
+    for e in ev.get("txn", []):
+        for task, machine in e["placed"]:
+            key = (int(e["job_id"]), int(task))
+            t = e["t"]
+            # The host may launch (and log) before the scheduler logs the
+            # commit's reply: any launch since the attempt began counts.
+            if any(x >= t - e.get("span", 0.0) for x in launched.get((*key, int(machine)), ())) or any(x >= t for x in lost.get(key, ())) \
+                    or any(x >= t for x in host_gone.get(int(machine) // k, ())):
+                continue
+            missing += 1
+    return missing
+
+
 def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, applied: dict[int, list] | None) -> dict[str, int]:
     submitted = {e["job_id"] for e in ev.get("job_submitted", [])}
     accounted = ({e["job_id"] for e in ev.get("job_scheduled", [])} | {e["job_id"] for e in ev.get("job_abandoned", [])}
@@ -113,7 +148,12 @@ def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, a
                  | {j for e in ev.get("borg_jobs_final", []) for j in e["scheduled"]})
     overcommit, double = check_machines(ev, cell, machines_per_actor)
     coord = check_coordinator(ev, applied)
-    committed = sum(e["committed"] for e in ev.get("txn", []))
+    txns = ev.get("txn", [])
+    if txns and all("placed" in e for e in txns):  # Omega: every commit followed to its end
+        unlaunched = untraced_commits(ev, machines_per_actor)
+    else:
+        unlaunched = None
+    committed = sum(e["committed"] for e in txns)
     launched = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if not e.get("prefill"))
     # Launches reported lost and re-queued (a Mesos master failover or
     # revocation, a Borg machine failure or preemption before launch) were
@@ -131,6 +171,6 @@ def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, a
         "double_placement": double,
         "lost_jobs": len(submitted - accounted),
         "split_brain": coord["split_brain"],
-        "lost_commits": max(0, committed - launched - requeued) + coord["lost_acked"],
+        "lost_commits": (max(0, committed - launched - requeued) if unlaunched is None else unlaunched) + coord["lost_acked"],
         "applied_twice": coord["applied_twice"],
     }

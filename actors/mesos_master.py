@@ -174,7 +174,7 @@ class MesosMaster(ActorShell):
                 continue
             assert self.alloc is not None
             now = self.rt.now()
-            silent = self.watch.silent(now, set(range(self.cfg.hosts)) - self.agents)
+            silent = self.watch.check(now, set(range(self.cfg.hosts)) - self.agents)
             if not silent:
                 continue
             lost, unpulled, rescinded = [], [], []
@@ -206,9 +206,14 @@ class MesosMaster(ActorShell):
         self.watch.heard(host, self.rt.now())
         if finished:
             keys = []
+            k = self.cfg.machines_per_host
             for j, t, killed in finished:
                 key = (int(j), int(t))
                 owner_fw = self.alloc.tasks.get(key)
+                if owner_fw is not None and owner_fw[1] // k != host:
+                    # A task this agent ran before it was given up on, placed
+                    # again elsewhere since: the report is not about that copy.
+                    continue
                 if owner_fw is not None:
                     # A revoked task is reported once its agent killed it, not
                     # when revocation was decided: one that finished first ran.

@@ -199,6 +199,9 @@ class OmegaScheduler(ActorShell):
             think=round(spent, 6),
             span=round(now - started, 6),
             rtt_ms=round(rtt_ms, 3),
+            # [task, machine] per committed claim: the checker follows each one
+            # to its launch (or to the failure of the host it was meant for).
+            placed=np.stack([outcome.committed_tasks, outcome.machines], axis=1).tolist() if len(outcome.committed_tasks) else [],
         )
         if outcome.status == "scheduled":
             self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts)

@@ -146,7 +146,8 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         ))
         members.recipes[f"machine-host-{h}"].args = (rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [])
     scheds, names, routes = topo.schedulers, topo.names, topo.routes
-    submitter = started.add(runtime.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush))
+    submitter = started.add(runtime.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush,
+                                          sc.architecture == "borg"))
     members.on_restart.append(lambda role, name, h: runtime.call(submitter, "reroute", name, h, role != "frontend")
                               if role in ("scheduler", "framework", "frontend") else None)
     runtime.gather([runtime.call(h, "ready") for h in started.handles], timeout=300)
@@ -201,6 +202,9 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")])[0])
 
     runtime.gather([runtime.call(inbox, "settle", faults.done, True)])
+    dead = [n for n, role in members.roles.items() if role in ("scheduler", "framework") and n not in members.handles]
+    if dead:
+        runtime.gather([runtime.call(submitter, "orphaned", dead)])
     # Stop in dependency order: no new jobs, then no new launches, then machines.
     scheds = [h for n, h in members.handles.items() if members.roles[n] in ("scheduler", "framework", "frontend")]
     for stage in ([submitter], scheds, list(members.of_role("machine").values()), topo.stop_after_hosts()):

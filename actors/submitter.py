@@ -25,8 +25,14 @@ class Submitter(ActorShell):
         routes: dict[str, list[tuple[str, Any]]],
         metrics: Any,
         flush_interval: float,
+        await_admission: bool = False,
     ) -> None:
+        """``await_admission``: the target is a stateless front end (Borg's),
+        which keeps nothing to recover from: wait for each batch to be
+        admitted, however long a pause takes, and resend it if the front end
+        died (admission ignores a job it already has)."""
         super().__init__(rt, "submitter", metrics, flush_interval)
+        self.await_admission = await_admission
         self.jobs = sorted(jobs, key=lambda j: j["submit_time"])
         self.routes = routes  # job class -> [(scheduler name, handle)]
         self.next = 0
@@ -74,7 +80,8 @@ class Submitter(ActorShell):
         the end can trust it."""
         names = [n for n, b in self.undelivered.items() if b]
         batches = [self.undelivered.pop(n) for n in names]
-        got = await asyncio.gather(*(asyncio.wait_for(self.rt.call(self.handles[n], "submit", b), self.DELIVERY_WAIT_S)
+        wait = None if self.await_admission else self.DELIVERY_WAIT_S
+        got = await asyncio.gather(*(asyncio.wait_for(self.rt.call(self.handles[n], "submit", b), wait)
                                      for n, b in zip(names, batches)), return_exceptions=True)
         for n, b, g in zip(names, batches, got):
             # A paused scheduler gets the batch when it wakes (the request has
@@ -96,8 +103,17 @@ class Submitter(ActorShell):
         else:
             await self._deliver()
 
+    async def orphaned(self, names: list[str]) -> None:
+        """These schedulers were killed and not restarted by the end: the jobs
+        routed to them are reported pending (unless they were scheduled,
+        which the summary knows), not silently lost with their queues."""
+        for name in names:
+            delivered = {j["job_id"] for j in self.undelivered.get(name, [])}
+            self.undelivered.setdefault(name, []).extend(j for j in self.routed.get(name, []) if j["job_id"] not in delivered)
+
     async def on_stop(self) -> dict:
-        # A job whose scheduler was down to the end never got in: pending, not lost.
+        # A job whose scheduler was down to the end never got in (or died in
+        # its queue): pending, not lost.
         for name, jobs in self.undelivered.items():
             for job in jobs:
                 self.log.emit("job_pending", job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]), undelivered=True)

@@ -233,3 +233,46 @@ def test_framework_resume_partial_and_full() -> None:
     assert jp.first_attempt_at is not None and fc.begin(jp, 9.0) is False
     fc.resume(job(5, 3), np.arange(3))  # nothing of it began: its first attempt is still ahead
     assert fc.jobs[5].first_attempt_at is None and fc.begin(fc.jobs[5], 9.0) is True
+
+
+def test_a_watcher_that_stalled_itself_writes_off_nobody() -> None:
+    # A paused cell state or master wakes to find every host "silent": it
+    # must grant a new grace period, not write off the whole cell.
+    w = HostWatch(hosts=3, timeout=10)
+    w.grace(0)
+    assert w.check(5, set()) == []
+    w.heard(0, 8)
+    assert w.check(14, set()) == [1, 2]  # awake all along: 1 and 2 really are silent
+    assert w.check(40, set()) == []  # 26 s since its own last check: it was away
+    assert w.check(45, set()) == []
+    assert w.check(51, set()) == [0, 1, 2]
+
+
+def txn(t: float, job_id: int, placed: list[list[int]], span: float = 1.0) -> dict:
+    return {"event": "txn", "t": t, "job_id": job_id, "committed": len(placed), "placed": placed, "span": span}
+
+
+def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
+    from actors.invariants import untraced_commits
+
+    ev: dict[str, list[dict]] = {
+        # Job 1: task 0 launched where committed; task 1 committed to host 1 (machines 4-7).
+        "txn": [txn(10.0, 1, [[0, 0], [1, 5]]), txn(10.0, 2, [[0, 6]])],
+        "tasks_launched": [launch(10.5, 0, 1, 0, 0, 1.0), launch(9.5, 1, 2, 0, 6, 1.0)],
+    }
+    # Task (1, 1) never launched, nothing happened to its host: lost.
+    # Job 2's launch was logged before its commit event, within the attempt: fine.
+    assert untraced_commits(ev, 4) == 1
+    # Its host was killed after the commit: its events may have died with it.
+    ev["fault"] = [{"event": "fault", "t": 12.0, "role": "machine", "kind": "kill", "target": "machine-host-1"}]
+    assert untraced_commits(ev, 4) == 0
+    # A kill before the commit excuses nothing.
+    ev["fault"][0]["t"] = 8.0
+    assert untraced_commits(ev, 4) == 1
+    # Written off with its machine and re-queued: accounted for.
+    ev["tasks_lost"] = [{"event": "tasks_lost", "t": 15.0, "tasks": [[1, 1]]}]
+    assert untraced_commits(ev, 4) == 0
+    # A launch of the same task on another machine is not this commit's launch.
+    del ev["tasks_lost"]
+    ev["tasks_launched"].append(launch(11.0, 0, 1, 1, 1, 1.0))
+    assert untraced_commits(ev, 4) == 1
