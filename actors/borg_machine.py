@@ -12,9 +12,9 @@ Commands
 * ``("place", job_id, [[task, machine]], [[job, task]] victims, now)`` ->
   [accepted mask, preempted [[job, task, priority, was launched]], status] where status is
   "scheduled", "waiting", "abandoned" or "stale".
-* ``("exchange", host, [[job, task, killed]] finished, now)`` -> [launches, kills]
+* ``("exchange", host, [[job, task, killed]] finished, now)`` -> [launches, kills, reset]
   for that Borglet; a Borglet marked down that polls again is brought back
-  up and told to kill what it still ran.
+  up empty and told to start over (reset: stop everything it still runs).
 * ``("down", [host], now)`` -> [tasks lost, launches never pulled] (keys): the host
   missed its polls; its tasks go back to their jobs' pending sets, their jobs
   to the front of the queue.
@@ -53,7 +53,6 @@ class BorgStateMachine:
         self.running: dict[Key, list] = {}  # key -> [machine, priority, request]
         self.to_launch: dict[int, list[list]] = {}
         self.to_kill: dict[int, list[list]] = {}
-        self.down_tasks: dict[int, list[list]] = {}  # host -> tasks it ran when marked down
         # Killed here and already freed, not yet confirmed dead by their Borglet
         # (key -> host): the task is pending again only once it is, so it never
         # runs on two machines at once, and its end report frees nothing.
@@ -163,10 +162,13 @@ class BorgStateMachine:
         lo, hi = host * self.k, (host + 1) * self.k
         if not self.up[lo:hi].all():
             # A Borglet we gave up on is back: its machines are empty to us,
-            # and whatever it still runs was rescheduled elsewhere.
+            # and whatever it still runs was rescheduled elsewhere. It starts
+            # over empty (reset) rather than killing task by task: a kill's
+            # confirmation would arrive after the same task may have been
+            # placed there again, and free the new copy's resources.
             self.up[lo:hi] = True
             self.free[lo:hi] = self.capacity[lo:hi]
-            kills += self.down_tasks.pop(host, [])
+            return [self.to_launch.pop(host, []), kills, True]
         for j, t, _killed in finished:
             if (j, t) in self.evicted:
                 del self.evicted[(j, t)]
@@ -183,7 +185,7 @@ class BorgStateMachine:
                         # Finished: its quota charge comes back.
                         self.quota.refund(job["user"], job["priority"], np.asarray(job["request"]), len(job["durations"]))
                         del self.jobs[j]
-        return [self.to_launch.pop(host, []), kills]
+        return [self.to_launch.pop(host, []), kills, False]
 
     def _down(self, hosts: list[int], now: float) -> list:
         """[[[job, task]] of tasks lost, [[job, task]] of launches the host never pulled]."""
@@ -197,16 +199,13 @@ class BorgStateMachine:
             never_pulled = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
             unpulled += [[j, t] for j, t in sorted(never_pulled)]
             keys = [key for key, e in self.running.items() if lo <= e[0] < hi]
-            self.down_tasks[host] = [[j, t] for j, t in keys if (j, t) not in never_pulled]
             for key in keys:
                 self._evict(key)
             # Nobody will confirm those kills now: the tasks are pending again
-            # (if the host comes back, it is told to kill them first).
+            # (if the host comes back, it starts over empty).
             for key in [k for k, h in self.evicted.items() if h == host]:
                 del self.evicted[key]
                 self._repend(key)
-                # Still running there if the host is only slow: kill it on return.
-                self.down_tasks[host].append([key[0], key[1]])
             self.to_kill.pop(host, None)
             self.free[lo:hi] = 0.0
             lost += [[j, t] for j, t in keys if (j, t) not in never_pulled]
@@ -242,13 +241,13 @@ class BorgStateMachine:
             [[u, b, v.tolist()] for (u, b), v in self.quota.used.items()],
             list(self.jobs.values()), queue,
             [[j, t, *e] for (j, t), e in self.running.items()],
-            sorted(self.to_launch.items()), sorted(self.to_kill.items()), sorted(self.down_tasks.items()),
+            sorted(self.to_launch.items()), sorted(self.to_kill.items()),
             sorted([j, t, h] for (j, t), h in self.evicted.items()), sorted(self.placed),
             sorted(self.admitted),
         ], use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        n, free, up, used, jobs, queue, running, launch, kill, down, evicted, placed, admitted = msgpack.unpackb(
+        n, free, up, used, jobs, queue, running, launch, kill, evicted, placed, admitted = msgpack.unpackb(
             data, raw=False, strict_map_key=False)
         self.placed = {int(j) for j in placed}
         self.admitted = {int(j) for j in admitted}
@@ -263,7 +262,6 @@ class BorgStateMachine:
         self.running = {(j, t): [m, p, r] for j, t, m, p, r in running}
         self.to_launch = {int(h): ls for h, ls in launch}
         self.to_kill = {int(h): ls for h, ls in kill}
-        self.down_tasks = {int(h): ls for h, ls in down}
 
 
 class BorgMachineFactory:

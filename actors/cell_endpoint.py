@@ -36,6 +36,9 @@ class DirectCell:
     async def exchange(self, host_id: int, finished: bytes) -> list:
         return await self.rt.call(self.handle, "exchange", host_id, finished)
 
+    async def rejoin(self, host_id: int) -> list:
+        return await self.rt.call(self.handle, "rejoin", host_id)
+
     async def recover(self, job_ids: list[int]) -> list:
         return await self.rt.call(self.handle, "recover", job_ids)
 
@@ -83,6 +86,9 @@ class ReplicatedCell:
         if not finished and not await self.client.query(("pending", host_id)):
             return []
         return await self._write("exchange", ("exchange", host_id, finished))
+
+    async def rejoin(self, host_id: int) -> list:
+        return await self._write("rejoin", ("rejoin", host_id, self.rt.now()))
 
     async def recover(self, job_ids: list[int]) -> list:
         return await self.client.query(("recover", job_ids))

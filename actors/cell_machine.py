@@ -27,6 +27,8 @@ class CellStateMachine:
       (whatever it still ran was written off and placed again elsewhere)
     * ``("down", [host], now)`` -> [tasks lost, launches never pulled] as (job, task) keys:
       the hosts' machines offer nothing until they poll again
+    * ``("rejoin", host, now)`` -> like ``down``, then the host's machines are up and empty
+      (a restarted host announcing itself)
     * ``("recover", [job])`` -> [lost cursor, {job: [task indices placed and not lost]}]
       (a restarted scheduler: the cursor is where its watch for lost tasks starts)
     * ``("lost", cursor)`` -> [next cursor, [[job, task], ...]]: tasks lost since ``cursor``
@@ -57,6 +59,14 @@ class CellStateMachine:
             return self._exchange(*command[1:])
         if op == "down":
             return self._down(*command[1:])
+        if op == "rejoin":
+            # A restarted host, empty: whatever it ran is written off now and
+            # its machines offer their whole capacity again.
+            host, now = int(command[1]), float(command[2])
+            result = self._down([host], now)
+            self.down.discard(host)
+            self.cell.set_available(self._machines(host), up=True)
+            return result
         raise ValueError(f"unknown cell command {op!r}")
 
     def _commit(self, claims: bytes, since: int, job_id: int, tasks: bytes, now: float) -> list:

@@ -86,6 +86,11 @@ class CellState(ActorShell):
         self.watch.heard(host_id, self.rt.now())
         return self.machine.apply(("exchange", host_id, finished))
 
+    async def rejoin(self, host_id: int) -> list:
+        """A restarted host's first word: write off what it ran before."""
+        self.watch.heard(host_id, self.rt.now())
+        return self.machine.apply(("rejoin", host_id, self.rt.now()))
+
     async def recover(self, job_ids: list[int]) -> list:
         """[lost cursor, {job: tasks placed and not lost}] for a restarted scheduler."""
         return self.machine.query(("recover", job_ids))

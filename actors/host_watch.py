@@ -59,6 +59,6 @@ def report_down(log: EventLog, hosts: list[int], lost: list, unpulled: list, by:
 
 def host_of_command(command: Any) -> int | None:
     """The host a cell-state command or query comes from (its poll), if any."""
-    if isinstance(command, (list, tuple)) and len(command) > 1 and command[0] in ("exchange", "pending"):
+    if isinstance(command, (list, tuple)) and len(command) > 1 and command[0] in ("exchange", "pending", "rejoin"):
         return int(command[1])
     return None

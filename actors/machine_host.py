@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from actors.base import ActorShell
+from actors.host_watch import report_down
 from actors.runtime import Runtime
 from actors.wire import pack_release, task_key
 from schedulers.resources import EPS
@@ -38,7 +39,10 @@ class MachineHost(ActorShell):
         metrics: Any,
         flush_interval: float,
         initial: list[Launch] | None = None,
+        rejoin: bool = False,
     ) -> None:
+        """``rejoin``: a restarted host, which first tells the cell it is back
+        empty, so what its predecessor ran is written off and placed again."""
         super().__init__(rt, f"machine-host-{host_id}", metrics, flush_interval)
         self.host_id = host_id
         self.first = first_machine
@@ -55,9 +59,14 @@ class MachineHost(ActorShell):
         self.done_events: list[list] = []
         self.overcommits = 0
         self._initial = initial or []
+        self.rejoining = rejoin
 
     async def on_start(self) -> None:
         self.cell.bind(self.rt, self.name, self.log, self.agent_report, self._reset)
+        if self.rejoining:
+            lost, unpulled = await self.cell.rejoin(self.host_id)
+            if lost or unpulled:
+                report_down(self.log, [self.host_id], lost, unpulled, by=self.name)
         if self._initial:
             self._launch(self._initial, prefill=True)
             self._initial = []

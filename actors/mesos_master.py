@@ -158,6 +158,16 @@ class MesosMaster(ActorShell):
             # it must come back empty (Mesos tells such an agent to shut down).
             self.written_off.discard(host)
             tasks, finished = [], []
+        # What we thought ran there (or waited to launch) and the agent does
+        # not report, running or finished, is gone with a previous incarnation:
+        # its framework must hear it was lost, or its job never completes.
+        ms = set(self._machines(host).tolist())
+        reported = {(int(j), int(t)) for j, t, *_ in tasks} | {(int(j), int(t)) for j, t in finished}
+        gone = [(k, v[0]) for k, v in self.alloc.tasks.items() if v[1] in ms and k not in reported]
+        for key, fw in gone:
+            self.lost_updates[fw].append(key)
+        if gone:
+            self.log.emit("tasks_gone", master=self.name, host=host, tasks=[list(k) for k, _ in gone])
         self.alloc.add_agent(self._machines(host), [((int(j), int(t)), fw, int(m), np.asarray(req, dtype=np.float64))
                                                     for j, t, m, req, fw in tasks])
         self.to_launch.pop(host, None)

@@ -16,6 +16,10 @@ set -euo pipefail
 
 DIR="${SCHEDLAB_CLUSTER_DIR:-.schedlab-cluster}"
 PY="${PYTHON:-python3}"
+# Ray 2.60 starts a head with token authentication (the token in
+# ~/.ray/auth_token, made if missing) but a joining node or driver only sends
+# it when told to: tell every process this script starts.
+export RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}"
 
 die() { echo "error: $*" >&2; exit 2; }
 
@@ -60,7 +64,7 @@ up() {
     sleep 1
   done
   down >/dev/null
-  die "the cluster did not reach $n nodes within 120 s (see $DIR/node-*.log; a stale ~/.ray/auth_token breaks joins)"
+  die "the cluster did not reach $n nodes within 120 s (see $DIR/node-*.log)"
 }
 
 kill_node() {

@@ -1,6 +1,7 @@
 """A scenario on a real 2-node Ray cluster (scripts/cluster.sh), with one
-node killed mid-run: its machine hosts die, Borg reschedules their tasks,
-and the run ends with every invariant holding."""
+node killed mid-run by the chaos script (kill-node, a rack failure): its
+machine hosts die, Borg reschedules their tasks, and the run ends with
+every invariant holding."""
 from __future__ import annotations
 
 import json
@@ -75,14 +76,18 @@ def test_two_node_cluster_survives_a_node_kill(tmp_path: Path) -> None:
     up = _cluster(state, "up", "2", str(port))
     assert up.returncode == 0, up.stderr
     try:
-        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+        # The run's driver carries out chaos faults, kill_node included: it finds
+        # the node's process group where cluster.sh keeps it.
+        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"SCHEDLAB_CLUSTER_DIR": str(state)}
         run = subprocess.Popen([sys.executable, "-m", "scripts.cli", "run", str(tmp_path / "s.toml"), "--address",
                                 f"127.0.0.1:{port}", "--out", str(out), "--no-progress"], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             _wait_for(out / "events.jsonl", "tasks_completed", timeout=120)  # well into the run
-            killed = _cluster(state, "kill", "1")
-            assert killed.returncode == 0, killed.stderr
+            killed = subprocess.run([sys.executable, "-m", "scripts.cli", "chaos", "--run", str(out), "kill-node", "node-1"],
+                                    cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+            assert killed.returncode == 0, killed.stderr[-2000:]
+            assert json.loads(killed.stdout.splitlines()[-1])["target"] == "node-1"
             stdout, stderr = run.communicate(timeout=240)
         finally:
             if run.poll() is None:
@@ -92,6 +97,7 @@ def test_two_node_cluster_survives_a_node_kill(tmp_path: Path) -> None:
         hosts = s["placement"]["hosts"]
         assert set(hosts.values()) == {"node-0", "node-1"}
         lost = {h for h, node in hosts.items() if node == "node-1"}
+        assert [f["source"] for f in s["faults"] if f["kind"] == "kill_node"] == ["chaos"]
         down = [f for f in s["faults"] if f["kind"] in ("node_down", "host_lost")]
         assert {f["target"] for f in down} == lost
         assert s["borg"]["machines_down"]["hosts"] == sorted(int(h.rsplit("-", 1)[1]) for h in lost)
