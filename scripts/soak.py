@@ -33,6 +33,9 @@ def soak_one(sc: Scenario, out: Path, every: float, seed: int, address: str | No
     from actors.run import run_scenario
 
     result: dict[str, Any] = {}
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in ("run.json", "events.jsonl"):  # an earlier run's: the monkey must not attach to it
+        (out / stale).unlink(missing_ok=True)
 
     def run() -> None:
         try:
@@ -98,10 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         row = soak_one(sc, Path(args.out) / sc.architecture, args.every, args.seed, args.address)
         rows.append(row)
         print(json.dumps({k: row[k] for k in ("architecture", "faults", "by_kind", "skipped", "jobs", "invariants")}), flush=True)
-    bad = [r["architecture"] for r in rows if any(r["invariants"].values())]
+    bad = [r["architecture"] for r in rows if any(r["invariants"].values()) or r["monkey_exit"] != 0]
     print(f"wrote {args.out}/<architecture>/soak.json")
     if bad:
-        print(f"error: invariants violated in {', '.join(bad)}", file=sys.stderr)
+        print(f"error: invariants violated or the monkey failed in {', '.join(bad)}", file=sys.stderr)
         return 3
     return 0
 
