@@ -131,11 +131,11 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     for e in ev.get("txn", []):
         for task, machine in e["placed"]:
             key = (int(e["job_id"]), int(task))
-            t = e["t"]
-            # The host may launch (and log) before the scheduler logs the
-            # commit's reply: any launch since the attempt began counts.
-            if any(x >= t - e.get("span", 0.0) for x in launched.get((*key, int(machine)), ())) or any(x >= t for x in lost.get(key, ())) \
-                    or any(x >= t for x in host_gone.get(int(machine) // k, ())):
+            # The commit applied somewhere in the attempt, before its reply was
+            # logged: a launch, loss or host failure since the attempt began counts.
+            since = e["t"] - e.get("span", 0.0)
+            if any(x >= since for x in launched.get((*key, int(machine)), ())) or any(x >= since for x in lost.get(key, ())) \
+                    or any(x >= since for x in host_gone.get(int(machine) // k, ())):
                 continue
             missing += 1
     return missing
