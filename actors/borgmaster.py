@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from actors.coordinator import CoordinatorReplica
-from actors.host_watch import report_down
+from actors.host_watch import HostWatch, host_of_command, report_down
 from schedulers.borg_placement import PlacementParams, place_job
 from schedulers.borg_preemption import choose_preemption
 from schedulers.borg_priority import band
@@ -60,8 +60,9 @@ class BorgmasterReplica(CoordinatorReplica):
         *base, params = args
         super().__init__(*base)
         self.params: BorgParams = params
-        self.last_seen: dict[int, float] = {}
-        self.polled_at = 0.0
+        # Borglets missing missed_polls polls are down (the same watch, and
+        # the same guard against our own stalls, as Omega's cell state).
+        self.watch = HostWatch(params.hosts, params.missed_polls * params.poll_interval)
         self.led_term = -1
         self.rid = 0
         self.inflight: set[int] = set()
@@ -88,14 +89,17 @@ class BorgmasterReplica(CoordinatorReplica):
     # ------------------------------------------------------ heartbeats in
 
     async def propose(self, client_id: str, request_id: int, command: Any) -> tuple:
-        if isinstance(command, (list, tuple)) and command and command[0] == "exchange":
-            self.last_seen[int(command[1])] = self.rt.now()
+        self._heard(command)
         return await super().propose(client_id, request_id, command)
 
     async def query(self, command: Any) -> tuple:
-        if command and command[0] == "pending":
-            self.last_seen[int(command[1])] = self.rt.now()
+        self._heard(command)
         return await super().query(command)
+
+    def _heard(self, command: Any) -> None:
+        host = host_of_command(command)
+        if host is not None:
+            self.watch.heard(host, self.rt.now())
 
     # ------------------------------------------------------------- leading
 
@@ -106,8 +110,7 @@ class BorgmasterReplica(CoordinatorReplica):
             # New leadership: every Borglet gets a full grace period.
             self.led_term = self.node.term
             now = self.rt.now()
-            self.last_seen = {h: now for h in range(self.params.hosts)}
-            self.polled_at = now
+            self.watch.grace(now)
             self.inflight.clear()
             self.fruitless.clear()
             self.log.emit("borgmaster_elected", replica=self.index, term=self.node.term, queued=len(self.node.sm.inner.queue))
@@ -226,14 +229,9 @@ class BorgmasterReplica(CoordinatorReplica):
             if not self._leading():
                 continue
             now = self.rt.now()
-            if now - self.polled_at > p.missed_polls * p.poll_interval:
-                # We were stalled ourselves (paused, starved): we cannot tell
-                # silent Borglets from our own deafness; everyone gets a grace period.
-                self.last_seen = {h: now for h in range(self.params.hosts)}
-            self.polled_at = now
-            silent = sorted(h for h, t in self.last_seen.items() if now - t > p.missed_polls * p.poll_interval)
             sm = self.node.sm.inner
-            silent = [h for h in silent if sm.up[h * sm.k: (h + 1) * sm.k].any()]
+            down = {h for h in range(p.hosts) if not sm.up[h * sm.k: (h + 1) * sm.k].any()}
+            silent = self.watch.check(now, down)
             if not silent:
                 continue
             result = await self._write("poll", ("down", silent, now))

@@ -86,11 +86,8 @@ class FaultTimeline:
         return coordinator
 
     def _live(self, role: str) -> dict[str, Any]:
-        if role == "coordinator":
-            return {f"coordinator-{i}": h for i, h in (self.group.live.items() if self.group else [])}
-        if role == "master":
-            return {f"master-{i}": h for i, h in (self.masters.live.items() if self.masters else [])}
-        return self.members.of_role(role)
+        ctl = self._indexed(role)
+        return {f"{role}-{i}": h for i, h in ctl.live.items()} if ctl is not None else self.members.of_role(role)
 
     def _pick(self, target: str) -> tuple[str, str]:
         """(role, actor name) of a target that is a name or a role (a live member at random)."""
@@ -151,14 +148,16 @@ class FaultTimeline:
         runtime.call(self._side(name)[name], "chaos_slow", f.delay / self.scale, wall, self.exempt)
         return {**out, "delay_s": f.delay}
 
+    def _indexed(self, role: str) -> CoordinatorGroup | MasterSet | None:
+        """The controller of a role whose actors are numbered and elect a
+        leader (kill / restart by index); None for singletons in members."""
+        return self.group if role == "coordinator" else self.masters if role == "master" else None
+
     def _kill(self, f: FaultSpec, role: str, name: str, now: float, lead: tuple[int, int] | None) -> dict[str, Any]:
-        index = int(name.rsplit("-", 1)[1]) if role in ("coordinator", "master") else None
-        if role == "coordinator":
-            assert self.group is not None
-            self.group.kill(int(index))  # type: ignore[arg-type]
-        elif role == "master":
-            assert self.masters is not None
-            self.masters.kill(int(index))  # type: ignore[arg-type]
+        ctl = self._indexed(role)
+        index = int(name.rsplit("-", 1)[1]) if ctl is not None else None
+        if ctl is not None:
+            ctl.kill(int(index))  # type: ignore[arg-type]
         elif not self.members.kill(name):
             raise FaultError(f"{name} is not running")
         if f.restart_after is not None:
@@ -179,12 +178,9 @@ class FaultTimeline:
         return out
 
     def _restart(self, role: str, name: str) -> None:
-        if role == "coordinator":
-            assert self.group is not None
-            self.group.restart(int(name.rsplit("-", 1)[1]))
-        elif role == "master":
-            assert self.masters is not None
-            self.masters.restart(int(name.rsplit("-", 1)[1]))
+        ctl = self._indexed(role)
+        if ctl is not None:
+            ctl.restart(int(name.rsplit("-", 1)[1]))
         else:
             self.members.restart(name)
 

@@ -34,11 +34,13 @@ class Members:
         self.epoch = 0.0
         self.on_restart: list[RestartHook] = []
 
-    def spawn(self, role: str, cls: type, name: str, *args: Any, node: str | None = None) -> Any:
+    def spawn(self, role: str, cls: type, name: str, *args: Any, node: str | None = None, again: tuple | None = None) -> Any:
+        """``again``: the arguments a restart uses, when not the same (a
+        restarted machine host starts empty and rejoins)."""
         h = self.on_spawn(runtime.spawn(cls, name, self.namespace, *args, node=node))
         self.handles[name] = h
         self.roles[name] = role
-        self.recipes[name] = Recipe(cls, args, node)
+        self.recipes[name] = Recipe(cls, args if again is None else again, node)
         return h
 
     def of_role(self, role: str) -> dict[str, Any]:

@@ -143,8 +143,8 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         hosts.append(members.spawn(
             "machine", MachineHost, f"machine-host-{h}", rt, h, lo, plan.cell.capacity[lo:hi],
             cell, metrics, flush, _initial_launches(plan.prefill, lo, hi), node=where[1] if where else None,
+            again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True),
         ))
-        members.recipes[f"machine-host-{h}"].args = (rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True)
     scheds, names, routes = topo.schedulers, topo.names, topo.routes
     submitter = started.add(runtime.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush,
                                           sc.architecture == "borg"))
