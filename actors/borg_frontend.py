@@ -8,8 +8,6 @@ machine host polls: the same ``exchange`` as the other architectures.
 """
 from __future__ import annotations
 
-import asyncio
-
 from typing import Any
 
 from actors import runtime
@@ -30,17 +28,14 @@ class BorgFrontend(ActorShell):
     async def on_start(self) -> None:
         ns = self.namespace
         self.client = CoordinatorClient(self.name, self.replicas, lambda i: runtime.lookup(replica_name(i), ns), self.rt.call)
-        self.one_at_a_time = asyncio.Lock()
 
     async def submit(self, jobs: list[dict]) -> None:
         """Awaited by the submitter: during a Borgmaster failover, submission
         waits for the new leader (as Borg's clients do)."""
         batch = [dict(j, user=j["job_class"]) for j in jobs]
-        # One admission in flight at a time: the log keeps only a client's
-        # latest request id, so a later batch landing first would make an
-        # earlier one, still being retried, "superseded" and lost.
-        async with self.one_at_a_time:
-            results = await self.client.submit(("submit", batch, self.rt.now()), deadline=float("inf"))
+        # The client keeps one admission in flight at a time (concurrent
+        # submitters queue), so a retried batch is never superseded.
+        results = await self.client.submit(("submit", batch, self.rt.now()), deadline=float("inf"))
         self.client.acks.clear()
         for job_id, ok, reason in results:
             if not ok:

@@ -176,7 +176,8 @@ class BorgmasterReplica(CoordinatorReplica):
             self.fruitless.pop(job_id, None)
         self.log.emit("txn", scheduler=f"borgmaster-{path}", job_id=job_id, claims=len(placements), committed=n_ok,
                       conflicted=len(placements) - n_ok, think=round(think, 6), span=round(self.rt.now() - started, 6),
-                      rtt_ms=0.0, priority=job["priority"])
+                      rtt_ms=0.0, priority=job["priority"],
+                      placed=[[t, m] for (t, m), ok in zip(placements, accepted) if ok])
         if preempted:
             self.log.emit("preempted", job_id=job_id, priority=job["priority"],
                           victims=[[j, t, prio, band(prio)] for j, t, prio, _ in preempted])

@@ -43,6 +43,7 @@ class CoordinatorClient:
     # refused as superseded or, worse, answered with the old last result.
     next_id: int = field(default_factory=lambda: time.time_ns() // 1000)
     acks: list[Ack] = field(default_factory=list)
+    one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
     handles: dict[int, Any] = field(default_factory=dict)
 
     def _handle(self, i: int) -> Any:
@@ -53,9 +54,13 @@ class CoordinatorClient:
         return self.handles[i]
 
     async def submit(self, command: Any, deadline: float = 30.0) -> Any:
-        """Replicate ``command``; returns its result once applied."""
-        self.next_id += 1
-        return await self._send("propose", command, deadline, self.next_id)
+        """Replicate ``command``; returns its result once applied. Concurrent
+        callers queue here: with two requests in flight, the later one
+        landing first makes the earlier one a stale duplicate (refused, or
+        answered with no result)."""
+        async with self.one_at_a_time:
+            self.next_id += 1
+            return await self._send("propose", command, deadline, self.next_id)
 
     async def query(self, command: Any, deadline: float = 30.0) -> Any:
         """A read from the leader's applied state (no log entry, no request id)."""

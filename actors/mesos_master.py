@@ -290,10 +290,11 @@ class MesosMaster(ActorShell):
             o = a.offers.get(oid) if oid is not None else None
             res = a.accept(oid, name, [Launch((int(j), int(t)), int(m), np.asarray(r, dtype=np.float64)) for j, t, m, r, _d in launches],
                            [(int(m), np.asarray(r, dtype=np.float64)) for m, r in holds])
-            if oid is not None:
+            if o is not None and o.framework == name:
+                # An answer to an offer rescinded earlier closes nothing: the
+                # rescind was its close (the framework sees its claims conflict).
                 outcome = "accepted" if res.ok else "rescinded"
-                offered = o.resources.sum(axis=0) if o is not None else np.zeros(2)
-                closed.append([oid, name, outcome, round(now - o.made_at, 6) if o else 0.0, *np.round(offered, 6).tolist()])
+                closed.append([oid, name, outcome, round(now - o.made_at, 6), *np.round(o.resources.sum(axis=0), 6).tolist()])
             k = self.cfg.machines_per_host
             for (j, t, m, r, d), ok in zip(launches, res.launched.tolist()):
                 if ok:

@@ -89,7 +89,13 @@ def test_declined_resources_are_offered_again(cell_run) -> None:
     declined = [(c[0][0], set(made[oid][2])) for oid, c in closed.items() if c[0][3] == "declined"]
     assert declined, "the idle framework should decline offers"
     later = [(e["t"], set(o[2])) for e in events if e["event"] == "offers_made" for o in e["offers"]]
-    for t, machines in declined[:20]:
+    # A decline in the run's last minute may legitimately see no new offer
+    # before the end (its filter, then an offer cycle); a loaded machine
+    # makes fewer offers, so the first twenty declines can reach that far.
+    end = max(e["t"] for e in events)
+    early = [d for d in declined if d[0] < end - 60.0]
+    assert early, "no decline before the run's last minute"
+    for t, machines in early[:20]:
         assert any(t2 > t and machines & m2 for t2, m2 in later), "declined machines were never offered again"
 
 
