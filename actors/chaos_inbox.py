@@ -45,7 +45,9 @@ class ChaosInbox:
         self.queue.append((self.next_ticket, fault))
         return self.next_ticket
 
-    async def take(self) -> list[tuple[int, dict]]:
+    async def exchange(self, done: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+        """The driver's one call: outcomes in, newly posted faults out."""
+        await self.settle(done)
         out, self.queue = self.queue, []
         return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -27,10 +28,20 @@ from schedulers.fault_plan import FaultError, FaultSpec, Roster, check
 Leader = Callable[[], "tuple[int, int] | None"]
 
 
+@dataclass
+class Due:
+    """A fault waiting for its time: who asked for it, and the chaos
+    script's ticket to answer (None for the scenario's own faults)."""
+
+    spec: FaultSpec
+    source: str  # "scenario" or "chaos" (a chaos kill's restart is chaos too)
+    ticket: int | None = None
+
+
 class FaultTimeline:
     def __init__(self, faults: tuple[FaultSpec, ...], roster: Roster, members: Members, group: CoordinatorGroup | None,
                  masters: MasterSet | None, log: EventLog, seed: int, scale: float, exempt: list[str]) -> None:
-        self.pending = sorted(faults, key=lambda f: f.at)
+        self.pending = sorted((Due(f, "scenario") for f in faults), key=lambda d: d.spec.at)
         self.roster = roster
         self.members = members
         self.group = group
@@ -40,30 +51,27 @@ class FaultTimeline:
         self.scale = scale
         self.exempt = exempt  # instruments' actor keys: a slow actor still reports on time
         self.watching: list[dict[str, Any]] = []  # failovers awaiting a new leader
-        self.tickets: dict[int, int] = {}  # id(spec) -> chaos ticket
         self.done: list[tuple[int, dict]] = []  # (ticket, outcome) for the chaos inbox
-        self.chaos_made: set[int] = set()  # id() of restarts that chaos kills scheduled
-        self._source = "scenario"
+
+    def _schedule(self, due: Due) -> None:
+        self.pending.append(due)
+        self.pending.sort(key=lambda d: d.spec.at)
 
     def post(self, f: FaultSpec, ticket: int) -> None:
         """A fault from the chaos script (already checked against the roster there)."""
-        self.pending.append(f)
-        self.pending.sort(key=lambda x: x.at)
-        self.tickets[id(f)] = ticket
+        self._schedule(Due(f, "chaos", ticket))
 
     def step(self, now: float) -> None:
-        while self.pending and self.pending[0].at <= now:
-            f = self.pending.pop(0)
-            self._source = "chaos" if id(f) in self.tickets or id(f) in self.chaos_made else "scenario"
-            self.chaos_made.discard(id(f))
+        while self.pending and self.pending[0].spec.at <= now:
+            due = self.pending.pop(0)
+            f = due.spec
             try:
-                outcome = self._inject(f, now)
+                outcome = self._inject(f, now, due.source)
             except FaultError as e:
                 outcome = {"kind": f.action, "target": f.target or None, "skipped": str(e)}
-            self.log.emit("fault", at_s=round(now, 6), source=self._source, **outcome)
-            ticket = self.tickets.pop(id(f), None)
-            if ticket is not None:
-                self.done.append((ticket, {"at_s": round(now, 3), **outcome}))
+            self.log.emit("fault", at_s=round(now, 6), source=due.source, **outcome)
+            if due.ticket is not None:
+                self.done.append((due.ticket, {"at_s": round(now, 3), **outcome}))
         self._watch()
 
     # ------------------------------------------------------------ targets
@@ -112,7 +120,7 @@ class FaultTimeline:
 
     # ------------------------------------------------------------ actions
 
-    def _inject(self, f: FaultSpec, now: float) -> dict[str, Any]:
+    def _inject(self, f: FaultSpec, now: float, source: str) -> dict[str, Any]:
         check(f, self.roster)
         wall = (f.duration or 0.0) / self.scale
         if f.action == "kill_node":
@@ -122,7 +130,7 @@ class FaultTimeline:
             lead = self._leader_of(role)()
             if lead is None:
                 raise FaultError("no leader at that moment")
-            return self._kill(f, role, f"{role}-{lead[0]}", now, lead)
+            return self._kill(f, role, f"{role}-{lead[0]}", now, lead, source)
         if f.action == "partition":
             a = self._side(f.target)
             b = self._side(f.peer, besides=f.target)
@@ -140,7 +148,7 @@ class FaultTimeline:
             return {"kind": "restart", "target": name, "role": role}
         if f.action == "kill":
             lead = self._leader_of(role)() if role in self.roster.leader_roles else None
-            return self._kill(f, role, name, now, lead)
+            return self._kill(f, role, name, now, lead, source)
         out = {"kind": f.action, "target": name, "role": role, "duration_s": f.duration}
         if f.action == "pause":
             runtime.call(self._side(name)[name], "chaos_pause", wall)
@@ -153,7 +161,7 @@ class FaultTimeline:
         leader (kill / restart by index); None for singletons in members."""
         return self.group if role == "coordinator" else self.masters if role == "master" else None
 
-    def _kill(self, f: FaultSpec, role: str, name: str, now: float, lead: tuple[int, int] | None) -> dict[str, Any]:
+    def _kill(self, f: FaultSpec, role: str, name: str, now: float, lead: tuple[int, int] | None, source: str) -> dict[str, Any]:
         ctl = self._indexed(role)
         index = int(name.rsplit("-", 1)[1]) if ctl is not None else None
         if ctl is not None:
@@ -161,11 +169,7 @@ class FaultTimeline:
         elif not self.members.kill(name):
             raise FaultError(f"{name} is not running")
         if f.restart_after is not None:
-            back = FaultSpec(now + f.restart_after, "restart", name)
-            if self._source == "chaos":
-                self.chaos_made.add(id(back))
-            self.pending.append(back)
-            self.pending.sort(key=lambda x: x.at)
+            self._schedule(Due(FaultSpec(now + f.restart_after, "restart", name), source))
         was_leader = lead is not None and lead[0] == index
         if was_leader:
             assert lead is not None

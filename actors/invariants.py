@@ -27,35 +27,55 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
     Returns (over-commit violations, tasks placed twice). A machine host
     killed by a fault takes its tasks with it at that moment; a host marked
     down by its scheduler (or cell state, or master) has its tasks written
-    off then, even if it was only slow and ran them a little longer."""
+    off then, even if it was only slow and ran them a little longer, and
+    whatever it starts before it resets is a zombie's, not a placement."""
     k = machines_per_actor
     timeline: list[tuple[float, int, Any]] = []
     for e in ev.get("tasks_launched", []):
-        timeline.extend((e["t"], 2, task) for task in e["tasks"])
+        timeline.extend((e["t"], 3, task) for task in e["tasks"])
     for e in ev.get("tasks_completed", []) + ev.get("tasks_killed", []):
-        timeline.extend((e["t"], 1, task) for task in e["tasks"])
+        timeline.extend((e["t"], 2, task) for task in e["tasks"])
     for e in ev.get("machines_down", []):
-        timeline.append((e["t"], 0, list(e["hosts"])))
+        # Written off by its watcher (not a restarted host's own rejoin): the
+        # host is a zombie until it hears so and resets.
+        own = [h for h in e["hosts"] if e.get("actor") == f"machine-host-{h}"]
+        timeline.append((e["t"], 0, (list(e["hosts"]), [h for h in e["hosts"] if h not in own])))
+    for e in ev.get("host_reset", []):
+        timeline.append((e["t"], 1, int(e["host"])))
     for f in ev.get("fault", []):
         if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
+            host = int(f["target"].rsplit("-", 1)[1])
             if f.get("kind") in ("kill", "host_lost", "node_down"):
-                timeline.append((f["t"], 0, [int(f["target"].rsplit("-", 1)[1])]))
-    # Write-offs, then completions, then launches at equal times: a slot
-    # freed and reused in one flush is fine.
+                timeline.append((f["t"], 0, ([host], [])))
+            elif f.get("kind") == "restart":
+                timeline.append((f["t"], 1, host))  # a new incarnation
+    # Write-offs, then resets, then completions, then launches at equal times:
+    # a slot freed and reused in one flush is fine.
     timeline.sort(key=lambda x: (x[0], x[1]))
     used = np.zeros_like(cell.capacity)
     running: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
+    zombie: set[int] = set()
     over = double = 0
     for _t, kind, item in timeline:
         if kind == 0:  # hosts gone: everything on their machines ends
-            hosts = set(item)
+            hosts, written_off = set(item[0]), item[1]
+            zombie.update(written_off)
             for key in [key for key, (m, _) in running.items() if m // k in hosts]:
                 m, req = running.pop(key)
                 used[m] -= req
             continue
+        if kind == 1:
+            zombie.discard(item)
+            continue
         key = (int(item[0]), int(item[1]))
         machine = int(item[2])
-        if kind == 2:
+        if machine // k in zombie:
+            # A host written off while stalled (paused, cut off) can still act
+            # on a reply it received before: what it starts then is killed when
+            # it learns it was written off (Borg's Borglet does the same). Its
+            # resources were already given back, so it is not a placement.
+            continue
+        if kind == 3:
             req = np.asarray(item[3 : 3 + NDIM], dtype=np.float64)
             if key in running:
                 double += 1

@@ -33,6 +33,7 @@ class Members:
         self.recipes: dict[str, Recipe] = {}
         self.epoch = 0.0
         self.on_restart: list[RestartHook] = []
+        self.killed: set[str] = set()  # every name an incarnation of which was killed
 
     def spawn(self, role: str, cls: type, name: str, *args: Any, node: str | None = None, again: tuple | None = None) -> Any:
         """``again``: the arguments a restart uses, when not the same (a
@@ -51,6 +52,7 @@ class Members:
         if h is None:
             return False
         runtime.kill_all([h])
+        self.killed.add(name)
         return True
 
     def restart(self, name: str) -> Any:

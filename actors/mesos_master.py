@@ -253,6 +253,9 @@ class MesosMaster(ActorShell):
         weight, priority, guarantee = self.cfg.frameworks.get(name, (1.0, 0, 0.0))
         self.alloc.add_framework(name, weight, priority, guarantee, wants, self.rt.now())
         self.registered_fws.add(name)
+        # A restarted framework is a new actor under the same name: offers
+        # sent to the cached handle of its predecessor would go nowhere.
+        self.fw_handles.pop(name, None)
         self.log.emit("framework_registered", master=self.name, epoch=self.epoch, framework=name)
         return {"ok": True, "epoch": self.epoch}
 

@@ -181,17 +181,19 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     wall0 = time.time()
     last_progress = 0.0
     last_node_check = 0.0
+    last_inbox = 0.0
     while (left := end_wall - time.time()) > 0:
         # Short naps while faults are due or a failover is being timed.
         time.sleep(min(0.02 if (faults.pending or faults.watching) else 0.2, left))
         now = (time.time() - epoch) * scale
-        for ticket, wire in runtime.gather([runtime.call(inbox, "take")])[0]:
-            f = FaultSpec.from_wire(wire)
-            faults.post(FaultSpec(**{**f.__dict__, "at": max(now, f.at)}), ticket)
-        faults.step(now)
-        if faults.done:
-            runtime.gather([runtime.call(inbox, "settle", faults.done)])
+        # One round trip to the inbox every 0.1 s (at once when an outcome waits).
+        if faults.done or time.time() - last_inbox >= 0.1:
+            last_inbox = time.time()
+            for ticket, wire in runtime.gather([runtime.call(inbox, "exchange", faults.done)])[0]:
+                f = FaultSpec.from_wire(wire)
+                faults.post(FaultSpec(**{**f.__dict__, "at": max(now, f.at)}), ticket)
             faults.done = []
+        faults.step(now)
         if host_node and time.time() - last_node_check >= 0.25:
             last_node_check = time.time()
             _node_deaths(host_node, live_hosts, driver_log)
@@ -202,7 +204,10 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")])[0])
 
     runtime.gather([runtime.call(inbox, "settle", faults.done, True)])
-    dead = [n for n, role in members.roles.items() if role in ("scheduler", "framework") and n not in members.handles]
+    # A scheduler killed during the run is dead now, or restarted and perhaps
+    # still recovering its queue when the run ended: either way the jobs
+    # routed to it are reported pending unless the summary knows them scheduled.
+    dead = [n for n, role in members.roles.items() if role in ("scheduler", "framework") and n in members.killed]
     if dead:
         runtime.gather([runtime.call(submitter, "orphaned", dead)])
     # Stop in dependency order: no new jobs, then no new launches, then machines.

@@ -104,17 +104,18 @@ class Submitter(ActorShell):
             await self._deliver()
 
     async def orphaned(self, names: list[str]) -> None:
-        """These schedulers were killed and not restarted by the end: the jobs
-        routed to them are reported pending (unless they were scheduled,
-        which the summary knows), not silently lost with their queues."""
+        """These schedulers were killed during the run (dead at the end, or
+        restarted and maybe still recovering): the jobs routed to them are
+        reported pending (unless they were scheduled, which the summary
+        knows), not silently lost with their queues."""
         for name in names:
             delivered = {j["job_id"] for j in self.undelivered.get(name, [])}
             self.undelivered.setdefault(name, []).extend(j for j in self.routed.get(name, []) if j["job_id"] not in delivered)
 
     async def on_stop(self) -> dict:
-        # A job whose scheduler was down to the end never got in (or died in
-        # its queue): pending, not lost.
+        # A job whose scheduler was down at the end never got in, or died in
+        # its queue, or waits in a successor's unfinished recovery: pending, not lost.
         for name, jobs in self.undelivered.items():
             for job in jobs:
-                self.log.emit("job_pending", job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]), undelivered=True)
+                self.log.emit("job_pending", job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]), orphaned=True)
         return {"released": self.next, "planned": len(self.jobs)}

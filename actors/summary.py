@@ -67,6 +67,16 @@ def fault_record(f: dict) -> dict:
     return out
 
 
+def first_attempts(ev: dict[str, list[dict]]) -> dict[int, float]:
+    """job -> when it was first tried. The earliest: a new Borgmaster leader
+    re-announces a job whose first attempt died with its predecessor."""
+    first: dict[int, float] = {}
+    for e in ev.get("job_attempt", []):
+        if e.get("first"):
+            first[e["job_id"]] = min(e["t"], first.get(e["job_id"], e["t"]))
+    return first
+
+
 def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
     """``info`` carries what events do not: scenario name, architecture, seed,
     time_scale, emulated_seconds, wall_seconds, machines_per_actor, substrate,
@@ -92,7 +102,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             done_tasks[int(task[0])] += 1
     completed = sum(1 for j, e in submitted.items() if e["kind"] == "batch" and done_tasks[j] >= e["tasks"])
 
-    first = {e["job_id"]: e["t"] for e in ev.get("job_attempt", []) if e["first"]}
+    first = first_attempts(ev)
     wait_first = [first[j] - submitted[j]["t"] for j in submitted if j in first]
     wait_full = [e["t"] - submitted[j]["t"] for j, e in scheduled.items()]
     by_class: dict[str, dict] = {}

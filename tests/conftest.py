@@ -44,9 +44,9 @@ def small_scenario_data(**top: Any) -> dict:
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
-    import ray
+    from actors import runtime  # first: it sets Ray's auth mode before Ray is imported
 
-    from actors import runtime
+    import ray
 
     runtime.start_local(num_cpus=2, namespace="schedlab-tests")
     try:

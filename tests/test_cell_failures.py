@@ -188,6 +188,25 @@ def test_killed_host_ends_its_tasks() -> None:
     assert check_machines(relaunch_events(("fault", skipped)), CELL, K)[1] == 1
 
 
+def test_a_written_off_host_launching_before_its_reset_is_a_zombie_not_a_placement() -> None:
+    """Host 0 is written off at t=2 while paused; task (1, 0) is placed again on
+    machine 4; host 0 wakes and starts (1, 0) from a reply it got before the
+    pause (t=3.5), then learns it was written off and resets (t=4.5). Its
+    launches after a reset are placements again."""
+    ev = {"tasks_launched": [launch(1.0, 0, 9, 0, 0, 1.0), launch(3.0, 1, 1, 0, 4, 3.0), launch(3.5, 0, 1, 0, 0, 3.0),
+                             launch(5.0, 0, 1, 0, 1, 3.0)],
+          "machines_down": [{"t": 2.0, "actor": "cell-state", "hosts": [0]}]}
+    assert check_machines(ev, CELL, K) == (0, 0)  # no reset yet: both of host 0's launches are a zombie's
+    ev["host_reset"] = [{"t": 4.5, "actor": "machine-host-0", "host": 0}]
+    assert check_machines(ev, CELL, K) == (0, 1)  # t=3.5 ignored; t=5.0 on machine 1 is a real second copy
+    ev["tasks_launched"].pop()
+    assert check_machines(ev, CELL, K) == (0, 0)
+    # A restarted host writing itself off (its rejoin) is no zombie: its launches count.
+    own = {"tasks_launched": [launch(1.0, 1, 1, 0, 4, 3.0), launch(3.0, 0, 1, 0, 0, 3.0)],
+           "machines_down": [{"t": 2.0, "actor": "machine-host-0", "hosts": [0]}]}
+    assert check_machines(own, CELL, K) == (0, 1)
+
+
 def test_completion_and_launch_at_the_same_time_reuse_the_slot() -> None:
     ev = {"tasks_launched": [launch(1.0, 0, 1, 0, 0, 4.0), launch(2.0, 0, 1, 1, 0, 4.0)],
           "tasks_completed": [{"t": 2.0, "tasks": [[1, 0, 0, 2.0]]}]}
