@@ -110,6 +110,11 @@ def _check_reachable(address: str) -> None:
         raise ClusterUnreachable(f"no Ray cluster at {address} ({e.__class__.__name__}: {e})") from None
 
 
+# Set for processes a driver starts to join its loopback-only embedded Ray
+# (a parallel sweep's runs): they must keep its 127.0.0.1 addresses too.
+LOOPBACK_ENV = "SCHEDLAB_RAY_LOOPBACK"
+
+
 def connect(address: str | None, namespace: str, loopback_only: bool = False) -> bool:
     """Join the cluster at ``address`` (or RAY_ADDRESS), else start an embedded
     local Ray. Returns True when this call started Ray (and so must stop it).
@@ -119,7 +124,7 @@ def connect(address: str | None, namespace: str, loopback_only: bool = False) ->
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
         _check_reachable(address)
-        if loopback_only:
+        if loopback_only or os.environ.get(LOOPBACK_ENV) == "1":
             _keep_loopback()  # joining an embedded run's Ray (see start_local)
         try:
             ray.init(address=address, namespace=namespace, logging_level="ERROR", log_to_driver=False)

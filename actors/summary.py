@@ -127,7 +127,9 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             # Busyness counts think time only (the Omega paper's definition);
             # occupancy adds the sync and commit round trips the substrate costs.
             "occupancy": round(sum(t.get("span", t["think"]) for t in ts) / duration, 6),
-            "conflict_fraction": round(bad / ok, 6) if ok else 0.0,
+            # Conflicts per successful transaction: undefined (None) when
+            # every transaction conflicted, not 0.
+            "conflict_fraction": round(bad / ok, 6) if ok else (None if bad else 0.0),
             "transactions": {"committed": ok, "conflicted": bad},
             "claims": {"committed": sum(t["committed"] for t in ts), "conflicted": sum(t["conflicted"] for t in ts)},
             "attempts": len(ts),

@@ -116,6 +116,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(f"namespace {summary['namespace']}")
     console.print(summary_table(summary))
     console.print(f"wrote {out / 'summary.json'} and {out / 'events.jsonl'}")
+    if args.report and not _report(out):
+        return EXIT_BAD_INPUT
     bad = violations(summary)
     if bad:
         _error(f"invariants violated: {bad}")
@@ -154,11 +156,29 @@ def cmd_compare(args: argparse.Namespace) -> int:
             runtime.shutdown()
     console.print(compare_table(summaries))
     console.print(f"wrote {out}/<architecture>/summary.json and events.jsonl")
+    if args.report and not _report(out):
+        return EXIT_BAD_INPUT
     bad = {s["architecture"]: violations(s) for s in summaries if violations(s)}
     if bad:
         _error(f"invariants violated: {bad}")
         return EXIT_INVARIANT
     return 0
+
+
+def _report(path: Path) -> bool:
+    """Write path/report.md with plots; False (after a one-line error) if it cannot."""
+    from scripts.report import ReportError, write_report
+
+    try:
+        print(f"wrote {write_report(path)}")
+    except ReportError as e:
+        _error(str(e))
+        return False
+    return True
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    return 0 if _report(Path(args.dir)) else EXIT_BAD_INPUT
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -184,6 +204,7 @@ def _common(sp: argparse.ArgumentParser, out_help: str) -> None:
     sp.add_argument("--address", help="join the Ray cluster at this address (default: RAY_ADDRESS, else embedded local Ray)")
     sp.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="override one scenario value, e.g. omega.schedulers.1.t_job=30 (repeatable)")
+    sp.add_argument("--report", action="store_true", help="write report.md with plots at the end (needs the plot extra)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -199,8 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
     _common(c, "output directory (default runs/<name>-compare-<time>); one subdirectory per architecture")
     c.set_defaults(fn=cmd_compare)
     from scripts.chaos import add_parser as add_chaos
+    from scripts.sweep import add_parser as add_sweep
 
     add_chaos(sub)
+    add_sweep(sub)
+    rp = sub.add_parser("report", help="write report.md with plots for a run, comparison or sweep directory")
+    rp.add_argument("dir", help="a run's, comparison's or sweep's OUT directory")
+    rp.set_defaults(fn=cmd_report)
     k = sub.add_parser("check", help="recompute a saved run's invariants from its OUT directory")
     k.add_argument("run", help="a run's OUT directory (run.json, events.jsonl, coordinator/)")
     k.set_defaults(fn=cmd_check)

@@ -43,6 +43,10 @@ def _p(d: dict) -> str:
     return " / ".join("-" if d[k] is None else f"{d[k]:.3g}" for k in ("p50", "p90", "p99"))
 
 
+def _fraction(x: float | None) -> str:
+    return "undefined (nothing committed)" if x is None else f"{x:.3f}"
+
+
 def summary_table(s: dict) -> Table:
     t = Table(title=f"{s['scenario']} ({s['architecture']}, seed {s['seed']}, x{s['time_scale']:g})", show_header=False)
     t.add_column("metric", style="bold")
@@ -57,7 +61,7 @@ def summary_table(s: dict) -> Table:
         tx = sc["transactions"]
         t.add_row(
             f"  {sc['name']}",
-            f"busyness {sc['busyness']:.3f}  conflict fraction {sc['conflict_fraction']:.3f}  "
+            f"busyness {sc['busyness']:.3f}  conflict fraction {_fraction(sc['conflict_fraction'])}  "
             f"txns committed {tx['committed']} conflicted {tx['conflicted']}",
         )
     u = s["utilization"]

@@ -1,0 +1,239 @@
+"""The published findings schedlab reproduces, each with its experiment
+and its tolerance. ``FINDINGS`` is the suite, in the Fidelity table's order.
+
+Published values are quoted from the papers; where only secondary sources
+were at hand when this was written, the source says so. Experiments run the
+scenarios in ``scenarios/paper/`` through the sweep machinery (``Context.sweep``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from scripts.fidelity import Context, Finding, Result, metric, schedulers
+
+BORG = ['architectures=["borg"]', "coordinator.replicas=3"]
+MESOS = ['architectures=["mesos"]']
+SHORT = ["duration=150"]  # smoke runs: 6 wall seconds at x25
+
+
+def _fmt(xs: list[float], digits: int = 2) -> str:
+    return ", ".join("-" if math.isnan(x) else f"{x:.{digits}g}" for x in xs)
+
+
+def _rising(ys: list[float], slack: float = 0.1) -> bool:
+    """Each value at least the one before, less ``slack`` of the range."""
+    span = (max(ys) - min(ys)) or 1.0
+    return all(b >= a - slack * span for a, b in zip(ys, ys[1:])) and ys[-1] > ys[0]
+
+
+# ------------------------------------------------------------ Omega paper
+
+def monolithic_busyness(ctx: Context) -> Result:
+    t_jobs = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0]
+    rows = ctx.sweep("monolithic", "paper/omega_paper.toml", BORG + ["borg.t_job=" + ",".join(map(str, t_jobs))],
+                     smoke_sets=SHORT + ["borg.t_job=0.1,4"])
+    xs = [float(r["set"]["borg.t_job"]) for r in rows]
+    busy = [max(schedulers(r, "busyness").values(), default=float("nan")) for r in rows]
+    occupied = [max(schedulers(r, "occupancy").values(), default=float("nan")) for r in rows]
+    unscheduled = [metric(r, "jobs.pending") / metric(r, "jobs.submitted") for r in rows]
+    low = [(x, b) for x, b in zip(xs, busy) if x <= 1.0]
+    r2 = float("nan")
+    if len(low) >= 3:
+        x, y = np.array(low).T
+        fit = np.polyval(np.polyfit(x, y, 1), x)
+        r2 = 1.0 - float(((y - fit) ** 2).sum() / max(((y - y.mean()) ** 2).sum(), 1e-12))
+    saturated = occupied[-1] >= 0.95 and unscheduled[-1] >= 0.5
+    ok = saturated and (r2 >= 0.95 if not ctx.smoke else True)
+    return Result(f"busyness {_fmt(busy)} at t_job {_fmt(xs)} s (linear up to 1 s: R² {r2:.3f}); occupancy "
+                  f"{_fmt(occupied)}; unscheduled at the end {_fmt(unscheduled)}", ok,
+                  "Borg's single path also writes each decision through its 3-replica log (about 1 emulated s per job "
+                  "at x25), so it saturates (occupancy, think plus write time, reaches 1) while busyness, think time "
+                  "alone, is still below 1.",
+                  {"t_job": xs, "busyness": busy, "occupancy": occupied, "unscheduled": unscheduled, "r2": r2})
+
+
+def multipath(ctx: Context) -> Result:
+    rows = ctx.sweep("multipath", "paper/omega_paper.toml", BORG + ["borg.t_job=4", "borg.multi_path=false,true"], smoke_sets=SHORT)
+    wait = {r["set"]["borg.multi_path"]: metric(r, "wait_time_s.by_class.batch.first_attempt.p90") for r in rows}
+    single, multi = wait["false"], wait["true"]
+    ok = multi * 5 <= single
+    return Result(f"batch wait p90 {single:.3g} s single-path vs {multi:.3g} s multi-path (service t_job 4 s)", ok,
+                  numbers={"single": single, "multi": multi})
+
+
+def mesos_starves_batch(ctx: Context) -> Result:
+    rows = ctx.sweep("mesos_slow_service", "paper/omega_paper.toml", MESOS + ["mesos.frameworks.1.t_job=1,30"], smoke_sets=SHORT)
+    omega = ctx.sweep("omega_slow_service", "paper/omega_paper.toml", ["omega.schedulers.1.t_job=30"], smoke_sets=SHORT)
+    by = {r["set"]["mesos.frameworks.1.t_job"]: r for r in rows}
+    fast, slow = (metric(by[k], "wait_time_s.by_class.batch.first_attempt.p90") for k in ("1", "30"))
+    om = metric(omega[0], "wait_time_s.by_class.batch.first_attempt.p90")
+    ok = slow >= 3 * fast and slow >= 3 * om
+    return Result(f"Mesos batch wait p90 {fast:.3g} s (service t_job 1 s) -> {slow:.3g} s (30 s); Omega at 30 s: {om:.3g} s", ok,
+                  "Offers here go to one framework at a time (cell granularity), as in the paper's simulator; "
+                  "jobs left waiting are reported pending at the end rather than abandoned after 1,000 attempts.",
+                  {"mesos_fast": fast, "mesos_slow": slow, "omega_slow": om})
+
+
+def omega_service_tjob(ctx: Context) -> Result:
+    rows = ctx.sweep("omega_service_tjob", "paper/omega_paper.toml", ["omega.schedulers.1.t_job=1,5,15,30,60"],
+                     smoke_sets=SHORT + ["omega.schedulers.1.t_job=1,60"])
+    xs = [float(r["set"]["omega.schedulers.1.t_job"]) for r in rows]
+    cf = [schedulers(r, "conflict_fraction").get("scheduler-service-0", float("nan")) for r in rows]
+    busy = [schedulers(r, "busyness").get("scheduler-service-0", float("nan")) for r in rows]
+    ok = _rising(cf) and _rising(busy)
+    return Result(f"service conflict fraction {_fmt(cf)}; busyness {_fmt(busy)} at t_job {_fmt(xs)} s", ok,
+                  numbers={"t_job": xs, "conflict_fraction": cf, "busyness": busy})
+
+
+def conflict_modes(ctx: Context) -> Result:
+    rows = ctx.sweep("omega_conflict_modes", "paper/omega_paper.toml",
+                     ["omega.schedulers.1.t_job=15", "omega.conflict_mode=resource,sequence",
+                      "omega.transaction_mode=incremental,all_or_nothing"], smoke_sets=SHORT)
+    # The share of the service scheduler's transactions that conflicted: the
+    # paper's conflict fraction (per successful transaction) is unbounded,
+    # and undefined when nothing commits at all (gang + sequence numbers here).
+    share, fraction = {}, {}
+    for r in rows:
+        mode = (r["set"]["omega.conflict_mode"], r["set"]["omega.transaction_mode"])
+        ok = metric(r, "schedulers.scheduler-service-0.transactions.committed")
+        bad = metric(r, "schedulers.scheduler-service-0.transactions.conflicted")
+        share[mode] = bad / (ok + bad) if ok + bad > 0 else float("nan")
+        fraction[mode] = bad / ok if ok > 0 else float("inf")
+    fine = share[("resource", "incremental")]
+    ok_ = (share[("sequence", "all_or_nothing")] >= 1.5 * fine and share[("sequence", "incremental")] >= fine
+           and share[("resource", "all_or_nothing")] >= fine)
+    shown = "; ".join(f"{c}+{t} {share[(c, t)]:.0%} ({fraction[(c, t)]:.3g})" for c, t in share)
+    return Result(f"service transactions conflicted (conflict fraction): {shown}", ok_,
+                  "Gang transactions with sequence numbers never committed a service job here: every attempt "
+                  "found some machine changed (conflict fraction undefined, shown as inf).",
+                  {f"{c}+{t}": {"share": share[(c, t)], "fraction": fraction[(c, t)]} for c, t in share})
+
+
+def batch_schedulers(ctx: Context) -> Result:
+    rows = ctx.sweep("omega_batch_schedulers", "paper/omega_paper.toml",
+                     ["omega.schedulers.0.t_job=1", "omega.schedulers.0.count=1,2,4"], smoke_sets=SHORT + ["omega.schedulers.0.count=1,4"])
+    ns = [int(r["set"]["omega.schedulers.0.count"]) for r in rows]
+    per = [{k: v for k, v in schedulers(r, "busyness").items() if "batch" in k} for r in rows]
+    busiest = [max(p.values(), default=float("nan")) for p in per]
+    conf = [float(np.mean([v for k, v in schedulers(r, "conflict_fraction").items() if "batch" in k] or [float("nan")]))
+            for r in rows]
+    ok = _rising(conf) and all(b <= a for a, b in zip(busiest, busiest[1:]))
+    return Result(f"batch schedulers {ns}: mean conflict fraction {_fmt(conf)}, busiest one's busyness {_fmt(busiest)}", ok,
+                  numbers={"schedulers": ns, "conflict_fraction": conf, "busyness": busiest})
+
+
+# ------------------------------------------------------------ Mesos paper
+
+def delay_scheduling(ctx: Context) -> Result:
+    (row,) = ctx.sweep("delay_scheduling", "mesos_delay_scheduling.toml", [], smoke_sets=["duration=300"])
+    loc = {name: metric(row, f"mesos.frameworks.framework-{name}.locality_fraction") for name in ("nodelay", "delay")}
+    ok = loc["delay"] >= 0.75 and loc["delay"] >= loc["nodelay"] + 0.25
+    return Result(f"locality {loc['nodelay']:.0%} without delay, {loc['delay']:.0%} with a 5 s delay", ok,
+                  "Synthetic: each task's data on 3 of 40 machines, no static-partitioning baseline (the paper's 18% "
+                  "is static partitioning; schedlab's 'without delay' is Mesos without delay scheduling).",
+                  {"nodelay": loc["nodelay"], "delay": loc["delay"]})
+
+
+# ------------------------------------------------------ DRF, Borg, Raft
+
+def drf_example(ctx: Context) -> Result:
+    from schedulers.allocation import dominant_shares, drf
+
+    capacity = np.array([9.0, 18.0])
+    demands = np.array([[1.0, 4.0], [3.0, 1.0]])
+    tasks = drf(capacity, demands)
+    shares = dominant_shares(capacity, demands, tasks)
+    used = tasks[:, None] * demands
+    ok = tasks.tolist() == [3, 2] and np.allclose(shares, [2 / 3, 2 / 3])
+    return Result(f"A {int(tasks[0])} tasks ⟨{used[0, 0]:g} CPU, {used[0, 1]:g} GB⟩, B {int(tasks[1])} tasks "
+                  f"⟨{used[1, 0]:g} CPU, {used[1, 1]:g} GB⟩; dominant shares {shares[0]:.3f}, {shares[1]:.3f}", ok,
+                  numbers={"tasks": tasks.tolist(), "shares": shares.tolist()})
+
+
+# Skewed task shapes: memory-heavy tasks strand cpu, cpu-heavy ones memory.
+SKEWED = ["workload.classes.0.mem.values=[2.0,4.0]", "workload.classes.1.cpu.values=[0.5,1.0]", "workload.classes.1.mem.values=[12.0,16.0]"]
+
+
+def borg_compaction(ctx: Context) -> Result:
+    from schedulers.borg_compaction import smallest_cell
+    from schedulers.borg_placement import SCORING, PlacementParams
+    from schedulers.cluster import build_cell
+    from scripts.cli import load_scenario
+    from scripts.compaction import snapshot
+    from scripts.fidelity import PAPER
+
+    seeds = 3 if ctx.smoke else 11  # the paper: 11 trials per cell
+    p90: dict[str, dict[str, float]] = {}
+    shown = []
+    ok = True
+    for label, sets in (("mixed shapes", []), ("skewed shapes", SKEWED)):
+        sc = load_scenario(PAPER / "borg_compaction.toml", sets)
+        cell = build_cell(sc.cell.machine_classes)
+        jobs = snapshot(sc)
+        sizes = {p: [smallest_cell(cell.capacity, jobs, PlacementParams(p), s) for s in range(seeds)] for p in SCORING}
+        # The paper reports the 90th percentile; more than the cell means it did not fit at all.
+        p90[label] = {p: float(np.percentile(v, 90)) for p, v in sizes.items()}
+        ok = ok and p90[label]["hybrid"] <= p90[label]["best_fit"] < p90[label]["worst_fit"]
+        cells = ", ".join(f"{p} {'no fit' if v > cell.size else f'{v:g}'}" for p, v in p90[label].items())
+        shown.append(f"{label}: {cells}")
+    return Result(f"smallest cell of {cell.size} machines (p90 of {seeds} trials): " + "; ".join(shown), ok,
+                  "Two synthetic snapshots (scenarios/paper/borg_compaction.toml as is, and with skewed task shapes), "
+                  "not Google's 15 cells: which of best fit and the hybrid packs tighter depends on the task shapes.",
+                  p90)
+
+
+def raft_election(ctx: Context) -> Result:
+    ranges = {"[10,10]": "150-150", "[10,11]": "150-165", "[10,12]": "150-180", "[10,20]": "150-300"}
+    rows = ctx.sweep("raft_election", "paper/raft_election.toml", ["coordinator.election_ticks=" + ",".join(ranges)],
+                     smoke_sets=["time_scale=40", "coordinator.election_ticks=[10,11],[10,20]"])
+    med = {}
+    for r in rows:
+        times = [f["election_wall_s"] for s in r["summaries"] for f in s["failovers"] if f.get("election_wall_s") is not None]
+        med[ranges[r["set"]["coordinator.election_ticks"].replace(" ", "")]] = (float(np.median(times)) * 1000 if times else float("nan"), len(times))
+    wide = med.get("150-300", (float("nan"), 0))[0]
+    narrow = med.get("150-165", (float("nan"), 0))[0]
+    ok = 150 <= wide <= 600 and 0.5 * 287 <= narrow <= 2 * 287
+    if "150-150" in med:
+        ok = ok and med["150-150"][0] >= 1.5 * wide
+    shown = "; ".join(f"{k} ms: {v:.0f} ms (n={n})" for k, (v, n) in med.items())
+    return Result(f"median time without leader {shown}", ok,
+                  "schedlab kills the leader at random, not just after a synchronized heartbeat, and timers on a "
+                  "loaded 2-core machine jitter by milliseconds, which breaks split votes exact timers would repeat; "
+                  "with 15 ms ticks the narrowest randomized range is 150-165 ms (the paper's: 150-155 ms).",
+                  {k: v for k, (v, _n) in med.items()})
+
+
+FINDINGS = [
+    Finding("monolithic", "Omega §4, Fig. 5a/6a", "Single-path monolithic: busyness grows linearly with t_job, then saturates",
+            "linear rise, then saturation (jobs go unscheduled)",
+            "busyness linear up to t_job 1 s (R² ≥ 0.95); at the largest t_job occupancy ≥ 0.95 and ≥ half the jobs unscheduled",
+            monolithic_busyness),
+    Finding("multipath", "Omega §4, Fig. 5b/6b", "Multi-path monolithic avoids head-of-line blocking",
+            "a fast batch path cuts batch wait sharply", "batch wait p90 at least 5x lower", multipath),
+    Finding("mesos_starves_batch", "Omega §4, Fig. 7", "Mesos: a slow service framework starves batch jobs",
+            "batch jobs wait (and are abandoned) while the service framework holds offers",
+            "batch wait p90 ≥ 3x its fast-service value and ≥ 3x Omega's", mesos_starves_batch),
+    Finding("omega_service_tjob", "Omega §4-5, Figs. 5c/6c and 11", "Omega: conflicts and busyness rise with the service t_job",
+            "both rise; conflict fraction near 1 at t_job ≈ 10 s (high-fidelity simulator)", "both rise over the sweep (10% slack)",
+            omega_service_tjob),
+    Finding("conflict_modes", "Omega §5, Fig. 12 (per secondary sources)", "Coarse conflict detection and all-or-nothing cost more conflicts",
+            "sequence numbers and gang transactions: 2-3x the conflicts (secondary sources)",
+            "share of conflicted service transactions: sequence + all-or-nothing ≥ 1.5x resource + incremental; "
+            "each coarse option alone ≥ it", conflict_modes),
+    Finding("batch_schedulers", "Omega §4, Fig. 9 (per secondary sources)", "More batch schedulers: more conflicts, less busyness each",
+            "conflict fraction rises, per-scheduler busyness falls (1 to 32 schedulers)",
+            "mean conflict fraction rises, busiest scheduler's busyness falls", batch_schedulers),
+    Finding("delay_scheduling", "Mesos §6, Fig. 8", "Delay scheduling's locality gain",
+            "18% (static partitioning) -> >90% (1 s delay), 95% (5 s delay)", "≥ 75% with delay and ≥ 25 points above without",
+            delay_scheduling),
+    Finding("drf_example", "DRF §4.1", "DRF's worked example allocation", "A: 3 tasks ⟨3 CPU, 12 GB⟩, B: 2 tasks ⟨6 CPU, 2 GB⟩; "
+            "dominant shares 2/3 each", "exact", drf_example, ray=False),
+    Finding("borg_compaction", "Borg §3.2, §5.1", "Cell compaction ranks hybrid, best fit, worst fit",
+            "hybrid ~3-5% better packing than best fit; worst fit (E-PVM) fragments more",
+            "hybrid ≤ best fit < worst fit (p90 smallest cell) in both snapshots", borg_compaction, ray=False),
+    Finding("raft_election", "Raft §9.3, Fig. 16", "Time without a leader vs election timeout range",
+            "150-150 ms: > 10 s (split votes); 150-155 ms: median 287 ms; 150-300 ms recommended",
+            "150-165 median within 0.5-2x of 287 ms; 150-300 median 150-600 ms; 150-150 ≥ 1.5x 150-300", raft_election),
+]

@@ -1,0 +1,254 @@
+"""Matplotlib drawing for ``schedlab report``: each function takes plain data
+(already extracted from events and summaries by ``scripts.report``) and writes
+one PNG. matplotlib is imported here lazily, so the rest of schedlab runs
+without the ``plot`` extra."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+INSTALL_HINT = "schedlab report needs matplotlib: pip install 'schedlab[plot]'"
+WAIT_FLOOR_S = 1e-3  # log axis: a zero wait is drawn at this floor
+OUTCOME_COLORS = {"accepted": "tab:green", "declined": "tab:orange", "rescinded": "tab:red"}
+# marker and colour per fault kind (chaos and soak fault plans use these kinds)
+FAULT_STYLE = {"kill": ("X", "tab:red"), "kill_leader": ("X", "darkred"), "restart": ("^", "tab:green"),
+               "pause": ("s", "tab:orange"), "partition": ("D", "tab:purple"), "slow": ("v", "tab:brown")}
+
+
+LINESTYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v")
+
+
+class MatplotlibMissing(ImportError):
+    """matplotlib is not installed; the message says how to get it."""
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (reports are written on headless
+    machines; an interactive backend would need a display)."""
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise MatplotlibMissing(INSTALL_HINT) from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = (8.0, 4.2), **kw: Any) -> tuple[Any, Any]:
+    return pyplot().subplots(nrows, ncols, figsize=size, layout="constrained", squeeze=False, **kw)
+
+
+def _save(fig: Any, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    pyplot().close(fig)
+
+
+def _legend(ax: Any, **kw: Any) -> None:
+    # pytest runs with warnings as errors; an empty legend warns.
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kw)
+
+
+def _percent_axis(ax: Any) -> None:
+    from matplotlib.ticker import PercentFormatter
+
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+
+
+def utilization(data: dict[str, Any], path: Path) -> None:
+    fig, axs = _figure()
+    ax = axs[0][0]
+    for key, color in (("cpu", "tab:blue"), ("mem", "tab:purple")):
+        ax.plot(data["t"], data[key], color=color, lw=1.2, label=f"{key} allocated")
+        if data["mean"].get(key) is not None:
+            ax.axhline(data["mean"][key], color=color, ls="--", lw=0.9, label=f"{key} mean {data['mean'][key]:.1%}")
+    ax.set(xlabel="emulated time (s)", ylabel="share of cell capacity", ylim=(0, 1.05), title="Cell utilization")
+    _percent_axis(ax)
+    ax.grid(alpha=0.3)
+    _legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=4, fontsize="small")
+    _save(fig, path)
+
+
+def wait_cdf(data: dict[str, dict[str, Any]], path: Path, title: str = "Wait to first scheduling attempt") -> None:
+    """``data``: label -> {"waits": [s], "submitted": n}. The curve is a share of
+    *submitted* jobs, so it levels off below 100% when jobs were never tried."""
+    import numpy as np
+
+    fig, axs = _figure()
+    ax = axs[0][0]
+    waits = {k: np.sort(np.maximum(np.asarray(d["waits"], dtype=float), WAIT_FLOOR_S)) for k, d in data.items()}
+    # Start the axis just left of the shortest wait rather than at the floor.
+    left = min((w[0] for w in waits.values() if w.size), default=1.0) / 1.5
+    for label, d in data.items():
+        w = waits[label]
+        y = np.arange(1, w.size + 1) / max(d["submitted"], 1)
+        ax.step(np.r_[left, w], np.r_[0.0, y], where="post", lw=1.4, label=f"{label} ({w.size}/{d['submitted']} tried)")
+    ax.set_xscale("log")
+    ax.set(xlabel="wait from submission to first attempt (emulated s, log scale)",
+           ylabel="share of submitted jobs", ylim=(0, 1.02), xlim=(left, None), title=title)
+    _percent_axis(ax)
+    ax.grid(alpha=0.3)
+    _legend(ax, loc="upper left")
+    _save(fig, path)
+
+
+def schedulers(data: list[dict[str, Any]], path: Path) -> None:
+    import numpy as np
+
+    names = [s["name"] for s in data]
+    x = np.arange(len(names))
+    fig, axs = _figure(1, 2, size=(10.0, 4.2))
+    left, right = axs[0]
+    left.bar(x - 0.2, [s["busyness"] for s in data], 0.4, label="busyness (thinking)", color="tab:blue")
+    left.bar(x + 0.2, [s.get("occupancy") or 0.0 for s in data], 0.4, label="occupancy (+ sync/commit)", color="tab:cyan")
+    left.set(ylabel="share of the run", title="Busyness per scheduler", ylim=(0, 1.05))
+    _percent_axis(left)
+    _legend(left, loc="upper right", fontsize="small")
+    # None: every transaction conflicted (no successes to divide by); drawn as an empty bar.
+    bars = right.bar(x, [s["conflict_fraction"] or 0.0 for s in data], 0.6, color="tab:red")
+    for bar, s in zip(bars, data):
+        t = s.get("transactions", {})
+        right.annotate(f"{t.get('conflicted', 0)}/{t.get('committed', 0)}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                       ha="center", va="bottom", fontsize="small")
+    right.set(ylabel="conflicted / committed transactions", title="Conflict fraction per scheduler")
+    right.margins(y=0.15)
+    for ax in (left, right):
+        ax.set_xticks(x, names, rotation=20, ha="right")
+        ax.grid(alpha=0.3, axis="y")
+    _save(fig, path)
+
+
+def offers(data: dict[str, Any], path: Path) -> None:
+    """Per framework: offers closed per bin, stacked by outcome, and offers made."""
+    import numpy as np
+    from matplotlib.ticker import MaxNLocator
+
+    edges = np.asarray(data["edges"])
+    mid, width = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
+    fws = data["frameworks"]
+    fig, axs = _figure(len(fws), 1, size=(8.0, 1.0 + 2.4 * len(fws)), sharex=True)
+    for ax, (fw, counts) in zip(axs[:, 0], fws.items()):
+        bottom = np.zeros(mid.size)
+        for outcome, color in OUTCOME_COLORS.items():
+            c = np.asarray(counts.get(outcome, np.zeros(mid.size)))
+            ax.bar(mid, c, width * 0.9, bottom=bottom, color=color, label=f"closed: {outcome}")
+            bottom += c
+        ax.step(edges, np.r_[counts["made"], counts["made"][-1:]], where="post", color="black", lw=1.0, label="made")
+        ax.set(ylabel="offers per bin", title=fw)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3, axis="y")
+    _legend(axs[0][0], loc="lower center", bbox_to_anchor=(0.5, 1.15), fontsize="small", ncols=4)
+    axs[-1][0].set_xlabel(f"emulated time (s), bins of {width[0]:.0f} s")
+    _save(fig, path)
+
+
+def dominant_share(data: dict[str, list[list[float]]], path: Path) -> None:
+    fig, axs = _figure()
+    ax = axs[0][0]
+    for fw, series in data.items():
+        ax.plot([p[0] for p in series], [p[1] for p in series], lw=1.3, marker=".", ms=3, label=fw)
+    ax.set(xlabel="emulated time (s)", ylabel="dominant share (max of cpu, mem share)", ylim=(0, 1.05),
+           title="DRF dominant share per framework")
+    _percent_axis(ax)
+    ax.grid(alpha=0.3)
+    _legend(ax, loc="upper right")
+    _save(fig, path)
+
+
+def _shade_failovers(axes: Sequence[Any], failovers: list[dict[str, Any]]) -> None:
+    top = axes[0]
+    for i, f in enumerate(failovers):
+        down = f.get("downtime_emulated_s")
+        # Spans of a few seconds vanish on an hour-long axis: label each above the plot.
+        top.annotate("?" if down is None else f"{down:.0f} s", (f["killed_at_s"], 1.0), xycoords=top.get_xaxis_transform(),
+                     ha="center", va="bottom", fontsize="x-small", color="tab:red")
+        for j, ax in enumerate(axes):
+            first = i == 0 and j == 0
+            if down is not None:
+                ax.axvspan(f["killed_at_s"], f["killed_at_s"] + down, color="tab:red", alpha=0.18, lw=0,
+                           label="failover downtime" if first else None)
+            else:
+                ax.axvline(f["killed_at_s"], color="tab:red", ls=":", lw=1.2,
+                           label="failover, downtime not measured" if first else None)
+
+
+def _fault_rows(ax: Any, faults: list[dict[str, Any]]) -> None:
+    rows = sorted({f["target"] for f in faults})
+    seen: set[str] = set()
+    for f in faults:
+        y = rows.index(f["target"])
+        if f.get("duration_s"):
+            ax.hlines(y, f["at_s"], f["at_s"] + f["duration_s"], color="0.55", lw=5, alpha=0.6)
+        marker, color = FAULT_STYLE.get(f["kind"], ("o", "tab:gray"))
+        ax.plot(f["at_s"], y, marker, ms=7, color=color, label=f["kind"] if f["kind"] not in seen else None)
+        seen.add(f["kind"])
+    ax.set_yticks(range(len(rows)), rows, fontsize="small")
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_title("Faults (bar = how long the fault lasted) and failovers (red: downtime)", pad=14)
+
+
+def _leader_row(ax: Any, label: str, changes: list[tuple[float, str]], end: float) -> None:
+    names = sorted({n for _, n in changes})
+    ts = [t for t, _ in changes] + [max(end, changes[-1][0])]
+    ys = [names.index(n) for _, n in changes]
+    ax.step(ts, ys + ys[-1:], where="post", color="tab:blue", lw=1.5)
+    ax.plot(ts[:-1], ys, "o", color="tab:blue", ms=4)
+    ax.set_yticks(range(len(names)), names, fontsize="small")
+    ax.set_ylim(-0.5, len(names) - 0.5)
+    ax.set_ylabel(label, fontsize="small")
+
+
+def timeline(data: dict[str, Any], path: Path) -> None:
+    """Fault markers per target, failover downtime shaded across all rows,
+    and one row per leader kind showing who led when."""
+    leaders = data["leaders"]
+    n_targets = len({f["target"] for f in data["faults"]})
+    heights = [max(1.5, 0.32 * n_targets)] + [0.3 + 0.3 * len({n for _, n in c}) for c in leaders.values()]
+    fig, axs = _figure(len(heights), 1, size=(10.0, 1.2 + sum(heights)), sharex=True,
+                       gridspec_kw={"height_ratios": heights})
+    axes = list(axs[:, 0])
+    if data["faults"]:
+        _fault_rows(axes[0], data["faults"])
+    else:
+        axes[0].set_yticks([])
+        axes[0].set_title("Failovers (no faults recorded; red: downtime)", pad=14)
+    for ax, (label, changes) in zip(axes[1:], leaders.items()):
+        _leader_row(ax, label, changes, data["end"])
+    _shade_failovers(axes, data["failovers"])
+    for ax in axes:
+        ax.grid(alpha=0.3, axis="x")
+    _legend(axes[0], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    axes[-1].set_xlabel("emulated time (s)")
+    _save(fig, path)
+
+
+def sweep_metric(series: dict[tuple[str, str], list[tuple[float, float, float]]], path: Path, *, title: str,
+                 xlabel: str, ylabel: str, categories: list[str] | None = None, percent: bool = False) -> None:
+    """``series``: (line, second-key value or "") -> [(x, median, mad)]. One
+    colour per line and one dash/marker per second-key value, error bars = MAD.
+    With ``categories`` x is a category index, nudged apart per series so
+    overlapping error bars stay visible."""
+    bases = list(dict.fromkeys(b for b, _ in series))
+    seconds = list(dict.fromkeys(v for _, v in series))
+    fig, axs = _figure(size=(9.0, 5.0))
+    ax = axs[0][0]
+    step = 0.25 / max(len(series) - 1, 1) if categories else 0.0  # all series within ±0.125 of the tick
+    for i, ((base, second), pts) in enumerate(series.items()):
+        pts = sorted(pts)
+        dx = (i - (len(series) - 1) / 2) * step
+        k = seconds.index(second)
+        ax.errorbar([p[0] + dx for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], color=f"C{bases.index(base) % 10}",
+                    ls=LINESTYLES[k % len(LINESTYLES)], marker=MARKERS[k % len(MARKERS)], ms=5, capsize=3, lw=1.3,
+                    label=f"{base}, {second}" if second else base)
+    if categories:
+        ax.set_xticks(range(len(categories)), categories)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    if percent:
+        _percent_axis(ax)
+    ax.grid(alpha=0.3)
+    _legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2 if len(series) > 4 else len(series), fontsize="small")
+    _save(fig, path)

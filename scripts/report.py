@@ -1,0 +1,348 @@
+"""``schedlab report DIR``: write DIR/report.md with PNG plots in DIR/plots/.
+
+DIR is a run (summary.json + events.jsonl), a comparison (subdirectories that
+are runs, e.g. OUT/omega, OUT/mesos, OUT/borg) or a sweep (sweep.json +
+sweep.csv). This module decides *what* to plot from events and summaries
+(pure, no matplotlib) and writes the markdown; ``scripts.plots`` draws.
+A plot whose data is absent is skipped with a line saying why, never an error.
+"""
+from __future__ import annotations
+
+import collections
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from actors.metrics import read_events
+from actors.stats import by_event
+from actors.summary import first_attempts
+from scripts import plots
+from scripts.compare import ROWS, compare_row
+
+Events = dict[str, list[dict]]
+OFFER_BINS = 40
+
+
+class ReportError(Exception):
+    """DIR cannot be reported on; the one-line message names it."""
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Why a plot was left out (its data is absent from this run)."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    name: str
+    title: str
+    how: str  # one sentence on how to read the plot
+    extract: Callable[[dict, Events], Any]  # plot data, or Skip
+    draw: Callable[[Any, Path], None]
+
+
+@dataclass(frozen=True)
+class Figure:
+    title: str
+    png: str | None  # relative to report.md; None when skipped
+    text: str  # how to read it, or why it was skipped
+    extra: str = ""  # markdown under the plot
+
+
+def write_report(path: Path) -> Path:
+    """Write ``path``/report.md (and ``path``/plots/*.png); return the report's path."""
+    path = Path(path)
+    kind = directory_kind(path)
+    try:
+        plots.pyplot()  # fail before writing anything when matplotlib is missing
+        if kind == "sweep":
+            from scripts.report_sweep import sweep_report
+
+            text = sweep_report(path)
+        else:
+            text = run_report(path) if kind == "run" else comparison_report(path)
+    except plots.MatplotlibMissing as e:
+        raise ReportError(str(e)) from e
+    out = path / "report.md"
+    out.write_text(text)
+    return out
+
+
+# ---- what kind of directory --------------------------------------------------
+
+def is_run_dir(path: Path) -> bool:
+    return (path / "summary.json").is_file() and (path / "events.jsonl").is_file()
+
+
+def run_subdirs(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if p.is_dir() and is_run_dir(p))
+
+
+def directory_kind(path: Path) -> str:
+    if not path.is_dir():
+        raise ReportError(f"{path}: no such directory")
+    if (path / "sweep.json").is_file() and (path / "sweep.csv").is_file():
+        return "sweep"
+    if is_run_dir(path):
+        return "run"
+    if not (path / "summary.json").exists() and run_subdirs(path):
+        return "comparison"
+    raise ReportError(f"{path}: not a run, comparison or sweep directory (expected summary.json and events.jsonl, "
+                      "subdirectories holding them, or sweep.json and sweep.csv)")
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ReportError(f"{path}: cannot read: {e}") from e
+
+
+def load_run(path: Path) -> tuple[dict, Events]:
+    try:
+        events = read_events(path / "events.jsonl")
+    except ValueError as e:  # e.g. a last line cut short by a crash
+        raise ReportError(f"{path / 'events.jsonl'}: cannot read: {e}") from e
+    return _load_json(path / "summary.json"), by_event(events)
+
+
+# ---- plot data from one run (pure) -------------------------------------------
+
+def utilization_data(summary: dict, ev: Events) -> Any:
+    end = float(summary["emulated_seconds"])
+    # The same window summary.py averages over, so the mean line matches the curve.
+    samples = sorted((e for e in ev.get("cell_sample", []) if 0 <= e["t"] <= end + 1e-6), key=lambda e: e["t"])
+    if not samples:
+        return Skip("no cell_sample events: the cell was never sampled")
+    util = summary.get("utilization", {})
+    return {"t": [e["t"] for e in samples], "cpu": [e["cpu"] for e in samples], "mem": [e["mem"] for e in samples],
+            "mean": {"cpu": util.get("cpu_mean"), "mem": util.get("mem_mean")}}
+
+
+def first_attempt_waits(ev: Events) -> dict[str, dict[str, Any]]:
+    """Per job class: waits from job_submitted to the job's first job_attempt
+    (first=True), as summary.py computes wait_time_s.first_attempt."""
+    submitted = {e["job_id"]: e for e in ev.get("job_submitted", [])}
+    first = first_attempts(ev)
+    out: dict[str, dict[str, Any]] = {}
+    for job, e in sorted(submitted.items()):
+        d = out.setdefault(e.get("job_class", e.get("kind", "?")), {"waits": [], "submitted": 0})
+        d["submitted"] += 1
+        if job in first:
+            d["waits"].append(first[job] - e["t"])
+    return dict(sorted(out.items()))
+
+
+def wait_data(summary: dict, ev: Events) -> Any:
+    waits = first_attempt_waits(ev)
+    if not waits:
+        return Skip("no job_submitted events: no job was submitted")
+    if not any(d["waits"] for d in waits.values()):
+        return Skip("no job_attempt event with first=true: no job was ever tried")
+    return waits
+
+
+def scheduler_data(summary: dict, ev: Events) -> Any:
+    return summary.get("schedulers") or Skip("summary.json lists no schedulers")
+
+
+def offer_data(summary: dict, ev: Events) -> Any:
+    made, closed = ev.get("offers_made", []), ev.get("offers_closed", [])
+    if not made and not closed:
+        return Skip("no offers_made / offers_closed events")
+    times: dict[str, dict[str, list[float]]] = collections.defaultdict(lambda: collections.defaultdict(list))
+    for e in made:
+        for _oid, fw, *_rest in e["offers"]:
+            times[fw]["made"].append(e["t"])
+    for e in closed:
+        for _oid, fw, outcome, *_rest in e["offers"]:
+            times[fw][outcome].append(e["t"])
+    edges = np.linspace(0.0, float(summary["emulated_seconds"]), OFFER_BINS + 1)
+    counts = {fw: {k: np.histogram(ts, bins=edges)[0] for k, ts in by_kind.items()} for fw, by_kind in sorted(times.items())}
+    for c in counts.values():
+        c.setdefault("made", np.zeros(OFFER_BINS, dtype=int))
+    return {"edges": edges, "frameworks": counts}
+
+
+def share_data(summary: dict, ev: Events) -> Any:
+    fws = summary.get("mesos", {}).get("frameworks", {})
+    series = {fw: d["dominant_share"] for fw, d in sorted(fws.items()) if d.get("dominant_share")}
+    return series or Skip("summary.json has no mesos.frameworks.*.dominant_share series")
+
+
+# (row label, event, who leads according to that event or None)
+LEADER_EVENTS: tuple[tuple[str, str, Callable[[dict], str | None]], ...] = (
+    ("Raft leader", "raft_role", lambda e: e["actor"] if e.get("role") == "leader" else None),
+    ("Mesos master", "master_elected", lambda e: e.get("master", e["actor"])),
+    ("Borgmaster", "borgmaster_elected", lambda e: e["actor"]),
+)
+
+
+def leader_changes(ev: Events) -> dict[str, list[tuple[float, str]]]:
+    out = {}
+    for label, name, who in LEADER_EVENTS:
+        changes: list[tuple[float, str]] = []
+        seen: set[tuple[str, Any]] = set()
+        for e in sorted(ev.get(name, []), key=lambda e: e["t"]):
+            leader = who(e)
+            # A leader re-announces itself (raft_role on every commit-index
+            # change); only a new (leader, term) is a change.
+            key = (leader, e.get("term", e.get("epoch")))
+            if leader is not None and key not in seen:
+                seen.add(key)
+                changes.append((e["t"], leader))
+        if changes:
+            out[label] = changes
+    return out
+
+
+def _target(f: dict) -> str:
+    t = f.get("target")
+    return ", ".join(map(str, t)) if isinstance(t, list) else str(t if t is not None else f["kind"])
+
+
+def timeline_data(summary: dict, ev: Events) -> Any:
+    faults = [{**f, "target": _target(f)} for f in summary.get("faults", [])]
+    failovers = summary.get("failovers", [])
+    leaders = leader_changes(ev)
+    if not faults and not failovers and all(len(c) <= 1 for c in leaders.values()):
+        return Skip("no faults, failovers or leader changes in this run")
+    return {"faults": faults, "failovers": failovers, "leaders": leaders, "end": float(summary["emulated_seconds"])}
+
+
+RUN_PLOTS = (
+    PlotSpec("utilization", "Utilization over time",
+             "Share of the cell's cpu and memory held by tasks at each periodic cell sample; dashed lines are the run means.",
+             utilization_data, plots.utilization),
+    PlotSpec("wait_cdf", "Wait to first scheduling attempt, per job class",
+             "Each curve is the share of that class's submitted jobs whose first attempt came within x emulated seconds "
+             "(log scale); a curve that levels off below 100% means the rest were never tried.",
+             wait_data, plots.wait_cdf),
+    PlotSpec("schedulers", "Busyness and conflicts per scheduler",
+             "Left: share of the run each scheduler spent thinking (busyness) and also syncing and committing (occupancy); "
+             "right: conflicted per committed transaction, raw counts on the bars (Omega: commits that hit a conflict; "
+             "Mesos: launches the master refused; Borg: placements refused when the replicated log applied them).",
+             scheduler_data, plots.schedulers),
+)
+MESOS_PLOTS = (
+    PlotSpec("offers", "Resource offers over time",
+             "Per framework and time bin: offers closed, stacked by outcome (accepted, declined, rescinded on timeout); "
+             "the black line counts offers made.",
+             offer_data, plots.offers),
+    PlotSpec("dominant_share", "Dominant share over time",
+             "Each framework's DRF dominant share (the larger of its cpu and memory share of the cell) as the master sampled it; "
+             "DRF tries to keep these equal.",
+             share_data, plots.dominant_share),
+)
+TIMELINE = PlotSpec(
+    "failovers", "Faults, failovers and leaders",
+    "Top: one row per fault target, a marker per injected fault and a grey bar while it lasted; red spans are failover "
+    "downtime (leader kill to the first acknowledged write, or to every agent and framework re-registering for a Mesos "
+    "master; a dotted red line when no recovery was observed before the run ended); lower rows show which replica led when.",
+    timeline_data, plots.timeline)
+
+
+def plot_specs(summary: dict) -> tuple[PlotSpec, ...]:
+    return RUN_PLOTS + (MESOS_PLOTS if summary.get("architecture") == "mesos" else ()) + (TIMELINE,)
+
+
+def render(spec: PlotSpec, summary: dict, ev: Events, plot_dir: Path, rel: str) -> Figure:
+    data = spec.extract(summary, ev)
+    png = plot_dir / f"{spec.name}.png"
+    if isinstance(data, Skip):
+        png.unlink(missing_ok=True)  # a plot left from an earlier report would contradict the note
+        return Figure(spec.title, None, data.reason)
+    spec.draw(data, png)
+    extra = failover_table(summary) if spec is TIMELINE else ""
+    return Figure(spec.title, f"{rel}/{spec.name}.png", spec.how, extra)
+
+
+# ---- markdown ----------------------------------------------------------------
+
+def md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _num(v: Any, fmt: str = ".3g") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def headline_rows(summaries: list[dict]) -> list[list[str]]:
+    rows = [compare_row(s) for s in summaries]
+    out = [[label, *(r[key] for r in rows)] for label, key in ROWS]
+    after_cpu = 1 + next(i for i, (_label, key) in enumerate(ROWS) if key == "utilization")
+    out.insert(after_cpu, ["memory utilization", *(_num(s["utilization"].get("mem_mean"), ".1%") for s in summaries)])
+    return out
+
+
+def failover_table(summary: dict) -> str:
+    fos = summary.get("failovers", [])
+    if not fos:
+        return ""
+    rows = [[f["role"], str(f.get("target", "-")), _num(f["killed_at_s"], ".1f"), str(f.get("new_leader") or "-"),
+             _num(f.get("elected_at_s"), ".1f"), _num(f.get("downtime_emulated_s"), ".1f"), _num(f.get("downtime_wall_s"), ".2f")]
+            for f in fos]
+    return md_table(["role", "killed", "killed at (s)", "new leader", "elected at (s)", "downtime (emulated s)",
+                     "downtime (wall s)"], rows)
+
+
+def figure_md(f: Figure, level: str) -> str:
+    if f.png is None:
+        return f"{level} {f.title}\n\n*Skipped: {f.text}.*\n"
+    return f"{level} {f.title}\n\n![{f.title}]({f.png})\n\n{f.text}\n" + (f"\n{f.extra}" if f.extra else "")
+
+
+def run_body(path: Path, summary: dict, ev: Events, plot_rel: str, level: str, headline: bool = True) -> str:
+    """Headline table and every plot of one run; plots go to path/plot_rel."""
+    parts = [md_table(["", summary["architecture"]], headline_rows([summary]))] if headline else []
+    if summary.get("warnings"):
+        parts.append("Warnings:\n\n" + "".join(f"- {w}\n" for w in summary["warnings"]))
+    for spec in plot_specs(summary):
+        parts.append(figure_md(render(spec, summary, ev, path / plot_rel, plot_rel), level))
+    return "\n".join(parts)
+
+
+def _run_line(summary: dict) -> str:
+    return (f"{summary['emulated_seconds']:g} emulated s in {summary['wall_seconds']:.0f} wall s "
+            f"(time scale {summary['time_scale']:g}×), {summary['cell']['machines']} machines.")
+
+
+def run_report(path: Path) -> str:
+    summary, ev = load_run(path)
+    title = f"# {summary['scenario']}: {summary['architecture']}, seed {summary['seed']}\n\n"
+    return title + _run_line(summary) + "\n\n" + run_body(path, summary, ev, "plots", "##")
+
+
+def comparison_report(path: Path) -> str:
+    runs = [(d, *load_run(d)) for d in run_subdirs(path)]
+    summaries = [s for _d, s, _ev in runs]
+    seeds = ", ".join(sorted({str(s["seed"]) for s in summaries}))
+    parts = [f"# {summaries[0]['scenario']}: {', '.join(s['architecture'] for s in summaries)}, seed {seeds}\n",
+             md_table(["", *(_run_label(d, s) for d, s, _ in runs)], headline_rows(summaries))]
+    overlay = {_run_label(d, s): _all_classes(first_attempt_waits(ev)) for d, s, ev in runs}
+    overlay = {k: v for k, v in overlay.items() if v["waits"]}
+    if overlay:
+        plots.wait_cdf(overlay, path / "plots" / "wait_cdf_by_architecture.png", title="Wait to first attempt, all jobs")
+        parts.append("![Wait to first attempt per architecture](plots/wait_cdf_by_architecture.png)\n\n"
+                     "Share of all submitted jobs first tried within x emulated seconds, one curve per architecture.\n")
+    for d, s, ev in runs:
+        parts.append(f"## {_run_label(d, s)}\n\n{_run_line(s)}\n")
+        # The comparison table above already holds each run's headline numbers.
+        parts.append(run_body(path, s, ev, f"plots/{d.name}", "###", headline=False))
+    return "\n".join(parts)
+
+
+def _run_label(d: Path, summary: dict) -> str:
+    arch = summary["architecture"]
+    return arch if d.name == arch else f"{arch} ({d.name})"
+
+
+def _all_classes(waits: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"waits": [w for d in waits.values() for w in d["waits"]], "submitted": sum(d["submitted"] for d in waits.values())}

@@ -1,0 +1,102 @@
+"""Reproduce published scheduler findings and write the Fidelity table.
+
+    python scripts/reproduce.py                      # every finding, full size (~14 wall minutes here)
+    python scripts/reproduce.py --only drf_example,raft_election
+    python scripts/reproduce.py --update-readme      # also replace the table in README.md
+    python scripts/reproduce.py --smoke              # shortened runs: checks the pipeline (CI)
+
+Writes OUT/fidelity.md (the table), OUT/fidelity.json (every measured
+number) and OUT/<finding>/ (the sweeps behind each row). Exits 1 when any
+finding falls outside its tolerance or fails to run, 2 on bad arguments.
+In --smoke runs only the exact (non-emulated) findings are judged: runs
+shortened to seconds measure the pipeline, not the papers.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file: make the project importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scripts.fidelity import Context, Finding, Result, render, update_readme  # noqa: E402
+from scripts.findings import FINDINGS  # noqa: E402
+
+
+def run_findings(findings: list[Finding], ctx: Context) -> list[tuple[Finding, Result | None, str]]:
+    out = []
+    for f in findings:
+        ctx.log(f"{f.key}: {f.claim}")
+        t0 = time.monotonic()
+        try:
+            r: Result | None = f.measure(ctx)
+            error = ""
+        except Exception as e:  # a finding that cannot run is a row saying so, not a lost table
+            r, error = None, f"{type(e).__name__}: {e}"
+            traceback.print_exc()
+        if r is not None and ctx.smoke and f.ray:
+            r.ok = True  # shortened runs are not judged
+            r.note = ("smoke run, not judged. " + r.note).strip()
+        ctx.log(f"  -> {'error: ' + error if r is None else r.measured} ({time.monotonic() - t0:.0f} s)")
+        out.append((f, r, error))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="reproduce", description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", default="", help="comma-separated finding keys: " + ", ".join(f.key for f in FINDINGS))
+    p.add_argument("--smoke", action="store_true", help="shortened runs, for CI")
+    p.add_argument("--out", default=f"runs/reproduce-{time.strftime('%Y%m%d-%H%M%S')}")
+    p.add_argument("--address", help="a Ray cluster to run on (default: embedded local Ray)")
+    p.add_argument("--update-readme", action="store_true", help="replace the Fidelity table in README.md")
+    args = p.parse_args(argv)
+    keys = [k for k in args.only.split(",") if k]
+    unknown = [k for k in keys if k not in {f.key for f in FINDINGS}]
+    if unknown:
+        print(f"error: --only: unknown finding {unknown[0]!r}; known: {', '.join(f.key for f in FINDINGS)}", file=sys.stderr)
+        return 2
+    chosen = [f for f in FINDINGS if not keys or f.key in keys]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = Context(out, args.smoke, args.address)
+    started = False
+    if any(f.ray for f in chosen):
+        from actors import runtime
+
+        try:
+            started = runtime.connect(args.address, "schedlab-reproduce", loopback_only=args.address is None)
+        except runtime.ClusterUnreachable as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    try:
+        rows = run_findings(chosen, ctx)
+    finally:
+        if started:
+            runtime.shutdown()
+    table = render(rows)
+    (out / "fidelity.md").write_text(table)
+    (out / "fidelity.json").write_text(json.dumps(
+        [{"finding": f.key, "source": f.source, "published": f.published, "tolerance": f.tolerance, "smoke": args.smoke,
+          "measured": r.measured if r else None, "ok": bool(r and r.ok), "error": e, "numbers": r.numbers if r else None}
+         for f, r, e in rows], indent=2, default=float) + "\n")
+    print(table)
+    print(f"wrote {out / 'fidelity.md'} and {out / 'fidelity.json'}")
+    if args.update_readme:
+        if args.smoke or keys:
+            print("error: --update-readme needs a full run of every finding (no --smoke, no --only)", file=sys.stderr)
+            return 2
+        update_readme(table)
+        print("updated the Fidelity table in README.md")
+    bad = [f.key for f, r, _e in rows if r is None or not r.ok]
+    if bad:
+        print(f"error: outside tolerance or failed: {', '.join(bad)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

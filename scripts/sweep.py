@@ -1,0 +1,247 @@
+"""``schedlab sweep``: one scenario over a grid of settings and seeds.
+
+Layout of OUT: ``sweep.json`` (the grid and where each run went),
+``sweep.csv`` (one row per point and architecture, median and MAD over
+seeds of every summary number), and ``<point>/seed-<n>/<architecture>/``
+per run, each an ordinary run directory (``schedlab check`` and
+``schedlab report`` work on it).
+
+Runs go one after another on one Ray, or ``--parallel N`` at a time as
+separate ``schedlab run`` processes attached to the same cluster (each run
+has its own namespace), which pays off only when the cluster has cores to
+spare: on a 2-core laptop parallel runs slow each other down and perturb
+what they measure.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
+from scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv
+
+
+@dataclass
+class Point:
+    name: str
+    assignment: dict[str, str]
+    scenarios: list[Scenario]  # one per architecture
+    sets: list[str]  # the --set arguments that rebuild it
+    comparison: bool  # several architectures (``architectures = [...]``)
+    runs: dict[str, list[str]] = field(default_factory=dict)  # architecture -> run dirs (relative)
+
+
+@dataclass
+class Sweep:
+    source: str
+    keys: list[str]
+    values: dict[str, list[str]]
+    seeds: list[int]
+    points: list[Point]
+
+    def jobs(self) -> list[tuple[Point, int]]:
+        return [(p, s) for p in self.points for s in self.seeds]
+
+    def describe(self) -> dict[str, Any]:
+        return {"scenario": self.source, "keys": self.keys, "values": self.values, "seeds": self.seeds,
+                "points": [{"point": p.name, "set": p.assignment, "runs": p.runs} for p in self.points]}
+
+
+def plan_sweep(path: str, sets: list[str], seeds: int, seed: int | None, time_scale: float | None) -> Sweep:
+    """Build and validate every point before anything starts: a typo in the
+    last value fails now, not an hour into the sweep."""
+    from scripts.cli import _load_data, apply_set
+
+    if seeds < 1:
+        raise ScenarioError(f"--seeds: must be >= 1 (got {seeds})")
+    fixed, swept = parse_sets(sets)
+    if "seed" in swept:
+        raise ScenarioError("--set seed: vary seeds with --seeds N (and --seed for the first)")
+    base = _load_data(path, fixed)
+    points = []
+    for i, assignment in enumerate(expand(swept)):
+        data = copy.deepcopy(base)
+        point_sets = [f"{k}={v}" for k, v in assignment.items()]
+        for s in point_sets:
+            apply_set(data, s)
+        label = f"{path} [{', '.join(point_sets)}]" if point_sets else path
+        scs = parse_comparison(data, label) if "architectures" in data else [parse_scenario(data, label)]
+        if time_scale is not None:
+            if not time_scale > 0:
+                raise ScenarioError(f"--time-scale: must be > 0 (got {time_scale})")
+            scs = [dataclasses.replace(sc, time_scale=time_scale) for sc in scs]
+        points.append(Point(point_name(i, assignment), assignment, scs, fixed + point_sets, "architectures" in data))
+    first = seed if seed is not None else points[0].scenarios[0].seed
+    if first < 0:
+        raise ScenarioError(f"--seed: must be >= 0 (got {first})")
+    return Sweep(path, list(swept), swept, [first + i for i in range(seeds)], points)
+
+
+def run_dir(point: Point, seed: int, arch: str) -> str:
+    return f"{point.name}/seed-{seed}/{arch}"
+
+
+def _run_inline(sweep: Sweep, out: Path, address: str | None, advance: Callable[[str], None]) -> None:
+    from actors.run import run_scenario
+
+    for point, seed in sweep.jobs():
+        for sc in point.scenarios:
+            rel = run_dir(point, seed, sc.architecture)
+            try:
+                run_scenario(dataclasses.replace(sc, seed=seed), out / rel, address=address)
+            except Exception as e:  # one failed point must not lose the others
+                (out / rel).mkdir(parents=True, exist_ok=True)
+                (out / rel / "error.txt").write_text(f"{type(e).__name__}: {e}\n")
+            advance(rel)
+
+
+def _run_processes(sweep: Sweep, out: Path, address: str, parallel: int, args: argparse.Namespace,
+                   advance: Callable[[str], None]) -> None:
+    """Each (point, seed) as its own ``schedlab run`` (or ``compare``, for
+    several architectures) process joined to ``address``: isolated drivers,
+    so runs truly overlap."""
+    from actors import runtime
+
+    env = {**os.environ, runtime.LOOPBACK_ENV: "1"} if runtime.is_loopback_only() else None
+    def one(point: Point, seed: int) -> list[str]:
+        rels = [run_dir(point, seed, sc.architecture) for sc in point.scenarios]
+        if point.comparison:
+            where, verb = out / point.name / f"seed-{seed}", "compare"
+        else:
+            where, verb = out / rels[0], "run"
+        cmd = [sys.executable, "-m", "scripts.cli", verb, sweep.source, "--out", str(where), "--seed", str(seed),
+               "--address", address] + (["--no-progress"] if verb == "run" else [])
+        for s in point.sets:
+            cmd += ["--set", s]
+        if args.time_scale is not None:
+            cmd += ["--time-scale", str(args.time_scale)]
+        where.mkdir(parents=True, exist_ok=True)
+        with (where / f"{verb}.log").open("w") as log:
+            code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
+        for rel in rels:
+            if not (out / rel / "summary.json").exists():
+                (out / rel).mkdir(parents=True, exist_ok=True)
+                (out / rel / "error.txt").write_text(f"schedlab {verb} exited {code}; see {where / (verb + '.log')}\n")
+        return rels
+
+    with ThreadPoolExecutor(parallel) as pool:
+        pending: set[Future] = set()
+        for point, seed in sweep.jobs():
+            if len(pending) >= parallel:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    for rel in f.result():
+                        advance(rel)
+            pending.add(pool.submit(one, point, seed))
+        for f in pending:
+            for rel in f.result():
+                advance(rel)
+
+
+def collect(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
+    """Rows for sweep.csv, and how many runs failed or broke an invariant."""
+    rows, bad = [], 0
+    for point in sweep.points:
+        for sc in point.scenarios:
+            arch = sc.architecture
+            summaries, violations = [], 0
+            point.runs[arch] = [run_dir(point, s, arch) for s in sweep.seeds]
+            for rel in point.runs[arch]:
+                f = out / rel / "summary.json"
+                if not f.exists():
+                    bad += 1
+                    continue
+                s = json.loads(f.read_text())
+                summaries.append(s)
+                if any(s["invariants"].values()):
+                    violations += 1
+            bad += violations
+            rows.append({"point": point.name, "architecture": arch, "seeds": len(sweep.seeds), "ok_runs": len(summaries),
+                         "violations": violations, "set": point.assignment, "metrics": aggregate(summaries)})
+    return rows, bad
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from scripts.cli import EXIT_BAD_INPUT, EXIT_INVARIANT, _error
+
+    console = Console()
+    try:
+        sweep = plan_sweep(args.scenario, args.set or [], args.seeds, args.seed, args.time_scale)
+        if args.parallel < 1:
+            raise ScenarioError(f"--parallel: must be >= 1 (got {args.parallel})")
+    except ScenarioError as e:
+        _error(str(e))
+        return EXIT_BAD_INPUT
+    from actors import runtime
+
+    name = sweep.points[0].scenarios[0].name
+    out = Path(args.out or f"runs/{name}-sweep-{time.strftime('%Y%m%d-%H%M%S')}")
+    total = sum(len(p.scenarios) for p in sweep.points) * len(sweep.seeds)
+    grid = " x ".join(f"{k} ({len(v)})" for k, v in sweep.values.items()) or "no swept key"
+    console.print(f"schedlab: sweeping [bold]{name}[/] over {grid}, seeds {sweep.seeds}: {total} runs, out {out}")
+    try:
+        started = runtime.connect(args.address, "schedlab-sweep", loopback_only=args.address is None)
+    except runtime.ClusterUnreachable as e:
+        _error(str(e))
+        return EXIT_BAD_INPUT
+    out.mkdir(parents=True, exist_ok=True)
+    progress = Progress(TextColumn("[bold]runs[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[last]}"),
+                        TimeElapsedColumn(), console=console, disable=args.no_progress or not console.is_terminal)
+    try:
+        with progress:
+            task = progress.add_task("sweep", total=total, last="")
+
+            def advance(rel: str) -> None:
+                progress.update(task, advance=1, last=rel)
+                if not progress.console.is_terminal or args.no_progress:
+                    print(f"  done {rel}", flush=True)
+
+            if args.parallel > 1:
+                _run_processes(sweep, out, runtime.gcs_address(), args.parallel, args, advance)
+            else:
+                _run_inline(sweep, out, args.address, advance)
+    finally:
+        if started:
+            runtime.shutdown()
+    rows, bad = collect(sweep, out)
+    write_csv(out / "sweep.csv", sweep.keys, rows)
+    (out / "sweep.json").write_text(json.dumps(sweep.describe(), indent=2) + "\n")
+    console.print(f"wrote {out / 'sweep.csv'} ({len(rows)} rows) and {out / 'sweep.json'}")
+    if args.report:
+        from scripts.report import write_report
+
+        console.print(f"wrote {write_report(out)}")
+    if bad:
+        _error(f"{bad} of {total} runs failed or violated an invariant (see error.txt / summary.json under {out})")
+        return EXIT_INVARIANT
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    s = sub.add_parser("sweep", help="run a scenario over a grid of settings and seeds")
+    s.add_argument("scenario", help="scenario TOML file")
+    s.add_argument("--set", action="append", metavar="KEY=V1,V2,...",
+                   help="sweep a key over values (TOML literals; commas inside [..] or quotes kept), "
+                        "or fix it with one value (repeatable; the grid is every combination)")
+    s.add_argument("--seeds", type=int, default=1, help="runs per point, seeds SEED, SEED+1, ... (default 1)")
+    s.add_argument("--seed", type=int, help="first seed (default: the scenario's)")
+    s.add_argument("--time-scale", type=float, help="override emulated seconds per wall second")
+    s.add_argument("--out", help="output directory (default runs/<name>-sweep-<time>)")
+    s.add_argument("--address", help="join the Ray cluster at this address (default: RAY_ADDRESS, else embedded local Ray)")
+    s.add_argument("--parallel", type=int, default=1, help="runs at once, as separate processes on the cluster (default 1)")
+    s.add_argument("--report", action="store_true", help="write report.md with plots at the end (needs the plot extra)")
+    s.add_argument("--no-progress", action="store_true", help="print one line per finished run instead of a bar")
+    s.set_defaults(fn=cmd_sweep)

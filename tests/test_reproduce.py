@@ -1,0 +1,50 @@
+"""The reproduction suite: exact findings judged exactly, the table and the
+README update, and a smoke run of emulated findings on a real local Ray."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from scripts.fidelity import README_END, README_START, Context, render, update_readme
+from scripts.findings import FINDINGS, drf_example
+from scripts.reproduce import main
+
+
+def test_drf_worked_example_is_exact(tmp_path: Path) -> None:
+    r = drf_example(Context(tmp_path, smoke=False))
+    assert r.ok and r.numbers["tasks"] == [3, 2]
+    assert r.numbers["shares"] == pytest.approx([2 / 3, 2 / 3])
+
+
+def test_table_and_readme_markers(tmp_path: Path) -> None:
+    f = next(x for x in FINDINGS if x.key == "drf_example")
+    table = render([(f, drf_example(Context(tmp_path, smoke=False)), ""), (FINDINGS[0], None, "RuntimeError: boom")])
+    lines = table.splitlines()
+    assert lines[0].startswith("| finding |") and "within tolerance" in lines[2] and "**error**" in lines[3]
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{README_START}\nold table\n{README_END}\nafter\n")
+    update_readme(table, readme)
+    text = readme.read_text()
+    assert "old table" not in text and table in text and text.endswith(f"{README_END}\nafter\n")
+
+
+def test_unknown_finding_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--only", "nope"]) == 2
+    assert "unknown finding 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.ray
+def test_smoke_reproduction(ray_session: None, tmp_path: Path) -> None:
+    keys = ["drf_example", "omega_service_tjob", "raft_election"]
+    assert main(["--smoke", "--only", ",".join(keys), "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "fidelity.json").read_text())
+    assert sorted(r["finding"] for r in rows) == sorted(keys) and all(r["ok"] and not r["error"] for r in rows)
+    by = {r["finding"]: r["numbers"] for r in rows}
+    # Every number comes from the runs just made: the sweeps are on disk.
+    assert len(by["omega_service_tjob"]["conflict_fraction"]) == 2
+    assert all(math.isfinite(x) for x in by["omega_service_tjob"]["busyness"])
+    assert all(math.isfinite(v) and v > 0 for v in by["raft_election"].values())
+    assert (tmp_path / "raft_election" / "sweep.csv").exists() and (tmp_path / "fidelity.md").read_text().count("\n| ") >= 3

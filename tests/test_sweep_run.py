@@ -1,0 +1,82 @@
+"""``schedlab sweep`` end to end on a real local Ray: run folders, sweep.csv,
+sweep.json, parallel runs as separate processes, and bad input."""
+from __future__ import annotations
+
+import csv
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from scripts.cli import main
+from tests.test_cli import schedlab
+
+pytestmark = pytest.mark.ray
+
+SHORT = ["--set", "duration=60", "--set", "time_scale=30", "--no-progress"]
+
+
+def _rows(out: Path) -> list[dict]:
+    return list(csv.DictReader((out / "sweep.csv").open()))
+
+
+def test_sweep_runs_every_point_and_seed(ray_session: None, tmp_path: Path) -> None:
+    out = tmp_path / "sw"
+    code = main(["sweep", "scenarios/quickstart.toml", "--set", "omega.schedulers.0.t_job=0.1,2", "--seeds", "2",
+                 "--out", str(out), *SHORT])
+    assert code == 0
+    meta = json.loads((out / "sweep.json").read_text())
+    assert meta["keys"] == ["omega.schedulers.0.t_job"] and len(meta["points"]) == 2 and len(meta["seeds"]) == 2
+    for point in meta["points"]:
+        for rel in point["runs"]["omega"]:
+            assert (out / rel / "summary.json").exists() and (out / rel / "events.jsonl").exists()
+    rows = _rows(out)
+    assert [r["omega.schedulers.0.t_job"] for r in rows] == ["0.1", "2"]
+    assert all(r["ok_runs"] == "2" and r["violations"] == "0" for r in rows)
+    # The medians are the runs' own numbers: recompute one from the summaries.
+    subs = [json.loads((out / rel / "summary.json").read_text()) for rel in meta["points"][1]["runs"]["omega"]]
+    jobs = sorted(s["jobs"]["submitted"] for s in subs)
+    assert float(rows[1]["jobs.submitted.median"]) == pytest.approx(sum(jobs) / 2)
+    # Slower decisions, busier scheduler: the swept key reached the runs.
+    busy = [float(r["schedulers.scheduler-batch-0.busyness.median"]) for r in rows]
+    assert busy[1] > busy[0]
+    # `schedlab report` on the sweep and on one of its runs.
+    assert main(["report", str(out)]) == 0
+    assert "plots/sweep_busyness.png" in (out / "report.md").read_text()
+    run = out / meta["points"][0]["runs"]["omega"][0]
+    assert main(["report", str(run)]) == 0 and (run / "plots" / "utilization.png").stat().st_size > 0
+
+
+def test_report_on_a_directory_that_is_no_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(tmp_path) in err and "not a run, comparison or sweep directory" in err
+
+
+def test_parallel_sweep_runs_as_processes_on_the_same_ray(ray_session: None, tmp_path: Path) -> None:
+    out = tmp_path / "par"
+    code = main(["sweep", "scenarios/quickstart.toml", "--set", "omega.schedulers.0.t_job=0.1,0.2", "--parallel", "2", "--out", str(out), *SHORT])
+    assert code == 0
+    rows = _rows(out)
+    assert len(rows) == 2 and all(r["ok_runs"] == "1" for r in rows)
+    meta = json.loads((out / "sweep.json").read_text())
+    for point in meta["points"]:
+        (rel,) = point["runs"]["omega"]
+        assert (out / rel / "run.log").exists() and json.loads((out / rel / "summary.json").read_text())["invariants"]
+
+
+def test_sweep_bad_input_is_one_line_and_starts_nothing(tmp_path: Path) -> None:
+    r = schedlab("sweep", "scenarios/quickstart.toml", "--set", "duration=100,-1", "--out", str(tmp_path / "x"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "duration: must be > 0" in r.stderr
+    assert not (tmp_path / "x").exists()
+    r = schedlab("sweep", "scenarios/quickstart.toml", "--set", "duration=1,1")
+    assert r.returncode == 2 and "repeated" in r.stderr
+    r = schedlab("sweep", "scenarios/quickstart.toml", "--set", "seed=1,2")
+    assert r.returncode == 2 and "--seeds" in r.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        r = schedlab("sweep", "scenarios/quickstart.toml", "--set", "duration=50,60", "--address", f"127.0.0.1:{port}",
+                     "--out", str(tmp_path / "y"))
+    assert r.returncode == 2 and f"no Ray cluster at 127.0.0.1:{port}" in r.stderr and not (tmp_path / "y").exists()
