@@ -38,13 +38,11 @@ def test_unknown_finding_is_bad_input(capsys: pytest.CaptureFixture[str]) -> Non
 
 @pytest.mark.ray
 def test_smoke_reproduction(ray_session: None, tmp_path: Path) -> None:
-    keys = ["drf_example", "omega_service_tjob", "raft_election"]
+    keys = ["drf_example", "raft_election"]  # one exact finding, one emulated sweep
     assert main(["--smoke", "--only", ",".join(keys), "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "fidelity.json").read_text())
     assert sorted(r["finding"] for r in rows) == sorted(keys) and all(r["ok"] and not r["error"] for r in rows)
     by = {r["finding"]: r["numbers"] for r in rows}
     # Every number comes from the runs just made: the sweeps are on disk.
-    assert len(by["omega_service_tjob"]["conflict_fraction"]) == 2
-    assert all(math.isfinite(x) for x in by["omega_service_tjob"]["busyness"])
-    assert all(math.isfinite(v) and v > 0 for v in by["raft_election"].values())
-    assert (tmp_path / "raft_election" / "sweep.csv").exists() and (tmp_path / "fidelity.md").read_text().count("\n| ") >= 3
+    assert len(by["raft_election"]) == 2 and all(math.isfinite(v) and v > 0 for v in by["raft_election"].values())
+    assert (tmp_path / "raft_election" / "sweep.csv").exists() and (tmp_path / "fidelity.md").read_text().count("\n| ") >= 2
