@@ -109,8 +109,8 @@ class Submitter(ActorShell):
         reported pending (unless they were scheduled, which the summary
         knows), not silently lost with their queues."""
         for name in names:
-            delivered = {j["job_id"] for j in self.undelivered.get(name, [])}
-            self.undelivered.setdefault(name, []).extend(j for j in self.routed.get(name, []) if j["job_id"] not in delivered)
+            held = {j["job_id"] for j in self.undelivered.get(name, [])}
+            self.undelivered.setdefault(name, []).extend(j for j in self.routed.get(name, []) if j["job_id"] not in held)
 
     async def on_stop(self) -> dict:
         # A job whose scheduler was down at the end never got in, or died in

@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
+from scripts.sweep_grid import toml_value
 
 EXIT_BAD_INPUT = 2
 EXIT_INVARIANT = 3
@@ -28,10 +29,7 @@ def apply_set(data: dict, assignment: str) -> None:
     path, sep, raw = assignment.partition("=")
     if not sep or not path:
         raise ScenarioError(f"--set {assignment}: expected KEY=VALUE")
-    try:
-        value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = raw  # a bare word is a string
+    value = toml_value(raw)
     node: object = data
     parts = path.split(".")
     for i, part in enumerate(parts[:-1]):
@@ -52,10 +50,10 @@ def apply_set(data: dict, assignment: str) -> None:
 
 def load_scenario(path: str | Path, sets: list[str] | None = None) -> Scenario:
     """Read and validate a TOML scenario; ScenarioError names file, key, problem."""
-    return parse_scenario(_load_data(path, sets), str(path))
+    return parse_scenario(load_data(path, sets), str(path))
 
 
-def _load_data(path: str | Path, sets: list[str] | None) -> dict:
+def load_data(path: str | Path, sets: list[str] | None) -> dict:
     p = Path(path)
     try:
         text = p.read_text()
@@ -128,7 +126,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     console = Console(stderr=False)
     try:
-        scenarios = [_override(sc, args) for sc in parse_comparison(_load_data(args.scenario, args.set), args.scenario)]
+        scenarios = [_override(sc, args) for sc in parse_comparison(load_data(args.scenario, args.set), args.scenario)]
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT

@@ -8,7 +8,6 @@ quoted with their source.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,28 +51,20 @@ class Context:
         """Run scenarios/<scenario> over a grid (``--set`` syntax of
         ``schedlab sweep``) and return sweep.csv's rows as dicts: ``set``
         (the point's swept values), ``architecture``, ``metrics`` (name ->
-        (median, MAD)), ``violations`` and ``summaries`` (each run's). Smoke runs add ``smoke_sets``
-        (shorter durations, fewer points) after ``sets``."""
-        from scripts.sweep import _run_inline, collect, plan_sweep
-        from scripts.sweep_grid import write_csv
+        (median, MAD)), ``violations`` and ``summaries`` (each run's). Smoke
+        runs add ``smoke_sets`` (shorter durations, fewer points) after ``sets``."""
+        from scripts.sweep import finish, plan_sweep, run_inline
 
-        all_sets = sets + (smoke_sets or [] if self.smoke else [])
+        if self.smoke:
+            sets = sets + (smoke_sets or [])
         # A key given twice (full grid, then its smoke override): the last wins.
-        by_key = {s.partition("=")[0]: s for s in all_sets}
+        by_key = {s.partition("=")[0]: s for s in sets}
         plan = plan_sweep(str(ROOT / "scenarios" / scenario), list(by_key.values()), seeds=1 if self.smoke else seeds, seed=None, time_scale=None)
         out = self.out / finding
         out.mkdir(parents=True, exist_ok=True)
-        n = sum(len(p.scenarios) for p in plan.points) * len(plan.seeds)
-        self.log(f"  {finding}: {n} runs of {scenario}")
-        _run_inline(plan, out, self.address, lambda rel: self.log(f"    done {rel}"))
-        rows, _bad = collect(plan, out)
-        write_csv(out / "sweep.csv", plan.keys, rows)
-        (out / "sweep.json").write_text(json.dumps(plan.describe(), indent=2) + "\n")
-        points = {p.name: p for p in plan.points}
-        for row in rows:  # the runs' own summaries, for numbers a median hides (every failover)
-            runs = points[row["point"]].runs[row["architecture"]]
-            row["summaries"] = [json.loads((out / r / "summary.json").read_text()) for r in runs if (out / r / "summary.json").exists()]
-        return rows
+        self.log(f"  {finding}: {plan.total()} runs of {scenario}")
+        run_inline(plan, out, self.address, lambda rel: self.log(f"    done {rel}"))
+        return finish(plan, out)[0]
 
 
 def metric(row: dict, name: str) -> float:

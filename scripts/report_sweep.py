@@ -7,14 +7,13 @@ from __future__ import annotations
 import collections
 import csv
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from scripts import plots
 from scripts.report import Figure, ReportError, _load_json, figure_md, md_table
+from scripts.sweep_grid import toml_value
 
 
 @dataclass(frozen=True)
@@ -33,13 +32,6 @@ SWEEP_PLOTS = (
     SweepPlot("sweep_wait_p90", "wait_time_s.first_attempt.p90", False, "Wait to first attempt, p90", "p90 wait (emulated s)"),
     SweepPlot("sweep_cpu_utilization", "utilization.cpu_mean", False, "Mean cpu utilization", "share of cell cpu", percent=True),
 )
-
-
-def toml_value(cell: str) -> Any:
-    try:
-        return tomllib.loads(f"v = {cell}")["v"]
-    except tomllib.TOMLDecodeError:
-        return cell
 
 
 def _float(cell: str | None) -> float | None:

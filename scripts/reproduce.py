@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         from actors import runtime
 
         try:
-            started = runtime.connect(args.address, "schedlab-reproduce", loopback_only=args.address is None)
+            started = runtime.connect(args.address, "schedlab-reproduce")
         except runtime.ClusterUnreachable as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -41,7 +41,6 @@ class Point:
     scenarios: list[Scenario]  # one per architecture
     sets: list[str]  # the --set arguments that rebuild it
     comparison: bool  # several architectures (``architectures = [...]``)
-    runs: dict[str, list[str]] = field(default_factory=dict)  # architecture -> run dirs (relative)
 
 
 @dataclass
@@ -55,22 +54,31 @@ class Sweep:
     def jobs(self) -> list[tuple[Point, int]]:
         return [(p, s) for p in self.points for s in self.seeds]
 
+    def total(self) -> int:
+        """Runs in the sweep: points x seeds x architectures."""
+        return sum(len(p.scenarios) for p in self.points) * len(self.seeds)
+
+    def runs(self, point: Point, arch: str) -> list[str]:
+        return [run_dir(point, s, arch) for s in self.seeds]
+
     def describe(self) -> dict[str, Any]:
         return {"scenario": self.source, "keys": self.keys, "values": self.values, "seeds": self.seeds,
-                "points": [{"point": p.name, "set": p.assignment, "runs": p.runs} for p in self.points]}
+                "points": [{"point": p.name, "set": p.assignment,
+                            "runs": {sc.architecture: self.runs(p, sc.architecture) for sc in p.scenarios}}
+                           for p in self.points]}
 
 
 def plan_sweep(path: str, sets: list[str], seeds: int, seed: int | None, time_scale: float | None) -> Sweep:
     """Build and validate every point before anything starts: a typo in the
     last value fails now, not an hour into the sweep."""
-    from scripts.cli import _load_data, apply_set
+    from scripts.cli import apply_set, load_data
 
     if seeds < 1:
         raise ScenarioError(f"--seeds: must be >= 1 (got {seeds})")
     fixed, swept = parse_sets(sets)
     if "seed" in swept:
         raise ScenarioError("--set seed: vary seeds with --seeds N (and --seed for the first)")
-    base = _load_data(path, fixed)
+    base = load_data(path, fixed)
     points = []
     for i, assignment in enumerate(expand(swept)):
         data = copy.deepcopy(base)
@@ -94,7 +102,7 @@ def run_dir(point: Point, seed: int, arch: str) -> str:
     return f"{point.name}/seed-{seed}/{arch}"
 
 
-def _run_inline(sweep: Sweep, out: Path, address: str | None, advance: Callable[[str], None]) -> None:
+def run_inline(sweep: Sweep, out: Path, address: str | None, advance: Callable[[str], None]) -> None:
     from actors.run import run_scenario
 
     for point, seed in sweep.jobs():
@@ -151,15 +159,15 @@ def _run_processes(sweep: Sweep, out: Path, address: str, parallel: int, args: a
                 advance(rel)
 
 
-def collect(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
-    """Rows for sweep.csv, and how many runs failed or broke an invariant."""
+def finish(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
+    """Write sweep.csv and sweep.json; return the rows (each with its runs'
+    ``summaries`` too) and how many runs failed or broke an invariant."""
     rows, bad = [], 0
     for point in sweep.points:
         for sc in point.scenarios:
             arch = sc.architecture
             summaries, violations = [], 0
-            point.runs[arch] = [run_dir(point, s, arch) for s in sweep.seeds]
-            for rel in point.runs[arch]:
+            for rel in sweep.runs(point, arch):
                 f = out / rel / "summary.json"
                 if not f.exists():
                     bad += 1
@@ -170,7 +178,10 @@ def collect(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
                     violations += 1
             bad += violations
             rows.append({"point": point.name, "architecture": arch, "seeds": len(sweep.seeds), "ok_runs": len(summaries),
-                         "violations": violations, "set": point.assignment, "metrics": aggregate(summaries)})
+                         "violations": violations, "set": point.assignment, "metrics": aggregate(summaries),
+                         "summaries": summaries})
+    write_csv(out / "sweep.csv", sweep.keys, rows)
+    (out / "sweep.json").write_text(json.dumps(sweep.describe(), indent=2) + "\n")
     return rows, bad
 
 
@@ -189,36 +200,35 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     name = sweep.points[0].scenarios[0].name
     out = Path(args.out or f"runs/{name}-sweep-{time.strftime('%Y%m%d-%H%M%S')}")
-    total = sum(len(p.scenarios) for p in sweep.points) * len(sweep.seeds)
+    total = sweep.total()
     grid = " x ".join(f"{k} ({len(v)})" for k, v in sweep.values.items()) or "no swept key"
     console.print(f"schedlab: sweeping [bold]{name}[/] over {grid}, seeds {sweep.seeds}: {total} runs, out {out}")
     try:
-        started = runtime.connect(args.address, "schedlab-sweep", loopback_only=args.address is None)
+        started = runtime.connect(args.address, "schedlab-sweep")
     except runtime.ClusterUnreachable as e:
         _error(str(e))
         return EXIT_BAD_INPUT
     out.mkdir(parents=True, exist_ok=True)
+    quiet = args.no_progress or not console.is_terminal
     progress = Progress(TextColumn("[bold]runs[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[last]}"),
-                        TimeElapsedColumn(), console=console, disable=args.no_progress or not console.is_terminal)
+                        TimeElapsedColumn(), console=console, disable=quiet)
     try:
         with progress:
             task = progress.add_task("sweep", total=total, last="")
 
             def advance(rel: str) -> None:
                 progress.update(task, advance=1, last=rel)
-                if not progress.console.is_terminal or args.no_progress:
+                if quiet:
                     print(f"  done {rel}", flush=True)
 
             if args.parallel > 1:
                 _run_processes(sweep, out, runtime.gcs_address(), args.parallel, args, advance)
             else:
-                _run_inline(sweep, out, args.address, advance)
+                run_inline(sweep, out, args.address, advance)
     finally:
         if started:
             runtime.shutdown()
-    rows, bad = collect(sweep, out)
-    write_csv(out / "sweep.csv", sweep.keys, rows)
-    (out / "sweep.json").write_text(json.dumps(sweep.describe(), indent=2) + "\n")
+    rows, bad = finish(sweep, out)
     console.print(f"wrote {out / 'sweep.csv'} ({len(rows)} rows) and {out / 'sweep.json'}")
     if args.report:
         from scripts.report import write_report
