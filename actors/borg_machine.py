@@ -61,6 +61,11 @@ class BorgStateMachine:
         # final report can rely on when a dead leader's events were lost.
         self.placed: set[int] = set()
         self.admitted: set[int] = set()  # every job ever submitted: a resubmission is a no-op
+        # [job, task, machine, now] of every committed placement taken back
+        # before or while it ran (machine down, preempted before launch): the
+        # replicated record the invariant checker relies on when the leader
+        # that wrote it off died before its events were shipped.
+        self.written_off: list[list] = []
         for j, t, m, req, prio in prefill or []:
             self.running[(int(j), int(t))] = [int(m), int(prio), list(req)]
 
@@ -99,7 +104,7 @@ class BorgStateMachine:
         if job_id not in self.queue:
             self.queue.push(job_id, job["priority"], job["user"], front=front)
 
-    def _evict(self, key: Key) -> list | None:
+    def _evict(self, key: Key, now: float) -> list | None:
         """Take a running task off its machine; its job gets it back as pending."""
         entry = self.running.pop(key, None)
         if entry is None:
@@ -109,6 +114,7 @@ class BorgStateMachine:
         host = machine // self.k
         if withdraw_launch(self.to_launch, host, key):
             # Never reached its Borglet: nothing to kill, pending again at once.
+            self.written_off.append([key[0], key[1], machine, now])
             self._repend(key)
             return [*entry, False]
         self.to_kill.setdefault(host, []).append([key[0], key[1]])
@@ -129,7 +135,7 @@ class BorgStateMachine:
         for vj, vt in victims:
             entry = self.running.get((vj, vt))
             if entry is not None and may_preempt(job["priority"], entry[1]):
-                evicted = self._evict((vj, vt))
+                evicted = self._evict((vj, vt), now)
                 assert evicted is not None
                 preempted.append([vj, vt, entry[1], evicted[3]])
         req = np.asarray(job["request"], dtype=np.float64)
@@ -196,11 +202,14 @@ class BorgStateMachine:
             if not self.up[lo:hi].any():
                 continue
             self.up[lo:hi] = False
-            never_pulled = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
+            withdrawn = self.to_launch.pop(host, [])
+            never_pulled = {(ln[0], ln[1]) for ln in withdrawn}
+            self.written_off += [[ln[0], ln[1], ln[2], now] for ln in withdrawn]
             unpulled += [[j, t] for j, t in sorted(never_pulled)]
             keys = [key for key, e in self.running.items() if lo <= e[0] < hi]
+            self.written_off += [[j, t, self.running[(j, t)][0], now] for j, t in keys if (j, t) not in never_pulled]
             for key in keys:
-                self._evict(key)
+                self._evict(key, now)
             # Nobody will confirm those kills now: the tasks are pending again
             # (if the host comes back, it starts over empty).
             for key in [k for k, h in self.evicted.items() if h == host]:
@@ -243,12 +252,13 @@ class BorgStateMachine:
             [[j, t, *e] for (j, t), e in self.running.items()],
             sorted(self.to_launch.items()), sorted(self.to_kill.items()),
             sorted([j, t, h] for (j, t), h in self.evicted.items()), sorted(self.placed),
-            sorted(self.admitted),
+            sorted(self.admitted), self.written_off,
         ], use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        n, free, up, used, jobs, queue, running, launch, kill, evicted, placed, admitted = msgpack.unpackb(
+        n, free, up, used, jobs, queue, running, launch, kill, evicted, placed, admitted, written_off = msgpack.unpackb(
             data, raw=False, strict_map_key=False)
+        self.written_off = [list(w) for w in written_off]
         self.placed = {int(j) for j in placed}
         self.admitted = {int(j) for j in admitted}
         self.evicted = {(int(j), int(t)): int(h) for j, t, h in evicted}

@@ -245,6 +245,7 @@ class BorgmasterReplica(CoordinatorReplica):
             # The replicated record of every job ever fully placed: a leader
             # killed mid-run took its unflushed job_scheduled events with it.
             self.log.emit("borg_jobs_final", scheduled=sorted(sm.placed), queued=list(sm.queue.order()))
+            self.log.emit("borg_written_off_final", tasks=sm.written_off)
             for job_id in sm.queue.order():
                 job = sm.jobs[job_id]
                 self.log.emit("job_pending", job_id=job_id, scheduler="borgmaster", unplaced=len(job["pending"]), attempts=job["attempts"])

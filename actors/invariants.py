@@ -129,8 +129,9 @@ def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None
 def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     """Committed claims that reached no machine: each (job, task, machine)
     commit must be followed by its launch there, by its loss (re-queued with
-    a failed machine), or by the death of the host it was meant for (whose
-    last events may have died with it)."""
+    a failed machine, or in Borg's replicated write-off record), or by the
+    death of the host it was meant for (whose last events may have died with
+    it)."""
     launched: dict[tuple[int, int, int], list[float]] = collections.defaultdict(list)
     for e in ev.get("tasks_launched", []):
         for task in e["tasks"]:
@@ -139,6 +140,12 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     for e in ev.get("tasks_lost", []):
         for j, t in e["tasks"]:
             lost[(int(j), int(t))].append(e["t"])
+    # Borg's replicated record of placements taken back (a machine written
+    # off, a preemption before launch): it survives the leader that wrote
+    # them off dying before its events were shipped.
+    for e in ev.get("borg_written_off_final", []):
+        for j, t, _m, at in e["tasks"]:
+            lost[(int(j), int(t))].append(float(at))
     host_gone: dict[int, list[float]] = collections.defaultdict(list)
     for e in ev.get("machines_down", []):
         for h in e["hosts"]:
