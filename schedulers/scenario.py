@@ -132,6 +132,7 @@ def _job_class(t: Table) -> JobClass:
         kind=kind,
         interarrival=Dist("exponential", mean=mean_ia),
         interarrival_mode=ia_mode,
+        start=t.get("start", float, default=None, check=non_negative),
         tasks=read_dist(t, "tasks"),
         duration=read_dist(t, "duration", default=Dist("constant", value=math.inf)) if kind is JobKind.SERVICE else read_dist(t, "duration"),
         request=tuple(read_dist(t, r, bounded=True) for r in RESOURCES),

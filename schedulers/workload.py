@@ -94,6 +94,7 @@ class JobClass:
     request: tuple[Dist, ...]  # per task, indexed by RESOURCES
     priority: int = 0
     interarrival_mode: str = "exponential"  # or "fixed": interarrival.expected() apart
+    start: float | None = None  # the first arrival (emulated s); None: one interarrival after 0
 
 
 def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
@@ -113,11 +114,15 @@ def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> l
     for ci, jc in enumerate(classes):
         rng = rng_for(seed, f"workload/{jc.name}")
         t = 0.0
+        first = True
         while True:
-            if jc.interarrival_mode == "fixed":
+            if first and jc.start is not None:
+                t = jc.start
+            elif jc.interarrival_mode == "fixed":
                 t += jc.interarrival.expected()
             else:
                 t += float(jc.interarrival.sample(rng, 1)[0])
+            first = False
             if t >= horizon:
                 break
             raw.append((t, ci, jc, rng))

@@ -161,7 +161,8 @@ def _run_processes(sweep: Sweep, out: Path, address: str, parallel: int, args: a
 
 def finish(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
     """Write sweep.csv and sweep.json; return the rows (each with its runs'
-    ``summaries`` too) and how many runs failed or broke an invariant."""
+    ``summaries`` and their directories under ``out``, ``runs``, too) and
+    how many runs failed or broke an invariant."""
     rows, bad = [], 0
     for point in sweep.points:
         for sc in point.scenarios:
@@ -179,7 +180,7 @@ def finish(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
             bad += violations
             rows.append({"point": point.name, "architecture": arch, "seeds": len(sweep.seeds), "ok_runs": len(summaries),
                          "violations": violations, "set": point.assignment, "metrics": aggregate(summaries),
-                         "summaries": summaries})
+                         "summaries": summaries, "runs": [out / rel for rel in sweep.runs(point, arch)]})
     write_csv(out / "sweep.csv", sweep.keys, rows)
     (out / "sweep.json").write_text(json.dumps(sweep.describe(), indent=2) + "\n")
     return rows, bad

@@ -126,3 +126,11 @@ def test_empirical_weights_must_match() -> None:
     data = small_scenario_data()
     data["workload"]["classes"][0]["tasks"] = {"dist": "empirical", "values": [1, 2], "weights": [1]}
     assert "workload.classes[0].tasks.weights" in _err(data)
+
+
+def test_class_start_is_read_and_checked() -> None:
+    data = small_scenario_data()
+    data["workload"]["classes"][0]["start"] = 30
+    assert parse_scenario(data, "ok.toml").workload.classes[0].start == 30.0
+    data["workload"]["classes"][0]["start"] = -1.0
+    assert "workload.classes[0].start" in _err(data)

@@ -2,6 +2,7 @@
 Pure: no Ray."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import subprocess
@@ -427,3 +428,16 @@ def test_seeding_does_not_depend_on_python_hash_salt() -> None:
         env = {**os.environ, "PYTHONHASHSEED": salt, "PYTHONPATH": str(REPO)}
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
         assert out.stdout.strip() == here
+
+
+def test_start_pins_the_first_arrival() -> None:
+    jc = JobClass(
+        "trial", JobKind.BATCH, Dist("constant", value=100.0), Dist("constant", value=1.0),
+        Dist("constant", value=1.0), req(Dist("constant", value=1.0), Dist("constant", value=1.0)),
+        interarrival_mode="fixed", start=60.5,
+    )
+    assert [j.submit_time for j in generate_jobs((jc,), 400.0, 0)] == [60.5, 160.5, 260.5, 360.5]
+    # With random gaps the first arrival is pinned all the same.
+    exp = dataclasses.replace(jc, interarrival=Dist("exponential", mean=10.0), interarrival_mode="exponential", start=0.0)
+    times = [j.submit_time for j in generate_jobs((exp,), 100.0, 3)]
+    assert times[0] == 0.0 and len(times) > 3
