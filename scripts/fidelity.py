@@ -45,6 +45,7 @@ class Context:
     out: Path
     smoke: bool
     address: str | None = None
+    resume: bool = False  # keep runs already finished in ``out``
     log: Callable[[str], None] = print
 
     def sweep(self, finding: str, scenario: str, sets: list[str], seeds: int = 1, smoke_sets: list[str] | None = None) -> list[dict]:
@@ -63,7 +64,7 @@ class Context:
         out = self.out / finding
         out.mkdir(parents=True, exist_ok=True)
         self.log(f"  {finding}: {plan.total()} runs of {scenario}")
-        run_inline(plan, out, self.address, lambda rel: self.log(f"    done {rel}"))
+        run_inline(plan, out, self.address, lambda rel: self.log(f"    done {rel}"), keep_finished=self.resume)
         return finish(plan, out)[0]
 
 

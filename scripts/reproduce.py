@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=f"runs/reproduce-{time.strftime('%Y%m%d-%H%M%S')}")
     p.add_argument("--address", help="a Ray cluster to run on (default: embedded local Ray)")
     p.add_argument("--update-readme", action="store_true", help="replace the Fidelity table in README.md")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse every run already finished in --out (has summary.json): judge again without running it")
     args = p.parse_args(argv)
     keys = [k for k in args.only.split(",") if k]
     unknown = [k for k in keys if k not in {f.key for f in FINDINGS}]
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [f for f in FINDINGS if not keys or f.key in keys]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    ctx = Context(out, args.smoke, args.address)
+    ctx = Context(out, args.smoke, args.address, resume=args.resume)
     started = False
     if any(f.ray for f in chosen):
         from actors import runtime

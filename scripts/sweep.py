@@ -102,12 +102,17 @@ def run_dir(point: Point, seed: int, arch: str) -> str:
     return f"{point.name}/seed-{seed}/{arch}"
 
 
-def run_inline(sweep: Sweep, out: Path, address: str | None, advance: Callable[[str], None]) -> None:
+def run_inline(sweep: Sweep, out: Path, address: str | None, advance: Callable[[str], None], keep_finished: bool = False) -> None:
+    """Every run, one after the other, in this process. ``keep_finished``:
+    a run whose directory already has its summary.json is not run again."""
     from actors.run import run_scenario
 
     for point, seed in sweep.jobs():
         for sc in point.scenarios:
             rel = run_dir(point, seed, sc.architecture)
+            if keep_finished and (out / rel / "summary.json").is_file():
+                advance(rel)
+                continue
             try:
                 run_scenario(dataclasses.replace(sc, seed=seed), out / rel, address=address)
             except Exception as e:  # one failed point must not lose the others

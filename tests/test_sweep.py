@@ -97,3 +97,26 @@ def test_plan_checks_every_point_before_running() -> None:
         plan_sweep(str(ROOT / "scenarios/quickstart.toml"), ["duration=100,-5"], seeds=1, seed=None, time_scale=None)
     with pytest.raises(ScenarioError, match="seeds"):
         plan_sweep(str(ROOT / "scenarios/quickstart.toml"), [], seeds=0, seed=None, time_scale=None)
+
+
+def test_keep_finished_runs_only_what_has_no_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``reproduce.py --resume``: a run directory with its summary.json is
+    kept; the others (missing, or failed with error.txt only) run again."""
+    import actors.run
+    from scripts.sweep import run_inline
+
+    plan = plan_sweep(str(ROOT / "scenarios/quickstart.toml"), ["duration=10,20,30"], seeds=1, seed=None, time_scale=None)
+    rels = [r for p in plan.points for r in plan.runs(p, p.scenarios[0].architecture)]
+    (tmp_path / rels[0]).mkdir(parents=True)
+    (tmp_path / rels[0] / "summary.json").write_text("{}")
+    (tmp_path / rels[1]).mkdir(parents=True)
+    (tmp_path / rels[1] / "error.txt").write_text("RuntimeError: boom\n")
+    ran: list[Path] = []
+    monkeypatch.setattr(actors.run, "run_scenario", lambda sc, out, address=None: ran.append(out))
+    advanced: list[str] = []
+    run_inline(plan, tmp_path, None, advanced.append, keep_finished=True)
+    assert ran == [tmp_path / rels[1], tmp_path / rels[2]]
+    assert advanced == rels
+    ran.clear()
+    run_inline(plan, tmp_path, None, advanced.append)  # without it, everything runs
+    assert len(ran) == 3
