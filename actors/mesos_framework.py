@@ -48,6 +48,7 @@ class MesosFramework(ActorShell):
         self.told_wants = False
         self.early: set[tuple[int, int]] = set()  # what the master last heard: offers wanted or suppressed
         self._to_recover: list[dict] = []
+        self.seen: set[int] = set()  # every job id given to this incarnation, finished ones too
 
     async def on_start(self) -> None:
         self.link.bind(self.rt, self.name, self.log, "framework", self._register)
@@ -74,7 +75,11 @@ class MesosFramework(ActorShell):
     # ------------------------------------------------------------- messages
 
     async def submit(self, jobs: list[dict]) -> None:
-        self.core.submit([j for j in map(Job.from_wire, jobs) if j.job_id not in self.core.jobs])
+        # A job we already have (recovered, or sent twice around a restart) is
+        # not queued again: it may be placed, running or finished already.
+        fresh = [j for j in map(Job.from_wire, jobs) if j.job_id not in self.seen]
+        self.seen.update(j.job_id for j in fresh)
+        self.core.submit(fresh)
         self.wakeup.set()
         await self._sync_wants()
 
@@ -89,7 +94,8 @@ class MesosFramework(ActorShell):
             self.spawn_loop(self._recover(jobs))
 
     async def _recover(self, wire_jobs: list[dict]) -> None:
-        jobs = [j for j in map(Job.from_wire, wire_jobs) if j.job_id not in self.core.jobs]
+        jobs = [j for j in map(Job.from_wire, wire_jobs) if j.job_id not in self.seen]  # not resubmitted meanwhile
+        self.seen.update(j.job_id for j in jobs)
         reply = None
         while reply is None:
             if await self.link.connected():

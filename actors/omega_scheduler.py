@@ -65,7 +65,9 @@ class OmegaScheduler(ActorShell):
         self.spawn_loop(self._lost_loop())
 
     async def submit(self, jobs: list[dict]) -> None:
-        parsed = [Job.from_wire(j) for j in jobs]
+        # A job we already have (recovered, or sent twice around a restart)
+        # is not queued again: it may be placed, running or finished already.
+        parsed = [j for j in map(Job.from_wire, jobs) if j.job_id not in self.jobs]
         self.jobs.update((j.job_id, j) for j in parsed)
         if self.core is None:
             self._early.extend(parsed)

@@ -39,6 +39,10 @@ class Submitter(ActorShell):
         self.routed: dict[str, list[dict]] = {}  # scheduler name -> every job sent its way
         self.undelivered: dict[str, list[dict]] = {}
         self.handles = {name: h for targets in routes.values() for name, h in targets}
+        # Bumped when a scheduler is restarted and recovers everything routed
+        # to it: a delivery to its predecessor that fails afterwards is not
+        # queued again (the recovery has those jobs).
+        self.incarnation: dict[str, int] = {}
 
     async def on_start(self) -> None:
         self.spawn_loop(self._loop())
@@ -80,13 +84,15 @@ class Submitter(ActorShell):
         the end can trust it."""
         names = [n for n, b in self.undelivered.items() if b]
         batches = [self.undelivered.pop(n) for n in names]
+        sent_to = [self.incarnation.get(n, 0) for n in names]
         wait = None if self.await_admission else self.DELIVERY_WAIT_S
         got = await asyncio.gather(*(asyncio.wait_for(self.rt.call(self.handles[n], "submit", b), wait)
                                      for n, b in zip(names, batches)), return_exceptions=True)
-        for n, b, g in zip(names, batches, got):
+        for n, b, g, inc in zip(names, batches, got, sent_to):
             # A paused scheduler gets the batch when it wakes (the request has
-            # left); a dead or cut-off one did not: keep it for its successor.
-            if isinstance(g, BaseException) and not isinstance(g, asyncio.TimeoutError):
+            # left); a dead or cut-off one did not: keep it for its successor,
+            # unless that successor has already recovered every job of ours.
+            if isinstance(g, BaseException) and not isinstance(g, asyncio.TimeoutError) and self.incarnation.get(n, 0) == inc:
                 self.undelivered.setdefault(n, [])[:0] = b
 
     async def reroute(self, name: str, handle: Any, recover: bool) -> None:
@@ -95,6 +101,7 @@ class Submitter(ActorShell):
         already placed); a stateless front end just gets what was not delivered."""
         self.handles[name] = handle
         if recover:
+            self.incarnation[name] = self.incarnation.get(name, 0) + 1
             self.undelivered.pop(name, None)
             try:
                 await self.rt.call(handle, "recover", self.routed.get(name, []))
