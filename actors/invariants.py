@@ -131,7 +131,7 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     commit must be followed by its launch there, by its loss (re-queued with
     a failed machine, or in Borg's replicated write-off record), or by the
     death of the host it was meant for (whose last events may have died with
-    it)."""
+    it); or the host was already dead when it committed (nobody knew yet)."""
     launched: dict[tuple[int, int, int], list[float]] = collections.defaultdict(list)
     for e in ev.get("tasks_launched", []):
         for task in e["tasks"]:
@@ -150,10 +150,22 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     for e in ev.get("machines_down", []):
         for h in e["hosts"]:
             host_gone[int(h)].append(e["t"])
+    host_back: dict[int, list[float]] = collections.defaultdict(list)
     for f in ev.get("fault", []):
-        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped") \
-                and f.get("kind") in ("kill", "host_lost", "node_down"):
-            host_gone[int(f["target"].rsplit("-", 1)[1])].append(f["t"])
+        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
+            host = int(f["target"].rsplit("-", 1)[1])
+            if f.get("kind") in ("kill", "host_lost", "node_down"):
+                host_gone[host].append(f["t"])
+            elif f.get("kind") == "restart":
+                host_back[host].append(f["t"])
+
+    def dead_at(host: int, t: float) -> bool:
+        """Killed before ``t`` and not restarted since: a commit to it then
+        cannot launch, and stays queued for it until its watcher writes it
+        off (which a run may end before)."""
+        gone = max((x for x in host_gone.get(host, ()) if x <= t), default=None)
+        return gone is not None and not any(gone <= x <= t for x in host_back.get(host, ()))
+
     missing = 0
     for e in ev.get("txn", []):
         for task, machine in e["placed"]:
@@ -162,7 +174,7 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
             # logged: a launch, loss or host failure since the attempt began counts.
             since = e["t"] - e.get("span", 0.0)
             if any(x >= since for x in launched.get((*key, int(machine)), ())) or any(x >= since for x in lost.get(key, ())) \
-                    or any(x >= since for x in host_gone.get(int(machine) // k, ())):
+                    or any(x >= since for x in host_gone.get(int(machine) // k, ())) or dead_at(int(machine) // k, e["t"]):
                 continue
             missing += 1
     return missing

@@ -285,8 +285,9 @@ def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
     # Its host was killed after the commit: its events may have died with it.
     ev["fault"] = [{"event": "fault", "t": 12.0, "role": "machine", "kind": "kill", "target": "machine-host-1"}]
     assert untraced_commits(ev, 4) == 0
-    # A kill before the commit excuses nothing.
+    # A kill before the commit, of a host restarted before it too, excuses nothing.
     ev["fault"][0]["t"] = 8.0
+    ev["fault"].append({"event": "fault", "t": 8.5, "role": "machine", "kind": "restart", "target": "machine-host-1"})
     assert untraced_commits(ev, 4) == 1
     # Written off with its machine and re-queued: accounted for.
     ev["tasks_lost"] = [{"event": "tasks_lost", "t": 15.0, "tasks": [[1, 1]]}]
@@ -300,4 +301,23 @@ def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
     ev["borg_written_off_final"] = [{"event": "borg_written_off_final", "t": 99.0, "tasks": [[1, 1, 5, 9.5]]}]
     assert untraced_commits(ev, 4) == 0
     ev["borg_written_off_final"][0]["tasks"] = [[1, 1, 5, 8.0]]  # written off before this attempt: not this commit
+    assert untraced_commits(ev, 4) == 1
+
+
+
+def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:
+    """Host 1 is killed at 8; a commit to it at 10 (nobody has noticed yet)
+    can never launch and waits for the host to be written off, which the run
+    may end before. Once the host was restarted (at 9), a commit must launch."""
+    from actors.invariants import untraced_commits
+
+    ev: dict[str, list[dict]] = {
+        "txn": [txn(10.0, 1, [[1, 5]], span=1.0)],
+        "fault": [{"event": "fault", "t": 8.0, "role": "machine", "kind": "kill", "target": "machine-host-1"}],
+    }
+    assert untraced_commits(ev, 4) == 0
+    ev["fault"].append({"event": "fault", "t": 9.0, "role": "machine", "kind": "restart", "target": "machine-host-1"})
+    assert untraced_commits(ev, 4) == 1
+    # A host killed on another host's behalf excuses nothing here.
+    ev["fault"] = [{"event": "fault", "t": 8.0, "role": "machine", "kind": "kill", "target": "machine-host-0"}]
     assert untraced_commits(ev, 4) == 1
