@@ -22,6 +22,20 @@ from schedulers.cluster import Cell
 from schedulers.resources import NDIM
 
 
+def machine_faults(ev: dict[str, list[dict]]) -> list[tuple[float, int, bool]]:
+    """(time, host, killed) for every fault that killed a machine host
+    (killed True) or restarted it as a new incarnation (False)."""
+    out = []
+    for f in ev.get("fault", []):
+        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
+            host = int(f["target"].rsplit("-", 1)[1])
+            if f.get("kind") in ("kill", "host_lost", "node_down"):
+                out.append((f["t"], host, True))
+            elif f.get("kind") == "restart":
+                out.append((f["t"], host, False))
+    return out
+
+
 def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int = 1) -> tuple[int, int]:
     """Replay launches and completions per machine in event-time order.
     Returns (over-commit violations, tasks placed twice). A machine host
@@ -42,13 +56,8 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
         timeline.append((e["t"], 0, (list(e["hosts"]), [h for h in e["hosts"] if h not in own])))
     for e in ev.get("host_reset", []):
         timeline.append((e["t"], 1, int(e["host"])))
-    for f in ev.get("fault", []):
-        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
-            host = int(f["target"].rsplit("-", 1)[1])
-            if f.get("kind") in ("kill", "host_lost", "node_down"):
-                timeline.append((f["t"], 0, ([host], [])))
-            elif f.get("kind") == "restart":
-                timeline.append((f["t"], 1, host))  # a new incarnation
+    for t, host, killed in machine_faults(ev):
+        timeline.append((t, 0, ([host], [])) if killed else (t, 1, host))  # restarted: a new incarnation
     # Write-offs, then resets, then completions, then launches at equal times:
     # a slot freed and reused in one flush is fine.
     timeline.sort(key=lambda x: (x[0], x[1]))
@@ -150,21 +159,18 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     for e in ev.get("machines_down", []):
         for h in e["hosts"]:
             host_gone[int(h)].append(e["t"])
-    host_back: dict[int, list[float]] = collections.defaultdict(list)
-    for f in ev.get("fault", []):
-        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
-            host = int(f["target"].rsplit("-", 1)[1])
-            if f.get("kind") in ("kill", "host_lost", "node_down"):
-                host_gone[host].append(f["t"])
-            elif f.get("kind") == "restart":
-                host_back[host].append(f["t"])
+    faults = machine_faults(ev)
+    for t, host, killed in faults:
+        if killed:
+            host_gone[host].append(t)
 
     def dead_at(host: int, t: float) -> bool:
         """Killed before ``t`` and not restarted since: a commit to it then
         cannot launch, and stays queued for it until its watcher writes it
-        off (which a run may end before)."""
-        gone = max((x for x in host_gone.get(host, ()) if x <= t), default=None)
-        return gone is not None and not any(gone <= x <= t for x in host_back.get(host, ()))
+        off (which a run may end before). Only a kill counts: a host merely
+        written off (paused, cut off) may still be alive and pull it."""
+        last = max(((x, killed) for x, h, killed in faults if h == host and x <= t), default=None)
+        return last is not None and last[1]
 
     missing = 0
     for e in ev.get("txn", []):

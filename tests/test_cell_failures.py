@@ -321,3 +321,7 @@ def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:
     # A host killed on another host's behalf excuses nothing here.
     ev["fault"] = [{"event": "fault", "t": 8.0, "role": "machine", "kind": "kill", "target": "machine-host-0"}]
     assert untraced_commits(ev, 4) == 1
+    # Nor does a host only written off before the commit (paused, it may be alive and pull it).
+    ev["fault"] = []
+    ev["machines_down"] = [{"event": "machines_down", "t": 8.0, "hosts": [1], "actor": "coordinator-0"}]
+    assert untraced_commits(ev, 4) == 1
