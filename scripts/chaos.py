@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import tomllib
@@ -184,21 +185,35 @@ def _monkey(run: Attached, args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     end = time.monotonic() + (args.for_s if args.for_s else float("inf"))
     n = 0
-    while time.monotonic() < end:
-        time.sleep(min(float(monkey.rng.exponential(args.every)), max(0.0, end - time.monotonic())))
-        if time.monotonic() >= end:
-            break
-        try:
-            if run._call("about")["finished"]:
+    stopped = "the run ended"
+    # Ray's driver answers SIGTERM with a crash report; a monkey told to stop
+    # (by `kill` or a supervisor) should stop like one interrupted by Ctrl-C.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        while time.monotonic() < end:
+            time.sleep(min(float(monkey.rng.exponential(args.every)), max(0.0, end - time.monotonic())))
+            if time.monotonic() >= end:
+                stopped = "--for elapsed"
                 break
-            f = monkey.draw(0.0)
-            outcome = run.outcome(run.post(f), 10.0)
-        except Exception:  # the run ended and its inbox with it
-            break
-        n += 1
-        _print(outcome, f)
-    print(json.dumps({"monkey": "done", "faults": n}), flush=True)
+            try:
+                if run._call("about")["finished"]:
+                    break
+                f = monkey.draw(0.0)
+                outcome = run.outcome(run.post(f), 10.0)
+            except Exception:  # the run ended and its inbox with it
+                break
+            n += 1
+            _print(outcome, f)
+        else:
+            stopped = "--for elapsed"
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    print(json.dumps({"monkey": "done", "faults": n, "stopped": stopped}), flush=True)
     return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def add_parser(sub: Any) -> None:

@@ -8,6 +8,34 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 
+# Beyond this many faults (a soak, a monkey) the table counts them by kind;
+# summary.json keeps every one.
+FAULTS_LISTED = 12
+
+
+def _fault_text(f: dict[str, Any]) -> str:
+    target = f.get("target")
+    if isinstance(target, list):
+        target = "+".join(target)
+    peer = f.get("peer")
+    if isinstance(peer, list):
+        peer = "+".join(peer)
+    text = f"{f['kind']} {target}" + (f" | {peer}" if peer else "") + f" @{f['at_s']:g}s"
+    return text + (" (skipped)" if f.get("skipped") else "")
+
+
+def faults_cell(faults: list[dict[str, Any]]) -> str:
+    if len(faults) <= FAULTS_LISTED:
+        return ", ".join(_fault_text(f) for f in faults)
+    done = [f for f in faults if not f.get("skipped")]
+    kinds: dict[str, int] = {}
+    for f in done:
+        kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+    skipped = len(faults) - len(done)
+    text = f"{len(done)}: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+    return text + (f"; {skipped} skipped" if skipped else "") + " (each in summary.json faults)"
+
+
 class RunProgress:
     """Progress bar over emulated time with live job and conflict counts."""
 
@@ -101,7 +129,7 @@ def summary_table(s: dict) -> Table:
             by_node.setdefault(node, []).append(host.removeprefix("machine-host-"))
         t.add_row("placement", "  ".join(f"{node}: hosts {','.join(hs)}" for node, hs in sorted(by_node.items())))
     if s.get("faults"):
-        t.add_row("faults injected", ", ".join(f"{f['kind']} {f['target']} @{f['at_s']:g}s" for f in s["faults"]))
+        t.add_row("faults injected", faults_cell(s["faults"]))
     bad = {k: v for k, v in s["invariants"].items() if v}
     t.add_row("invariants", "all hold" if not bad else "[red]VIOLATED " + ", ".join(f"{k}={v}" for k, v in bad.items()))
     for w in s.get("warnings", []):

@@ -139,6 +139,7 @@ restart_after = 100.0
     kinds = [f["kind"] for f in faults]
     # The two kills come back: their restarts are the chaos script's too.
     assert kinds.count("restart") == 3 and {"kill", "pause", "slow", "partition", "kill_leader"} <= set(kinds)
+    assert len(faults) == 9, kinds  # the plan's six and three restarts; the bad input injected nothing
     assert sum(1 for f in faults if f["kind"] == "kill_leader" and f.get("was_leader")) == 1
     ev = events(out)
     names = {e["event"] for e in ev}
@@ -196,8 +197,23 @@ def test_borg_frontend_and_machine_restart(ray_session: None, tmp_path: Path) ->
     assert outcome(chaos(out, "kill", "borg-frontend", "--restart-after", "25"))["role"] == "frontend"
     assert outcome(chaos(out, "kill", "machine", "--restart-after", "100"))["role"] == "machine"
     assert outcome(chaos(out, "slow", "coordinator", "--delay", "0.2", "--for", "100"))["kind"] == "slow"
+    # A monkey told to stop (SIGTERM, as a supervisor would) stops cleanly after its faults so far.
+    log = tmp_path / "monkey.jsonl"
+    with log.open("w") as f:
+        monkey = subprocess.Popen([sys.executable, "-m", "scripts.cli", "chaos", "--run", str(out), "monkey",
+                                   "--every", "0.5", "--roles", "machine", "--seed", "3"],
+                                  cwd=ROOT, stdout=f, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: '"fault"' in log.read_text(), 60, "the monkey's first fault")
+    monkey.terminate()
+    _, err = monkey.communicate(timeout=30)
+    last = json.loads(log.read_text().strip().splitlines()[-1])
+    assert monkey.returncode == 0 and last["monkey"] == "done" and last["stopped"] == "interrupted", err[-2000:]
+    assert last["faults"] >= 1 and "SIGTERM received" not in err
     s = run.join()
-    assert [f["kind"] for f in s["faults"]].count("restart") == 2
+    kills = [f for f in s["faults"] if f["kind"] == "kill" and not f.get("skipped")]
+    assert len(kills) >= 2  # the front end and a machine (and any of the monkey's)
+    for k in kills:  # each came back, as asked
+        assert any(f["kind"] == "restart" and f["target"] == k["target"] and f["at_s"] > k["at_s"] for f in s["faults"]), k
     assert s["invariants"] == {k: 0 for k in s["invariants"]}
     assert s["jobs"]["submitted"] == s["jobs"]["scheduled"] + s["jobs"]["pending"] + s["jobs"]["abandoned"] + s["jobs"]["rejected"]
 

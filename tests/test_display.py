@@ -5,7 +5,7 @@ import io
 
 from rich.console import Console
 
-from scripts.display import RunProgress, summary_table
+from scripts.display import FAULTS_LISTED, RunProgress, faults_cell, summary_table
 
 
 def _summary(**over: object) -> dict:
@@ -46,6 +46,24 @@ def test_table_shows_failovers_and_faults() -> None:
     out = _render(_summary(failovers=[fo], faults=[{"at_s": 200.0, "kind": "kill_leader", "target": "coordinator-1"}]))
     assert "failover coordinator-1" in out and "coordinator-0 elected after 0.50s wall" in out
     assert "first write after 0.60s wall = 12s emulated" in out and "kill_leader coordinator-1 @200s" in out
+
+
+def test_fault_cell_marks_skipped_and_joins_sides() -> None:
+    faults = [{"at_s": 10.0, "kind": "slow", "target": "coordinator-0", "skipped": "coordinator-0 is not running"},
+              {"at_s": 20.0, "kind": "partition", "target": ["scheduler-batch-0"], "peer": ["coordinator-0", "coordinator-1"]}]
+    out = faults_cell(faults)
+    assert "slow coordinator-0 @10s (skipped)" in out
+    assert "partition scheduler-batch-0 | coordinator-0+coordinator-1 @20s" in out
+
+
+def test_many_faults_are_counted_by_kind() -> None:
+    faults = [{"at_s": float(i), "kind": "kill" if i % 3 else "pause", "target": f"machine-host-{i}"}
+              for i in range(FAULTS_LISTED + 3)]
+    faults.append({"at_s": 99.0, "kind": "slow", "target": "x", "skipped": "x is not running"})
+    out = faults_cell(faults)
+    kills = sum(1 for f in faults if f["kind"] == "kill")
+    assert out.startswith(f"{len(faults) - 1}: ") and f"kill {kills}" in out
+    assert f"pause {len(faults) - 1 - kills}" in out and "1 skipped" in out and "machine-host" not in out
 
 
 def test_table_flags_violated_invariants() -> None:
