@@ -45,7 +45,7 @@ class EventLog:
         self._now = now
 
         def stamp(_logger: Any, _method: str, event: dict) -> dict:
-            event["t"] = round(now(), 6)
+            event.setdefault("t", round(now(), 6))
             event["actor"] = actor
             return event
 
@@ -57,7 +57,11 @@ class EventLog:
         )
 
     def emit(self, event: str, **fields: Any) -> None:
+        """``t`` defaults to now; pass it when the caller reports the same instant elsewhere."""
         self._log.info(event, **fields)
+
+    def now(self) -> float:
+        return round(self._now(), 6)
 
     def drain(self) -> list[str]:
         lines, self._sink.lines = self._sink.lines, []

@@ -69,9 +69,12 @@ class FaultTimeline:
                 outcome = self._inject(f, now, due.source)
             except FaultError as e:
                 outcome = {"kind": f.action, "target": f.target or None, "skipped": str(e)}
-            self.log.emit("fault", at_s=round(now, 6), source=due.source, **outcome)
+            # Injecting can take a while (finding the leader first): the fault's
+            # time is when it was carried out, here and in the chaos reply alike.
+            t = self.log.now()
+            self.log.emit("fault", t=t, at_s=round(now, 6), source=due.source, **outcome)
             if due.ticket is not None:
-                self.done.append((due.ticket, {"at_s": round(now, 3), **outcome}))
+                self.done.append((due.ticket, {"at_s": round(t, 3), **outcome}))
         self._watch()
 
     # ------------------------------------------------------------ targets

@@ -140,6 +140,8 @@ restart_after = 100.0
     # The two kills come back: their restarts are the chaos script's too.
     assert kinds.count("restart") == 3 and {"kill", "pause", "slow", "partition", "kill_leader"} <= set(kinds)
     assert len(faults) == 9, kinds  # the plan's six and three restarts; the bad input injected nothing
+    for line in lines:  # the chaos script printed the time the run recorded
+        assert any(f["kind"] == line["kind"] and f["at_s"] == line["at_s"] for f in faults), (line, faults)
     assert sum(1 for f in faults if f["kind"] == "kill_leader" and f.get("was_leader")) == 1
     ev = events(out)
     names = {e["event"] for e in ev}
