@@ -20,6 +20,7 @@ batch and best-effort jobs with its own (short) think time.
 """
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,7 +247,15 @@ class BorgmasterReplica(CoordinatorReplica):
             # killed mid-run took its unflushed job_scheduled events with it.
             self.log.emit("borg_jobs_final", scheduled=sorted(sm.placed), queued=list(sm.queue.order()))
             self.log.emit("borg_written_off_final", tasks=sm.written_off)
+            # A task evicted whose Borglet had not yet confirmed the kill is
+            # pending too: it would be queued again at the confirmation.
+            evicting = collections.Counter(j for j, _t in sm.evicted)
             for job_id in sm.queue.order():
                 job = sm.jobs[job_id]
-                self.log.emit("job_pending", job_id=job_id, scheduler="borgmaster", unplaced=len(job["pending"]), attempts=job["attempts"])
+                self.log.emit("job_pending", job_id=job_id, scheduler="borgmaster",
+                              unplaced=len(job["pending"]) + evicting.pop(job_id, 0), attempts=job["attempts"])
+            for job_id, n in sorted(evicting.items()):
+                job = sm.jobs.get(job_id)
+                self.log.emit("job_pending", job_id=job_id, scheduler="borgmaster", unplaced=n,
+                              attempts=job["attempts"] if job else 0, evicting=n)
         return await super().on_stop()
