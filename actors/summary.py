@@ -29,19 +29,23 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     commit); ``first_txn_at_s`` is the first Omega transaction after it and
     ``first_placement_at_s`` the first decision that placed a task (any
     scheduler: a Borgmaster's own writes are not client acks)."""
-    commits = sorted(e["t"] for e in ev.get("coord_ack", []))
-    placements = sorted(e["t"] for e in ev.get("txn", []) if e["committed"] > 0)
-    txns = sorted(e["t"] for e in ev.get("coord_ack", []) if e["kind"] == "commit")
+    # (t, the replica that answered / the actor that placed). ray.kill is
+    # asynchronous: the killed leader may still answer for a few wall ms
+    # after the fault is logged, and that answer ends no blackout.
+    commits = sorted((e["t"], e.get("replica")) for e in ev.get("coord_ack", []))
+    placements = sorted((e["t"], e["actor"]) for e in ev.get("txn", []) if e["committed"] > 0)
+    txns = sorted((e["t"], e.get("replica")) for e in ev.get("coord_ack", []) if e["kind"] == "commit")
     elected = sorted(ev.get("failover", []), key=lambda e: e["t"])
     out = []
     for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
         if not f.get("was_leader") or f.get("role") == "master":
             continue
-        killed = f["t"]
-        new = next((e for e in elected if e["t"] >= killed and e["old_leader"] == f["target"]), None)
-        first = next((t for t in commits if t > killed), None)
-        first_txn = next((t for t in txns if t > killed), None)
-        placed = next((t for t in placements if t > killed), None)
+        killed, victim = f["t"], f["target"]
+        index = int(victim.rsplit("-", 1)[1])
+        new = next((e for e in elected if e["t"] >= killed and e["old_leader"] == victim), None)
+        first = next((t for t, r in commits if t > killed and r != index), None)
+        first_txn = next((t for t, r in txns if t > killed and r != index), None)
+        placed = next((t for t, a in placements if t > killed and a != victim), None)
         rec = {
             "role": "coordinator", "target": f["target"], "killed_at_s": round(killed, 3),
             "elected_at_s": round(new["t"], 3) if new else None,

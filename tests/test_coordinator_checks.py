@@ -49,6 +49,19 @@ def test_failover_record_uses_first_write_after_the_kill() -> None:
     assert rec["downtime_emulated_s"] == 10.0 and rec["downtime_wall_s"] == 0.5 and rec["election_wall_s"] == 0.4
 
 
+def test_failover_record_ignores_the_killed_leaders_last_answers() -> None:
+    # ray.kill is asynchronous: the dying leader's answers logged just after
+    # the kill (a commit, a Borg placement) do not end the blackout.
+    ev = {
+        "fault": [{"t": 100.0, "kind": "kill_leader", "target": "coordinator-2", "was_leader": True}],
+        "failover": [{"t": 108.0, "old_leader": "coordinator-2", "new_leader": "coordinator-0"}],
+        "coord_ack": [{"t": 100.2, "kind": "commit", "replica": 2}, {"t": 110.0, "kind": "commit", "replica": 0}],
+        "txn": [{"t": 100.1, "actor": "coordinator-2", "committed": 3}, {"t": 111.0, "actor": "coordinator-0", "committed": 1}],
+    }
+    [rec] = failovers(ev, scale=20.0)
+    assert rec["first_commit_at_s"] == 110.0 and rec["first_txn_at_s"] == 110.0 and rec["first_placement_at_s"] == 111.0
+
+
 def test_checker_counts_lost_duplicated_and_split_brain() -> None:
     ev = {
         "coord_ack": [{"client": "s", "request_id": 1}, {"client": "s", "request_id": 2}, {"client": "h", "request_id": 1}],
