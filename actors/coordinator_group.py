@@ -30,6 +30,7 @@ class CoordinatorGroup:
         self.sample_interval = sample_interval
         self.on_spawn = on_spawn  # registers the handle for cleanup
         self.live: dict[int, Any] = {}
+        self.starting: dict[int, Any] = {}  # restarted replica -> its start call
         self.epoch = 0.0
 
     def spawn(self, i: int) -> Any:
@@ -59,14 +60,17 @@ class CoordinatorGroup:
         if wait:
             runtime.gather(refs, timeout=30)
 
-    def statuses(self) -> list[dict]:
+    def statuses(self, starting_too: bool = True) -> list[dict]:
         # A replica dying as we ask is not a leader: failures are dropped.
-        got = runtime.outcomes([runtime.call(h, "status") for h in self.live.values()], timeout=2.0)
+        members = self.live if starting_too else runtime.up(self.live, self.starting)
+        got = runtime.outcomes([runtime.call(h, "status") for h in members.values()], timeout=2.0)
         return [st for st in got if isinstance(st, dict)]
 
     def leader(self) -> dict | None:
-        """The live replica leading the highest term, if there is exactly one."""
-        st = self.statuses()
+        """The live replica leading the highest term, if there is exactly one.
+        A replica still starting is not asked: it cannot lead, and asking it
+        would stall the driver (and any failover it is timing) until it is up."""
+        st = self.statuses(starting_too=False)
         if not st:
             return None
         top = max(s["term"] for s in st)
@@ -83,6 +87,7 @@ class CoordinatorGroup:
         raise TimeoutError(f"no coordinator leader within {timeout:g}s")
 
     def kill(self, i: int) -> None:
+        self.starting.pop(i, None)
         h = self.live.pop(i, None)
         if h is not None:
             runtime.kill_all([h])
@@ -95,7 +100,7 @@ class CoordinatorGroup:
         self.kill(i)
         h = self.spawn(i)
         self.push_peers(wait=False)
-        runtime.call(h, "start", self.epoch)
+        self.starting[i] = runtime.call(h, "start", self.epoch)
 
     def converge(self, timeout: float = 5.0) -> None:
         """Wait until every live replica applied what the leader committed."""

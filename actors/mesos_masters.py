@@ -17,6 +17,7 @@ class MasterSet:
         self.flush = flush
         self.on_spawn = on_spawn
         self.live: dict[int, Any] = {}
+        self.starting: dict[int, Any] = {}  # restarted master -> its start call
         self.epoch = 0.0
 
     def spawn(self, i: int) -> Any:
@@ -29,16 +30,19 @@ class MasterSet:
         return [self.spawn(i) for i in range(self.cfg.masters)]
 
     def leader(self) -> dict | None:
-        """The live master that leads with the highest epoch, if any."""
-        got = runtime.outcomes([runtime.call(h, "status") for h in self.live.values()], timeout=2.0)
+        """The live master that leads with the highest epoch, if any. One
+        still starting is not asked: it comes back as a standby."""
+        members = runtime.up(self.live, self.starting)
+        got = runtime.outcomes([runtime.call(h, "status") for h in members.values()], timeout=2.0)
         leading = [st for st in got if isinstance(st, dict) and st["leading"]]  # a master dying as we ask is not
         return max(leading, key=lambda st: st["epoch"], default=None)
 
     def kill(self, i: int) -> None:
+        self.starting.pop(i, None)
         h = self.live.pop(i, None)
         if h is not None:
             runtime.kill_all([h])
 
     def restart(self, i: int) -> None:
         self.kill(i)
-        runtime.call(self.spawn(i), "start", self.epoch)
+        self.starting[i] = runtime.call(self.spawn(i), "start", self.epoch)

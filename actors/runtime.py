@@ -278,6 +278,17 @@ def outcomes(refs: list[Any], timeout: float) -> list[Any]:
     return out
 
 
+def up(live: dict[int, Any], starting: dict[int, Any]) -> dict[int, Any]:
+    """The members of ``live`` whose start call (in ``starting``, pruned here
+    once answered) has returned. A member still starting cannot lead, and a
+    call to it waits until Ray has started its worker (seconds when loaded)."""
+    if starting:
+        ready, _ = ray.wait(list(starting.values()), num_returns=len(starting), timeout=0)
+        for i in [i for i, ref in starting.items() if ref in set(ready)]:
+            del starting[i]
+    return {i: h for i, h in live.items() if i not in starting}
+
+
 def kill_all(handles: Iterable[Any]) -> None:
     for h in handles:
         try:
