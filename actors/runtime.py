@@ -284,7 +284,8 @@ def up(live: dict[int, Any], starting: dict[int, Any]) -> dict[int, Any]:
     call to it waits until Ray has started its worker (seconds when loaded)."""
     if starting:
         ready, _ = ray.wait(list(starting.values()), num_returns=len(starting), timeout=0)
-        for i in [i for i, ref in starting.items() if ref in set(ready)]:
+        done = set(ready)
+        for i in [i for i, ref in starting.items() if ref in done]:
             del starting[i]
     return {i: h for i, h in live.items() if i not in starting}
 
