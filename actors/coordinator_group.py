@@ -9,15 +9,17 @@ from typing import Any, Callable
 
 from actors import runtime
 from actors.coordinator import CoordinatorReplica, replica_name
+from actors.replica_set import ReplicaSet
 from schedulers.scenario import CoordinatorSpec
 
 
-class CoordinatorGroup:
+class CoordinatorGroup(ReplicaSet):
     def __init__(self, spec: CoordinatorSpec, namespace: str, data_dir: Path, make_sm: Callable[[], Any],
                  rt: Any, metrics: Any, seed: int, sample_interval: float | None, on_spawn: Callable[[Any], Any],
                  replica_cls: type = CoordinatorReplica, extra: tuple = ()) -> None:
         """``replica_cls`` / ``extra``: a replica subclass (the Borgmaster) and
         the arguments it takes after the base ones."""
+        super().__init__()
         self.replica_cls = replica_cls
         self.extra = extra
         self.spec = spec
@@ -29,9 +31,6 @@ class CoordinatorGroup:
         self.seed = seed
         self.sample_interval = sample_interval
         self.on_spawn = on_spawn  # registers the handle for cleanup
-        self.live: dict[int, Any] = {}
-        self.starting: dict[int, Any] = {}  # restarted replica -> its start call
-        self.epoch = 0.0
 
     def spawn(self, i: int) -> Any:
         s = self.spec
@@ -62,14 +61,13 @@ class CoordinatorGroup:
 
     def statuses(self, starting_too: bool = True) -> list[dict]:
         # A replica dying as we ask is not a leader: failures are dropped.
-        members = self.live if starting_too else runtime.up(self.live, self.starting)
+        members = self.live if starting_too else self.up()
         got = runtime.outcomes([runtime.call(h, "status") for h in members.values()], timeout=2.0)
         return [st for st in got if isinstance(st, dict)]
 
     def leader(self) -> dict | None:
-        """The live replica leading the highest term, if there is exactly one.
-        A replica still starting is not asked: it cannot lead, and asking it
-        would stall the driver (and any failover it is timing) until it is up."""
+        """The live replica leading the highest term, if there is exactly one
+        (of those up: see ReplicaSet.up)."""
         st = self.statuses(starting_too=False)
         if not st:
             return None
@@ -85,12 +83,6 @@ class CoordinatorGroup:
                 return lead
             time.sleep(0.02)
         raise TimeoutError(f"no coordinator leader within {timeout:g}s")
-
-    def kill(self, i: int) -> None:
-        self.starting.pop(i, None)
-        h = self.live.pop(i, None)
-        if h is not None:
-            runtime.kill_all([h])
 
     def restart(self, i: int) -> None:
         """Same name, same directory: the new incarnation recovers from disk.

@@ -23,7 +23,7 @@ from actors.coordinator_group import CoordinatorGroup
 from actors.events import EventLog
 from actors.members import Members
 from actors.mesos_masters import MasterSet
-from schedulers.fault_plan import FaultError, FaultSpec, Roster, check
+from schedulers.fault_plan import FaultError, FaultSpec, Roster, check, member_index
 
 Leader = Callable[[], "tuple[int, int] | None"]
 
@@ -166,9 +166,9 @@ class FaultTimeline:
 
     def _kill(self, f: FaultSpec, role: str, name: str, now: float, lead: tuple[int, int] | None, source: str) -> dict[str, Any]:
         ctl = self._indexed(role)
-        index = int(name.rsplit("-", 1)[1]) if ctl is not None else None
+        index = member_index(name) if ctl is not None else None
         if ctl is not None:
-            ctl.kill(int(index))  # type: ignore[arg-type]
+            ctl.kill(member_index(name))
         elif not self.members.kill(name):
             raise FaultError(f"{name} is not running")
         if f.restart_after is not None:
@@ -187,7 +187,7 @@ class FaultTimeline:
     def _restart(self, role: str, name: str) -> None:
         ctl = self._indexed(role)
         if ctl is not None:
-            ctl.restart(int(name.rsplit("-", 1)[1]))
+            ctl.restart(member_index(name))
         else:
             self.members.restart(name)
 

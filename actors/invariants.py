@@ -13,12 +13,14 @@ checked at the end of every run and again on any saved run
 """
 from __future__ import annotations
 
+import bisect
 import collections
 from typing import Any
 
 import numpy as np
 
 from schedulers.cluster import Cell
+from schedulers.fault_plan import member_index
 from schedulers.resources import NDIM
 
 
@@ -28,7 +30,7 @@ def machine_faults(ev: dict[str, list[dict]]) -> list[tuple[float, int, bool]]:
     out = []
     for f in ev.get("fault", []):
         if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
-            host = int(f["target"].rsplit("-", 1)[1])
+            host = member_index(f["target"])
             if f.get("kind") in ("kill", "host_lost", "node_down"):
                 out.append((f["t"], host, True))
             elif f.get("kind") == "restart":
@@ -159,8 +161,9 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     for e in ev.get("machines_down", []):
         for h in e["hosts"]:
             host_gone[int(h)].append(e["t"])
-    faults = machine_faults(ev)
-    for t, host, killed in faults:
+    history: dict[int, list[tuple[float, bool]]] = collections.defaultdict(list)  # host -> [(t, killed)]
+    for t, host, killed in sorted(machine_faults(ev)):
+        history[host].append((t, killed))
         if killed:
             host_gone[host].append(t)
 
@@ -169,8 +172,9 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
         cannot launch, and stays queued for it until its watcher writes it
         off (which a run may end before). Only a kill counts: a host merely
         written off (paused, cut off) may still be alive and pull it."""
-        last = max(((x, killed) for x, h, killed in faults if h == host and x <= t), default=None)
-        return last is not None and last[1]
+        past = history.get(host, [])
+        i = bisect.bisect_right(past, (t, True))
+        return i > 0 and past[i - 1][1]
 
     missing = 0
     for e in ev.get("txn", []):

@@ -7,18 +7,17 @@ from typing import Any, Callable
 from actors import runtime
 from actors.mesos_link import master_name
 from actors.mesos_master import MasterConfig, MesosMaster
+from actors.replica_set import ReplicaSet
 
 
-class MasterSet:
+class MasterSet(ReplicaSet):
     def __init__(self, cfg: MasterConfig, rt: Any, metrics: Any, flush: float, on_spawn: Callable[[Any], Any]) -> None:
+        super().__init__()
         self.cfg = cfg
         self.rt = rt
         self.metrics = metrics
         self.flush = flush
         self.on_spawn = on_spawn
-        self.live: dict[int, Any] = {}
-        self.starting: dict[int, Any] = {}  # restarted master -> its start call
-        self.epoch = 0.0
 
     def spawn(self, i: int) -> Any:
         h = runtime.spawn(MesosMaster, master_name(i), self.cfg.namespace, self.rt, i, self.cfg, self.metrics, self.flush)
@@ -32,16 +31,9 @@ class MasterSet:
     def leader(self) -> dict | None:
         """The live master that leads with the highest epoch, if any. One
         still starting is not asked: it comes back as a standby."""
-        members = runtime.up(self.live, self.starting)
-        got = runtime.outcomes([runtime.call(h, "status") for h in members.values()], timeout=2.0)
+        got = runtime.outcomes([runtime.call(h, "status") for h in self.up().values()], timeout=2.0)
         leading = [st for st in got if isinstance(st, dict) and st["leading"]]  # a master dying as we ask is not
         return max(leading, key=lambda st: st["epoch"], default=None)
-
-    def kill(self, i: int) -> None:
-        self.starting.pop(i, None)
-        h = self.live.pop(i, None)
-        if h is not None:
-            runtime.kill_all([h])
 
     def restart(self, i: int) -> None:
         self.kill(i)

@@ -17,6 +17,7 @@ from actors.metrics import read_events
 from actors.raft_disk import read_applied
 from actors.stats import by_event
 from schedulers.cluster import Cell
+from schedulers.fault_plan import member_index
 
 
 class NotARun(ValueError):
@@ -35,7 +36,7 @@ def _surviving(ev: dict[str, list[dict]], replicas: int) -> set[int]:
         target = str(f.get("target") or "")
         if not target.startswith("coordinator-"):
             continue
-        i = int(target.rsplit("-", 1)[1])
+        i = member_index(target)
         if f["kind"] == "restart":
             alive.add(i)
         else:

@@ -12,6 +12,7 @@ from actors.stats import by_event, percentiles
 from actors.summary_borg import borg_section
 from actors.summary_mesos import master_failovers, mesos_section
 from schedulers.cluster import Cell
+from schedulers.fault_plan import member_index
 from schedulers.resources import EPS
 
 SUMMARY_KEYS = (
@@ -41,7 +42,7 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
         if not f.get("was_leader") or f.get("role") == "master":
             continue
         killed, victim = f["t"], f["target"]
-        index = int(victim.rsplit("-", 1)[1])
+        index = member_index(victim)
         new = next((e for e in elected if e["t"] >= killed and e["old_leader"] == victim), None)
         first = next((t for t, r in commits if t > killed and r != index), None)
         first_txn = next((t for t, r in txns if t > killed and r != index), None)

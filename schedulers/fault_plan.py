@@ -74,6 +74,11 @@ class Roster:
                       tuple(d["leader_roles"]))
 
 
+def member_index(name: str) -> int:
+    """The index of a numbered actor: ``machine-host-3`` -> 3, ``coordinator-0`` -> 0."""
+    return int(name.rsplit("-", 1)[1])
+
+
 def _side(roster: Roster, name: str, what: str) -> str:
     """The role of a target that is an actor name or a role; else why not."""
     if name in INSTRUMENTS:

@@ -185,27 +185,27 @@ def _monkey(run: Attached, args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     end = time.monotonic() + (args.for_s if args.for_s else float("inf"))
     n = 0
-    stopped = "the run ended"
+    stopped = "--for elapsed"
     # Ray's driver answers SIGTERM with a crash report; a monkey told to stop
     # (by `kill` or a supervisor) should stop like one interrupted by Ctrl-C.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        while time.monotonic() < end:
+        while True:
             time.sleep(min(float(monkey.rng.exponential(args.every)), max(0.0, end - time.monotonic())))
             if time.monotonic() >= end:
-                stopped = "--for elapsed"
                 break
             try:
-                if run._call("about")["finished"]:
-                    break
-                f = monkey.draw(0.0)
-                outcome = run.outcome(run.post(f), 10.0)
+                outcome = None
+                if not run._call("about")["finished"]:
+                    f = monkey.draw(0.0)
+                    outcome = run.outcome(run.post(f), 10.0)
             except Exception:  # the run ended and its inbox with it
+                pass
+            if outcome is None:
+                stopped = "the run ended"
                 break
             n += 1
             _print(outcome, f)
-        else:
-            stopped = "--for elapsed"
     except KeyboardInterrupt:
         stopped = "interrupted"
     print(json.dumps({"monkey": "done", "faults": n, "stopped": stopped}), flush=True)

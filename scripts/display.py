@@ -1,6 +1,7 @@
 """Terminal output: a live progress line and the end-of-run table (rich)."""
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 from rich.console import Console
@@ -13,14 +14,12 @@ from rich.table import Table
 FAULTS_LISTED = 12
 
 
+def _side(x: Any) -> str:
+    return "+".join(x) if isinstance(x, list) else str(x)
+
+
 def _fault_text(f: dict[str, Any]) -> str:
-    target = f.get("target")
-    if isinstance(target, list):
-        target = "+".join(target)
-    peer = f.get("peer")
-    if isinstance(peer, list):
-        peer = "+".join(peer)
-    text = f"{f['kind']} {target}" + (f" | {peer}" if peer else "") + f" @{f['at_s']:g}s"
+    text = f"{f['kind']} {_side(f.get('target'))}" + (f" | {_side(f['peer'])}" if f.get("peer") else "") + f" @{f['at_s']:g}s"
     return text + (" (skipped)" if f.get("skipped") else "")
 
 
@@ -28,9 +27,7 @@ def faults_cell(faults: list[dict[str, Any]]) -> str:
     if len(faults) <= FAULTS_LISTED:
         return ", ".join(_fault_text(f) for f in faults)
     done = [f for f in faults if not f.get("skipped")]
-    kinds: dict[str, int] = {}
-    for f in done:
-        kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+    kinds = collections.Counter(f["kind"] for f in done)
     skipped = len(faults) - len(done)
     text = f"{len(done)}: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
     return text + (f"; {skipped} skipped" if skipped else "") + " (each in summary.json faults)"

@@ -304,7 +304,6 @@ def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
     assert untraced_commits(ev, 4) == 1
 
 
-
 def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:
     """Host 1 is killed at 8; a commit to it at 10 (nobody has noticed yet)
     can never launch and waits for the host to be written off, which the run
