@@ -13,10 +13,13 @@ import statistics
 import tempfile
 import time
 
-import ray
+from actors import runtime  # first: it sets Ray's auth mode before Ray is imported
 
-from actors.run import run_scenario
-from schedulers.scenario import parse_scenario
+import ray  # noqa: E402
+
+from actors.kept_runs import keep_if_bad, violated  # noqa: E402
+from actors.run import run_scenario  # noqa: E402
+from schedulers.scenario import parse_scenario  # noqa: E402
 
 
 @ray.remote(num_cpus=0)
@@ -58,9 +61,15 @@ def bench_scenario(machines: int, per_actor: int, schedulers: int, duration: flo
 
 
 def placements_per_s(machines: int, per_actor: int, schedulers: int, duration: float, batch: float) -> tuple[float, dict]:
+    """One placement run in a temporary directory, deleted unless the run
+    broke an invariant: then it is kept (actors.kept_runs) and its path is
+    in the summary as ``kept``."""
     sc = parse_scenario(bench_scenario(machines, per_actor, schedulers, duration, batch), "bench")
     with tempfile.TemporaryDirectory() as out:
         s = run_scenario(sc, out)
+        kept = keep_if_bad(out, s["invariants"], f"bench-k{per_actor}-b{batch:g}")
+    if kept is not None:
+        s["kept"] = str(kept)
     placed = sum(x["claims"]["committed"] for x in s["schedulers"])
     return placed / s["wall_seconds"], s
 
@@ -75,7 +84,7 @@ def main() -> None:
     p.add_argument("--duration", type=float, default=10.0, help="wall seconds per placement run (time_scale 1)")
     args = p.parse_args()
     configs = [(k, b) for k in args.per_actor for b in args.batch]
-    ray.init(include_dashboard=False, logging_level="ERROR", log_to_driver=False, namespace="schedlab-bench")
+    started = runtime.connect(None, namespace="schedlab-bench")
     raw: list[float] = []
     placed: dict[tuple[int, float], list[float]] = {c: [] for c in configs}
     rtt: dict[tuple[int, float], list[float]] = {c: [] for c in configs}
@@ -84,13 +93,14 @@ def main() -> None:
             raw.append(raw_calls_per_s())
             for k, b in configs:
                 rate, s = placements_per_s(args.machines, k, args.schedulers, args.duration, b)
-                bad = {key: v for key, v in s["invariants"].items() if v}
+                bad = violated(s["invariants"])
                 if bad:
-                    raise SystemExit(f"invariants violated during bench: {bad}")
+                    raise SystemExit(f"invariants violated during bench: {bad}; run kept in {s['kept']}")
                 placed[(k, b)].append(rate)
                 rtt[(k, b)].append(statistics.median(x["commit_rtt_wall_ms_p50"] for x in s["schedulers"]))
     finally:
-        ray.shutdown()
+        if started:
+            runtime.shutdown()
     r = statistics.median(raw)
     print(f"{args.machines} machines, {args.schedulers} Omega schedulers with zero think time, {args.repeats} repeats (medians)")
     print(f"raw Ray actor calls/s (pipelined, one actor): {r:.0f}   runs: {', '.join(f'{x:.0f}' for x in raw)}")

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a plain script from a checkout
     sys.path.insert(0, str(ROOT))
 
+from actors.kept_runs import violated  # noqa: E402
 from schedulers.scenario import Scenario, ScenarioError, parse_comparison  # noqa: E402
 
 
@@ -101,10 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         row = soak_one(sc, Path(args.out) / sc.architecture, args.every, args.seed, args.address)
         rows.append(row)
         print(json.dumps({k: row[k] for k in ("architecture", "faults", "by_kind", "skipped", "jobs", "invariants")}), flush=True)
-    bad = [r["architecture"] for r in rows if any(r["invariants"].values()) or r["monkey_exit"] != 0]
+    bad = [r["architecture"] for r in rows if violated(r["invariants"]) or r["monkey_exit"] != 0]
     print(f"wrote {args.out}/<architecture>/soak.json")
     if bad:
-        print(f"error: invariants violated or the monkey failed in {', '.join(bad)}", file=sys.stderr)
+        # Each architecture ran in its own directory under --out, never deleted: name them.
+        kept = ", ".join(str(Path(args.out) / a) for a in bad)
+        print(f"error: invariants violated or the monkey failed in {', '.join(bad)}; runs kept in {kept}", file=sys.stderr)
         return 3
     return 0
 

@@ -30,6 +30,7 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from actors.kept_runs import violated
 from schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
 from scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv
 
@@ -166,26 +167,29 @@ def _run_processes(sweep: Sweep, out: Path, address: str, parallel: int, args: a
 
 def finish(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
     """Write sweep.csv and sweep.json; return the rows (each with its runs'
-    ``summaries`` and their directories under ``out``, ``runs``, too) and
-    how many runs failed or broke an invariant."""
+    ``summaries`` and their directories under ``out``, ``runs``, too, and
+    ``bad_runs``: the directories of runs that failed or broke an invariant,
+    kept with their events for a post-mortem) and how many runs those are."""
     rows, bad = [], 0
     for point in sweep.points:
         for sc in point.scenarios:
             arch = sc.architecture
-            summaries, violations = [], 0
+            summaries, violations, bad_runs = [], 0, []
             for rel in sweep.runs(point, arch):
                 f = out / rel / "summary.json"
                 if not f.exists():
                     bad += 1
+                    bad_runs.append(out / rel)
                     continue
                 s = json.loads(f.read_text())
                 summaries.append(s)
-                if any(s["invariants"].values()):
+                if violated(s["invariants"]):
                     violations += 1
+                    bad_runs.append(out / rel)
             bad += violations
             rows.append({"point": point.name, "architecture": arch, "seeds": len(sweep.seeds), "ok_runs": len(summaries),
                          "violations": violations, "set": point.assignment, "metrics": aggregate(summaries),
-                         "summaries": summaries, "runs": [out / rel for rel in sweep.runs(point, arch)]})
+                         "summaries": summaries, "runs": [out / rel for rel in sweep.runs(point, arch)], "bad_runs": bad_runs})
     write_csv(out / "sweep.csv", sweep.keys, rows)
     (out / "sweep.json").write_text(json.dumps(sweep.describe(), indent=2) + "\n")
     return rows, bad
@@ -241,7 +245,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
         console.print(f"wrote {write_report(out)}")
     if bad:
-        _error(f"{bad} of {total} runs failed or violated an invariant (see error.txt / summary.json under {out})")
+        where = [str(d) for r in rows for d in r["bad_runs"]]
+        more = f" and {len(where) - 5} more" if len(where) > 5 else ""
+        _error(f"{bad} of {total} runs failed or violated an invariant; kept in {', '.join(where[:5])}{more} "
+               "(error.txt / summary.json / events.jsonl)")
         return EXIT_INVARIANT
     return 0
 

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import pytest
+
+from actors.kept_runs import keep_if_bad, violated
 
 
 def small_scenario_data(**top: Any) -> dict:
@@ -53,3 +56,17 @@ def ray_session() -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+def assert_invariants_hold(invariants: dict[str, int], out: str | Path, label: str) -> None:
+    """Fail if any invariant is broken, keeping the run's directory first
+    (actors.kept_runs: a test's tmp_path is gone after a few sessions and
+    the rare failure with it) and naming the kept copy in the message."""
+    kept = keep_if_bad(out, invariants, label)
+    assert kept is None, f"invariants violated: {violated(invariants)}; run kept in {kept}"
+
+
+@pytest.fixture
+def invariants_hold(request: pytest.FixtureRequest) -> Callable[[dict[str, int], str | Path], None]:
+    """``assert_invariants_hold`` with the test's own name as the label."""
+    return lambda invariants, out: assert_invariants_hold(invariants, out, request.node.name)

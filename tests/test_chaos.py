@@ -78,7 +78,7 @@ def outcome(p: subprocess.CompletedProcess) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def test_omega_replicated_survives_every_fault_from_a_plan(ray_session: None, tmp_path: Path) -> None:
+def test_omega_replicated_survives_every_fault_from_a_plan(ray_session: None, tmp_path: Path, invariants_hold: Callable) -> None:
     data = small_scenario_data(duration=1100.0, time_scale=25.0)
     data["coordinator"] = {"replicas": 3}
     out = tmp_path / "omega"
@@ -135,6 +135,7 @@ restart_after = 100.0
                          capture_output=True, text=True, timeout=90, cwd=ROOT)
     assert bad.returncode == 2 and "no schedlab run in namespace 'schedlab-nope'" in bad.stderr
     s = run.join()
+    invariants_hold(s["invariants"], out)  # first: a bad run is kept whichever check fails
     faults = [f for f in s["faults"] if f["source"] == "chaos"]
     kinds = [f["kind"] for f in faults]
     # The two kills come back: their restarts are the chaos script's too.
@@ -148,7 +149,6 @@ restart_after = 100.0
     assert "machines_down" in names, "the dead host was never marked down"
     assert any(e["event"] == "scheduler_recovered" and e["actor"] == "scheduler-batch-1" for e in ev)
     assert any(e["event"] == "failover" for e in ev)
-    assert s["invariants"] == {k: 0 for k in s["invariants"]}
     assert s["jobs"]["submitted"] == s["jobs"]["scheduled"] + s["jobs"]["pending"] + s["jobs"]["abandoned"]
 
 
@@ -162,7 +162,7 @@ def _mesos_data() -> dict:
     return data
 
 
-def test_mesos_dead_agent_and_framework_recover(ray_session: None, tmp_path: Path) -> None:
+def test_mesos_dead_agent_and_framework_recover(ray_session: None, tmp_path: Path, invariants_hold: Callable) -> None:
     out = tmp_path / "mesos"
     data = _mesos_data()
     # Restarted a moment before the end: its recovery may not finish, and the
@@ -177,6 +177,7 @@ def test_mesos_dead_agent_and_framework_recover(ray_session: None, tmp_path: Pat
     cut = outcome(chaos(out, "partition", "framework-service", "master", "--for", "50"))
     assert cut["peer"] == ["master-0"]
     s = run.join()
+    invariants_hold(s["invariants"], out)  # first: a bad run is kept whichever check fails
     ev = events(out)
     down = [e for e in ev if e["event"] == "machines_down"]
     assert down and down[0]["hosts"] == [0], "the master never removed the dead agent"
@@ -187,10 +188,9 @@ def test_mesos_dead_agent_and_framework_recover(ray_session: None, tmp_path: Pat
         "the restarted framework never accepted an offer"
     # Tasks on the dead agent were reported lost and placed again.
     assert any(e["event"] == "tasks_lost" and e.get("reason") == "revoked" for e in ev) or down[0]["tasks_lost"] == 0
-    assert s["invariants"] == {k: 0 for k in s["invariants"]}
 
 
-def test_borg_frontend_and_machine_restart(ray_session: None, tmp_path: Path) -> None:
+def test_borg_frontend_and_machine_restart(ray_session: None, tmp_path: Path, invariants_hold: Callable) -> None:
     data = small_scenario_data(architecture="borg", duration=800.0, time_scale=25.0)
     del data["omega"]
     data["coordinator"] = {"replicas": 3}
@@ -212,11 +212,11 @@ def test_borg_frontend_and_machine_restart(ray_session: None, tmp_path: Path) ->
     assert monkey.returncode == 0 and last["monkey"] == "done" and last["stopped"] == "interrupted", err[-2000:]
     assert last["faults"] >= 1 and "SIGTERM received" not in err
     s = run.join()
+    invariants_hold(s["invariants"], out)  # first: a bad run is kept whichever check fails
     kills = [f for f in s["faults"] if f["kind"] == "kill" and not f.get("skipped")]
     assert len(kills) >= 2  # the front end and a machine (and any of the monkey's)
     for k in kills:  # each came back, as asked
         assert any(f["kind"] == "restart" and f["target"] == k["target"] and f["at_s"] > k["at_s"] for f in s["faults"]), k
-    assert s["invariants"] == {k: 0 for k in s["invariants"]}
     assert s["jobs"]["submitted"] == s["jobs"]["scheduled"] + s["jobs"]["pending"] + s["jobs"]["abandoned"] + s["jobs"]["rejected"]
 
 

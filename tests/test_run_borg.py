@@ -13,7 +13,7 @@ from actors.metrics import read_events
 from actors.run import run_scenario
 from schedulers.borg_priority import is_prod
 from schedulers.scenario import parse_scenario
-from tests.conftest import small_scenario_data
+from tests.conftest import assert_invariants_hold, small_scenario_data
 
 pytestmark = pytest.mark.ray
 
@@ -37,6 +37,7 @@ def borg_data(**borg: Any) -> dict:
 
 def _run(out: Path, data: dict) -> tuple[dict, list[dict]]:
     summary = run_scenario(parse_scenario(data, "test.toml"), out)
+    assert_invariants_hold(summary["invariants"], out, out.name)  # a bad run is kept, whichever test runs it
     return summary, read_events(out / "events.jsonl")
 
 

@@ -13,7 +13,7 @@ from actors.run import run_scenario
 from actors.summary import summarize
 from schedulers.cluster import build_cell
 from schedulers.scenario import parse_scenario
-from tests.conftest import small_scenario_data
+from tests.conftest import assert_invariants_hold, small_scenario_data
 
 pytestmark = pytest.mark.ray
 
@@ -35,7 +35,9 @@ def mesos_data(**mesos: Any) -> dict:
 
 def _run(out: Path, data: dict) -> tuple[dict, list[dict], Any]:
     sc = parse_scenario(data, "test.toml")
-    return run_scenario(sc, out), read_events(out / "events.jsonl"), sc
+    summary = run_scenario(sc, out)
+    assert_invariants_hold(summary["invariants"], out, out.name)  # a bad run is kept, whichever test runs it
+    return summary, read_events(out / "events.jsonl"), sc
 
 
 def _offers(events: list[dict]) -> tuple[dict[int, list], dict[int, list[list]]]:

@@ -13,7 +13,7 @@ from actors.run import run_scenario
 from actors.summary import SUMMARY_KEYS, summarize
 from schedulers.cluster import build_cell
 from schedulers.scenario import parse_scenario
-from tests.conftest import small_scenario_data
+from tests.conftest import assert_invariants_hold, small_scenario_data
 
 pytestmark = pytest.mark.ray
 
@@ -21,6 +21,7 @@ pytestmark = pytest.mark.ray
 def _run(tmp_path: Path, data: dict) -> tuple[dict, list[dict], object]:
     sc = parse_scenario(data, "test.toml")
     summary = run_scenario(sc, tmp_path)
+    assert_invariants_hold(summary["invariants"], tmp_path, tmp_path.name)  # a bad run is kept, whichever test runs it
     return summary, read_events(tmp_path / "events.jsonl"), sc
 
 

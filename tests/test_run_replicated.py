@@ -8,7 +8,7 @@ import pytest
 from actors.metrics import read_events
 from actors.run import run_scenario
 from schedulers.scenario import parse_scenario
-from tests.conftest import small_scenario_data
+from tests.conftest import assert_invariants_hold, small_scenario_data
 
 pytestmark = pytest.mark.ray
 
@@ -23,7 +23,7 @@ def test_leader_kill_is_a_measured_failover_and_nothing_is_lost(ray_session: Non
     summary = run_scenario(parse_scenario(data, "replicated.toml"), tmp_path)
     events = read_events(tmp_path / "events.jsonl")
 
-    assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]
+    assert_invariants_hold(summary["invariants"], tmp_path, tmp_path.name)
     assert [f["kind"] for f in summary["faults"]] == ["kill_leader", "restart"]
     [fo] = summary["failovers"]
     assert fo["new_leader"] is not None and fo["new_leader"] != fo["target"]

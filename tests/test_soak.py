@@ -11,6 +11,7 @@ import pytest
 
 from schedulers.scenario import parse_comparison
 from scripts.soak import soak_one
+from tests.conftest import assert_invariants_hold
 
 pytestmark = pytest.mark.ray
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,8 +24,8 @@ def test_short_soak_keeps_every_invariant(ray_session: None, tmp_path: Path, arc
     (sc,) = parse_comparison(data, "soak.toml")
     sc = dataclasses.replace(sc, duration=20 * sc.time_scale)  # 20 wall seconds, ~13 faults
     row = soak_one(sc, tmp_path / arch, every=1.5, seed=5, address=None)
+    assert_invariants_hold(row["invariants"], tmp_path / arch, f"soak-{arch}")  # first: a bad run is kept whichever check fails
     assert row["monkey_exit"] == 0, row["monkey_error"]
     assert row["faults"] >= 5, row  # the monkey really ran
-    assert row["invariants"] == {k: 0 for k in row["invariants"]}, row
     jobs = row["jobs"]
     assert jobs["submitted"] == jobs["scheduled"] + jobs["pending"] + jobs["abandoned"] + jobs["rejected"]
