@@ -24,6 +24,19 @@ def dumps(obj: Any, **kw: Any) -> str:
     return json.dumps(obj, default=_default, separators=(",", ":"))
 
 
+def span_stamp(started: float, now: float) -> dict[str, float]:
+    """``t`` and ``span`` for an event reporting an interval that began at
+    ``started`` and ended at ``now`` (a scheduler's attempt): pass both to
+    ``emit``. The invariant checker takes ``t - span`` as the interval's
+    start, so ``t`` must be the instant ``span`` was measured to, not the
+    later moment the event happens to be stamped: a process descheduled in
+    between (two busy cores) would move the start later by that delay, and a
+    launch that fell inside it looked older than the commit that caused it
+    (a fault-free bench run reported a lost commit so)."""
+    t = round(now, 6)
+    return {"t": t, "span": round(t - round(started, 6), 6)}
+
+
 class _BufferSink:
     """structlog's final "logger": keeps rendered lines until drained."""
 

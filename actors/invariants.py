@@ -142,7 +142,9 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     commit must be followed by its launch there, by its loss (re-queued with
     a failed machine, or in Borg's replicated write-off record), or by the
     death of the host it was meant for (whose last events may have died with
-    it); or the host was already dead when it committed (nobody knew yet)."""
+    it); or the host was already dead when it committed (nobody knew yet).
+    A txn's attempt began at ``t - span``: its ``t`` is the instant the span
+    ended (actors.events.span_stamp), not when the line was stamped."""
     launched: dict[tuple[int, int, int], list[float]] = collections.defaultdict(list)
     for e in ev.get("tasks_launched", []):
         for task in e["tasks"]:

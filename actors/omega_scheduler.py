@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from actors.base import ActorShell
+from actors.events import span_stamp
 from actors.runtime import Runtime
 from actors.wire import pack_claims, pack_tasks, unpack_delta
 from schedulers.jobs import Job
@@ -199,7 +200,7 @@ class OmegaScheduler(ActorShell):
             committed=int(accepted.sum()),
             conflicted=int(len(accepted) - accepted.sum()),
             think=round(spent, 6),
-            span=round(now - started, 6),
+            **span_stamp(started, now),  # t is now, not when the line is stamped: the checker reads t - span
             rtt_ms=round(rtt_ms, 3),
             # [task, machine] per committed claim: the checker follows each one
             # to its launch (or to the failure of the host it was meant for).
