@@ -200,7 +200,7 @@ def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, a
     overcommit, double = check_machines(ev, cell, machines_per_actor)
     coord = check_coordinator(ev, applied)
     txns = ev.get("txn", [])
-    if txns and all("placed" in e for e in txns):  # Omega and Borg: every commit followed to its end
+    if txns and all("placed" in e for e in txns):  # every commit followed to its end (Mesos runs saved before its txns said where: the count below)
         unlaunched = untraced_commits(ev, machines_per_actor)
     else:
         unlaunched = None

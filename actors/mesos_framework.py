@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from actors.base import ActorShell
+from actors.events import span_stamp
 from actors.mesos_link import MasterLink
 from actors.runtime import Runtime
 from schedulers.jobs import Job
@@ -263,21 +264,24 @@ class MesosFramework(ActorShell):
     async def _launch_gang(self, jp: JobProgress, d: Decision) -> str:
         """The whole gang is held: launch every task from the held slots."""
         launches = [(jp.job.job_id, t, m, list(jp.job.request), jp.job.durations[t]) for t, m in zip(d.tasks.tolist(), d.machines.tolist())]
-        w0 = time.perf_counter()
+        w0, started = time.perf_counter(), self.rt.now()  # before the call: its launches may start before the reply
         reply = await self.link.call("respond", [(None, launches, [])], [], [], True)
         rtt_ms = (time.perf_counter() - w0) * 1e3
         launched = np.asarray(reply["results"][0][1], dtype=bool) if reply else np.zeros(d.tasks.size, dtype=bool)
         status = self.core.settle(jp, d, launched, np.zeros(0, bool), d.machines, self.rt.now())
-        self._record(jp, d, launched, 0.0, self.rt.now(), rtt_ms, 0)
+        self._record(jp, d, launched, 0.0, started, rtt_ms, 0)
         return status
 
     def _record(self, jp: JobProgress, d: Decision, launched: np.ndarray, spent: float, started: float, rtt_ms: float, held: int) -> None:
         n = int(d.tasks.size)
         ok = int(launched.sum())
+        now = self.rt.now()
+        # [task, machine] per accepted launch: the checker follows each one to
+        # its launch, its loss or the failure of its host (actors.invariants).
+        accepted = [[t, m] for t, m, good in zip(d.tasks.tolist(), d.machines.tolist(), launched.tolist()) if good]
         self.log.emit("txn", scheduler=self.name, job_id=jp.job.job_id, claims=n, committed=ok, conflicted=n - ok, held=held,
-                      think=round(spent, 6), span=round(self.rt.now() - started, 6), rtt_ms=round(rtt_ms, 3))
+                      think=round(spent, 6), **span_stamp(started, now), rtt_ms=round(rtt_ms, 3), placed=accepted)
         if ok:
-            now = self.rt.now()
             placed = []
             for t, m, loc, good in zip(d.tasks.tolist(), d.machines.tolist(), d.local.tolist() or [False] * n, launched.tolist()):
                 if good:
