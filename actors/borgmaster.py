@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from actors.coordinator import CoordinatorReplica
-from actors.host_watch import HostWatch, host_of_command, report_down
+from actors.host_watch import LivenessSpec, host_of_command, judge, report_down, watch_for
 from schedulers.borg_placement import PlacementParams, place_job
 from schedulers.borg_preemption import choose_preemption
 from schedulers.borg_priority import band
@@ -51,6 +51,7 @@ class BorgParams:
     hosts: int
     racks: np.ndarray
     eligible: dict[str, np.ndarray]  # job class -> machines satisfying its constraints
+    liveness: LivenessSpec = LivenessSpec()
     retry_backoff: float = 10.0  # emulated s before a job that placed nothing is tried again
     idle_wall: float = 0.02
 
@@ -63,7 +64,8 @@ class BorgmasterReplica(CoordinatorReplica):
         self.params: BorgParams = params
         # Borglets missing missed_polls polls are down (the same watch, and
         # the same guard against our own stalls, as Omega's cell state).
-        self.watch = HostWatch(params.hosts, params.missed_polls * params.poll_interval)
+        self.watch = watch_for(params.hosts, params.missed_polls * params.poll_interval, params.liveness,
+                               self.rt.clock.scale)  # type: ignore[attr-defined]
         self.led_term = -1
         self.rid = 0
         self.inflight: set[int] = set()
@@ -108,10 +110,11 @@ class BorgmasterReplica(CoordinatorReplica):
         if not (self.running and self.scheduling and self.node.is_leader):
             return False
         if self.led_term != self.node.term:
-            # New leadership: every Borglet gets a full grace period.
+            # New leadership: every Borglet gets a full grace period, from
+            # when one stuck on the old leader could reach us.
             self.led_term = self.node.term
             now = self.rt.now()
-            self.watch.grace(now)
+            self.watch.grace(now, give_up=True)
             self.inflight.clear()
             self.fruitless.clear()
             self.log.emit("borgmaster_elected", replica=self.index, term=self.node.term, queued=len(self.node.sm.inner.queue))
@@ -233,12 +236,12 @@ class BorgmasterReplica(CoordinatorReplica):
             now = self.rt.now()
             sm = self.node.sm.inner
             down = {h for h in range(p.hosts) if not sm.up[h * sm.k: (h + 1) * sm.k].any()}
-            silent = self.watch.check(now, down)
+            silent = judge(self.watch, self.log, now, down)
             if not silent:
                 continue
             result = await self._write("poll", ("down", silent, now))
             if result is not None:
-                report_down(self.log, silent, *result, by="borgmaster")
+                report_down(self.log, silent, *result, by="borgmaster", watch=self.watch)
 
     async def on_stop(self) -> dict:
         if self.node.is_leader:

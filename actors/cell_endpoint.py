@@ -13,6 +13,7 @@ from actors import runtime
 from actors.coordinator import replica_name
 from actors.coordinator_client import CoordinatorClient
 from actors.events import EventLog
+from actors.host_watch import HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S
 
 
 class DirectCell:
@@ -56,8 +57,12 @@ class ReplicatedCell:
         self.replicas = replicas
 
     def bind(self, rt: Any, owner: str, log: EventLog, report: Any = None, reset: Any = None) -> None:
+        """Machine hosts (the owners that can be reset) try a leader briefly
+        before looking elsewhere: stuck on one that does not answer, a healthy
+        host would fall silent to the new leader and be written off."""
         ns = self.namespace
-        self.client = CoordinatorClient(owner, self.replicas, lambda i: runtime.lookup(replica_name(i), ns), rt.call)
+        timeouts = {"attempt_timeout": HOST_CALL_WALL_S, "max_attempt_timeout": HOST_CALL_MAX_WALL_S} if reset else {}
+        self.client = CoordinatorClient(owner, self.replicas, lambda i: runtime.lookup(replica_name(i), ns), rt.call, **timeouts)
         self.rt = rt
         self.owner = owner
         self.log = log

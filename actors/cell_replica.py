@@ -6,15 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from actors.coordinator import CoordinatorReplica
-from actors.host_watch import HOST_TIMEOUT_WALL_S, HostWatch, host_of_command, report_down
+from actors.host_watch import HOST_TIMEOUT_WALL_S, host_of_command, judge, report_down, watch_for
 
 
 class CellReplica(CoordinatorReplica):
     def __init__(self, *args: Any) -> None:
-        """The base replica's arguments, then the number of machine hosts."""
-        *base, hosts = args
+        """The base replica's arguments, then the number of machine hosts and
+        the scenario's ``LivenessSpec``."""
+        *base, hosts, liveness = args
         super().__init__(*base)
-        self.watch = HostWatch(int(hosts), HOST_TIMEOUT_WALL_S * self.rt.clock.scale)  # type: ignore[attr-defined]
+        scale = self.rt.clock.scale  # type: ignore[attr-defined]
+        self.watch = watch_for(int(hosts), HOST_TIMEOUT_WALL_S * scale, liveness, scale)
         self.led_term = -1
         self.rid = 0
 
@@ -41,14 +43,15 @@ class CellReplica(CoordinatorReplica):
                 continue
             now = self.rt.now()
             if self.led_term != self.node.term:
-                # A new leader has heard from nobody yet: a full grace period each.
+                # A new leader has heard from nobody yet: a full grace period
+                # each, from when a host stuck on the old leader could reach us.
                 self.led_term = self.node.term
-                self.watch.grace(now)
+                self.watch.grace(now, give_up=True)
                 continue
-            silent = self.watch.check(now, self.node.sm.inner.down)
+            silent = judge(self.watch, self.log, now, self.node.sm.inner.down)
             if not silent:
                 continue
             self.rid += 1
             ok, result, _err, _hint = await super().propose(f"{self.name}-t{self.led_term}-watch", self.rid, ("down", silent, now))
             if ok:
-                report_down(self.log, silent, *result, by=self.name)
+                report_down(self.log, silent, *result, by=self.name, watch=self.watch)

@@ -17,7 +17,7 @@ import numpy as np
 
 from actors.base import ActorShell
 from actors.cell_machine import CellStateMachine
-from actors.host_watch import HOST_TIMEOUT_WALL_S, HostWatch, report_down
+from actors.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, judge, report_down, watch_for
 from actors.runtime import Runtime
 from schedulers.omega import ConflictMode, TxnMode
 
@@ -37,12 +37,14 @@ class CellState(ActorShell):
         sample_interval: float,
         flush_interval: float,
         machines_per_actor: int = 1,
+        liveness: LivenessSpec = LivenessSpec(),
     ) -> None:
         super().__init__(rt, "cellstate", metrics, flush_interval)
         self.machine = CellStateMachine(capacity, free, conflict_mode.value, txn_mode.value, machines_per_actor)
         self.sample_interval = sample_interval
         hosts = -(-capacity.shape[0] // machines_per_actor)
-        self.watch = HostWatch(hosts, HOST_TIMEOUT_WALL_S * rt.clock.scale)
+        scale = rt.clock.scale  # type: ignore[attr-defined]
+        self.watch = watch_for(hosts, HOST_TIMEOUT_WALL_S * scale, liveness, scale)
 
     async def on_start(self) -> None:
         self.spawn_loop(self._sample_loop())
@@ -52,9 +54,9 @@ class CellState(ActorShell):
     async def _watch_loop(self) -> None:
         while await self.nap(self.watch.timeout / 4):
             now = self.rt.now()
-            silent = self.watch.check(now, self.machine.down)
+            silent = judge(self.watch, self.log, now, self.machine.down)
             if silent:
-                report_down(self.log, silent, *self.machine.apply(("down", silent, now)), by="cellstate")
+                report_down(self.log, silent, *self.machine.apply(("down", silent, now)), by="cellstate", watch=self.watch)
 
     async def _sample_loop(self) -> None:
         self._sample()

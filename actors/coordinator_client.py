@@ -37,6 +37,11 @@ class CoordinatorClient:
     resolve: Callable[[int], Any]
     call: Callable[..., Any]
     attempt_timeout: float = 2.5  # longer than a replica's own proposal timeout
+    # After a try times out, the next waits twice as long, up to this: a
+    # client that must not stay stuck on an unanswering leader (a machine
+    # host, whose silence gets it written off) starts short and still
+    # reaches a leader that is merely slow. None: no growth.
+    max_attempt_timeout: float | None = None
     leader: int = 0
     # Request ids grow across incarnations: a restarted client (same name)
     # starting from 1 again would be taken for its predecessor, its requests
@@ -70,6 +75,7 @@ class CoordinatorClient:
         t0 = time.monotonic()
         attempts = 0
         target = self.leader
+        wait = self.attempt_timeout
         while time.monotonic() - t0 < deadline:
             attempts += 1
             handle = self._handle(target)
@@ -79,8 +85,10 @@ class CoordinatorClient:
             else:
                 try:
                     args = (self.client_id, rid, command) if rid is not None else (command,)
-                    ok, result, error, hint = await asyncio.wait_for(self.call(handle, method, *args), self.attempt_timeout)
-                except Exception:  # dead replica, timeout: try another with the same id
+                    ok, result, error, hint = await asyncio.wait_for(self.call(handle, method, *args), wait)
+                except Exception as e:  # dead replica, timeout: try another with the same id
+                    if isinstance(e, asyncio.TimeoutError) and self.max_attempt_timeout is not None:
+                        wait = min(2 * wait, self.max_attempt_timeout)
                     ok, error = False, "unreachable"
                     self.handles.pop(target, None)
                 if ok:

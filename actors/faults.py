@@ -23,7 +23,7 @@ from actors.coordinator_group import CoordinatorGroup
 from actors.events import EventLog
 from actors.members import Members
 from actors.mesos_masters import MasterSet
-from schedulers.fault_plan import FaultError, FaultSpec, Roster, check, member_index
+from schedulers.fault_plan import FaultError, FaultSpec, Roster, check, leader_alias, member_index
 
 Leader = Callable[[], "tuple[int, int] | None"]
 
@@ -101,7 +101,14 @@ class FaultTimeline:
         return {f"{role}-{i}": h for i, h in ctl.live.items()} if ctl is not None else self.members.of_role(role)
 
     def _pick(self, target: str) -> tuple[str, str]:
-        """(role, actor name) of a target that is a name or a role (a live member at random)."""
+        """(role, actor name) of a target that is a name, a role (a live
+        member at random) or a role's leader (whoever leads now)."""
+        role = leader_alias(self.roster, target)
+        if role is not None:
+            lead = self._leader_of(role)()
+            if lead is None:
+                raise FaultError(f"no {role} leader at that moment")
+            return role, f"{role}-{lead[0]}"
         if target in self.roster.members:
             live = sorted(self._live(target))
             if not live:
@@ -111,10 +118,12 @@ class FaultTimeline:
         assert role is not None  # checked against the roster
         return role, target
 
-    def _side(self, target: str, besides: str = "") -> dict[str, Any]:
+    def _side(self, target: str) -> dict[str, Any]:
         """Live actors on one side of a partition (a name or a whole role)."""
         if target in self.roster.members:
-            return {n: h for n, h in self._live(target).items() if n != besides}
+            return self._live(target)
+        if leader_alias(self.roster, target):
+            target = self._pick(target)[1]
         role = self.roster.role_of(target)
         h = self._live(role or "").get(target)
         if h is None:
@@ -136,7 +145,7 @@ class FaultTimeline:
             return self._kill(f, role, f"{role}-{lead[0]}", now, lead, source)
         if f.action == "partition":
             a = self._side(f.target)
-            b = self._side(f.peer, besides=f.target)
+            b = {n: h for n, h in self._side(f.peer).items() if n not in a}
             if not a or not b:
                 raise FaultError(f"nothing alive on one side ({f.target} | {f.peer})")
             keys_a = [runtime.actor_key(h) for h in a.values()]

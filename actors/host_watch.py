@@ -1,58 +1,47 @@
-"""Noticing dead machines: the keeper of a cell's state hears from every
-machine host once per batch interval (its poll); a host silent for longer
-than ``HOST_TIMEOUT_WALL_S`` is marked down and its tasks written off, to be
-placed again by their schedulers. Shared by Omega's cell state (one actor or
-the replicated group's leader) and the Mesos master; the Borgmaster has its
-own, configurable, poll-based version.
+"""The shells' side of the host watch (the rules are schedulers.liveness):
+the events a watcher logs. Shared by Omega's cell state (one actor or the
+replicated group's leader), the Mesos master and the Borgmaster.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from actors.events import EventLog
+from schedulers.liveness import HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S, HOST_TIMEOUT_WALL_S, HostWatch, LivenessSpec
 
-# Wall seconds, whatever the time scale: on two busy cores a healthy host's
-# poll can be a few tenths of a second late; a second means it is gone (or
-# paused or cut off long enough to be treated as gone).
-HOST_TIMEOUT_WALL_S = 1.0
-
-
-class HostWatch:
-    def __init__(self, hosts: int, timeout: float) -> None:
-        self.timeout = timeout  # emulated seconds
-        self.hosts = hosts
-        self.last: dict[int, float] = {}
-        self.checked_at = 0.0
-
-    def grace(self, now: float) -> None:
-        """Every host starts (or, under a new leader, restarts) its clock now."""
-        self.last = {h: now for h in range(self.hosts)}
-        self.checked_at = now
-
-    def heard(self, host: int, now: float) -> None:
-        self.last[host] = now
-
-    def silent(self, now: float, down: set[int]) -> list[int]:
-        return sorted(h for h, t in self.last.items() if now - t > self.timeout and h not in down)
-
-    def check(self, now: float, down: set[int]) -> list[int]:
-        """Hosts silent too long, judged only if this watcher was itself
-        awake: after a stall of its own (paused, starved of CPU) longer than
-        the timeout it cannot tell a silent host from its own deafness, so
-        every host gets a fresh grace period instead (a paused master
-        writing off the whole cell is a failure mode worth avoiding)."""
-        stalled = now - self.checked_at > self.timeout
-        self.checked_at = now
-        if stalled:
-            self.grace(now)
-            return []
-        return self.silent(now, down)
+__all__ = ["HOST_CALL_MAX_WALL_S", "HOST_CALL_WALL_S", "HOST_TIMEOUT_WALL_S", "HostWatch", "LivenessSpec", "host_of_command",
+           "judge", "report_down", "watch_for"]
 
 
-def report_down(log: EventLog, hosts: list[int], lost: list, unpulled: list, by: str) -> None:
+def watch_for(hosts: int, timeout: float, spec: LivenessSpec, scale: float) -> HostWatch:
+    """A watch whose new-leader grace covers a host stuck on its longest
+    call to an unanswering leader (``HOST_CALL_MAX_WALL_S``) and a moment to
+    find the new one."""
+    return HostWatch(hosts, timeout, spec, give_up=2 * HOST_CALL_MAX_WALL_S * scale)
+
+
+def silence_span(watch: HostWatch) -> float:
+    """The longest silence (emulated s) the watch allows a host before writing it off."""
+    return round(watch.timeout + watch.give_up, 6)
+
+
+def judge(watch: HostWatch, log: EventLog, now: float, down: set[int]) -> list[int]:
+    """Hosts to write off now; logs entering and leaving disruption mode
+    (``watch_disrupted``), so a run shows why silent hosts were spared."""
+    v = watch.check(now, down)
+    if v.changed:
+        log.emit("watch_disrupted", on=v.disrupted, silent=v.silent, live=v.live, share=watch.spec.disruption_share)
+    return v.down
+
+
+def report_down(log: EventLog, hosts: list[int], lost: list, unpulled: list, by: str, watch: HostWatch | None = None) -> None:
     """The events the invariant checker reads: tasks that were running are
-    lost with their machines; launches never pulled were never started."""
-    log.emit("machines_down", hosts=hosts, tasks_lost=len(lost), lost=lost, unpulled=len(unpulled))
+    lost with their machines; launches never pulled were never started.
+    ``watch``: the watcher that judged them silent (None: a host's own
+    rejoin); its timeout tells the collateral check how far back a fault on
+    the host could have caused the silence."""
+    extra = {} if watch is None else {"timeout_s": silence_span(watch)}
+    log.emit("machines_down", hosts=hosts, tasks_lost=len(lost), lost=lost, unpulled=len(unpulled), **extra)
     if unpulled:
         log.emit("tasks_lost", framework=by, reason="machine_down", tasks=unpulled, requeued_jobs=[])
 

@@ -28,7 +28,7 @@ from actors import runtime
 from actors.base import ActorShell
 from actors.coordinator import replica_name
 from actors.coordinator_client import CoordinatorClient
-from actors.host_watch import HOST_TIMEOUT_WALL_S, HostWatch
+from actors.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, judge, silence_span, watch_for
 from actors.mesos_link import master_name
 from actors.runtime import Runtime
 from actors.wire import withdraw_launch
@@ -54,6 +54,7 @@ class MasterConfig:
     replicas: int
     lease_wall_s: float
     sample_interval: float
+    liveness: LivenessSpec = LivenessSpec()
 
 
 class MesosMaster(ActorShell):
@@ -75,7 +76,8 @@ class MesosMaster(ActorShell):
         self.finished_updates: dict[str, list[tuple[int, int]]] = collections.defaultdict(list)
         self.recent_finished: set[tuple[int, int]] = set()  # reported by re-registering agents
         self.done_by_fw: dict[str, set[tuple[int, int]]] = collections.defaultdict(set)  # for a restarted framework
-        self.watch = HostWatch(cfg.hosts, HOST_TIMEOUT_WALL_S * rt.clock.scale)  # type: ignore[attr-defined]
+        scale = rt.clock.scale  # type: ignore[attr-defined]
+        self.watch = watch_for(cfg.hosts, HOST_TIMEOUT_WALL_S * scale, cfg.liveness, scale)
         self.written_off: set[int] = set()  # agents removed as silent: they come back empty
 
     # -------------------------------------------------------------- leading
@@ -95,7 +97,7 @@ class MesosMaster(ActorShell):
         self.recent_finished.clear()
         self.done_by_fw.clear()
         self.written_off.clear()
-        self.watch.grace(self.rt.now())
+        self.watch.grace(self.rt.now(), give_up=True)
         self.log.emit("master_elected", master=self.name, epoch=epoch)
 
     def _step_down(self) -> None:
@@ -184,7 +186,7 @@ class MesosMaster(ActorShell):
                 continue
             assert self.alloc is not None
             now = self.rt.now()
-            silent = self.watch.check(now, set(range(self.cfg.hosts)) - self.agents)
+            silent = judge(self.watch, self.log, now, set(range(self.cfg.hosts)) - self.agents)
             if not silent:
                 continue
             lost, unpulled, rescinded = [], [], []
@@ -205,7 +207,8 @@ class MesosMaster(ActorShell):
             if rescinded:
                 self.log.emit("offers_closed", offers=rescinded)
             # The frameworks log the lost tasks they place again (tasks_lost).
-            self.log.emit("machines_down", hosts=silent, tasks_lost=len(lost), lost=lost, unpulled=len(unpulled))
+            self.log.emit("machines_down", hosts=silent, tasks_lost=len(lost), lost=lost, unpulled=len(unpulled),
+                          timeout_s=silence_span(self.watch))
 
     async def exchange(self, owner: str, epoch: int, host: int, finished: list) -> dict:
         """Finished tasks in; the launches accepted for this agent (and any

@@ -94,12 +94,12 @@ def build_omega(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, me
     if sc.coordinator.replicas == 1:
         cellstate = members.spawn(
             "cellstate", CellState, "cellstate", rt, plan.cell.capacity, plan.prefill.free,
-            sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush, k,
+            sc.omega.conflict_mode, sc.omega.txn_mode, metrics, sc.metrics.sample_interval, flush, k, sc.liveness,
         )
         topo = Topology(DirectCell(cellstate), [cellstate], None)
     else:
         factory = CellMachineFactory(plan.cell.capacity, plan.prefill.free, sc.omega.conflict_mode.value, sc.omega.txn_mode.value, k)
-        group = _group(plan, out, namespace, rt, metrics, add, factory, sc.metrics.sample_interval, CellReplica, (host_count(plan.cell.size, k),))
+        group = _group(plan, out, namespace, rt, metrics, add, factory, sc.metrics.sample_interval, CellReplica, (host_count(plan.cell.size, k), sc.liveness))
         topo = Topology(ReplicatedCell(namespace, sc.coordinator.replicas), group.spawn_all(), group)
     for spec in sc.omega.schedulers:
         params = SchedulerParams(spec.name, spec.t_job, spec.t_task, policy_fns[spec.name], sc.omega.max_attempts, sc.omega.retry_backoff)
@@ -136,7 +136,7 @@ def build_mesos(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, me
         policy=get_allocation_policy(ms.allocator), granularity=ms.granularity,
         allocation_interval=ms.allocation_interval, offer_timeout=ms.offer_timeout, revocation=ms.revocation,
         starvation_timeout=ms.starvation_timeout, masters=ms.masters, replicas=sc.coordinator.replicas,
-        lease_wall_s=ms.master_lease_ms / 1e3, sample_interval=sc.metrics.sample_interval,
+        lease_wall_s=ms.master_lease_ms / 1e3, sample_interval=sc.metrics.sample_interval, liveness=sc.liveness,
     )
     masters = MasterSet(cfg, rt, metrics, flush, add)
     master_handles = masters.spawn_all()
@@ -174,7 +174,7 @@ def build_borg(plan: Plan, out: Path, namespace: str, rt: Any, metrics: Any, mem
         # before it missed several of those, whatever the emulated interval.
         poll_interval=max(b.poll_interval, 4 * flush * sc.time_scale),
         hosts=host_count(n, k), racks=plan.cell.rack, eligible={cls: _machine_mask(sc, names) for cls, names in b.requires},
-        retry_backoff=b.retry_backoff, idle_wall=flush / 2,
+        retry_backoff=b.retry_backoff, idle_wall=flush / 2, liveness=sc.liveness,
     )
     quota = {(q.user, q.band): list(q.limit) for q in b.quota}
     standing = [[job.job_id, t, m, list(job.request), job.priority]

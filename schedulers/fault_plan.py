@@ -74,6 +74,17 @@ class Roster:
                       tuple(d["leader_roles"]))
 
 
+LEADER_ALIAS = "-leader"
+
+
+def leader_alias(roster: Roster, name: str) -> str | None:
+    """The role whose current leader ``name`` stands for (``coordinator-leader``,
+    ``master-leader``), resolved when the fault is carried out; else None.
+    Who leads changes during a run, so a plan cannot name it in advance."""
+    role = name[: -len(LEADER_ALIAS)] if name.endswith(LEADER_ALIAS) else ""
+    return role if role in roster.leader_roles else None
+
+
 def member_index(name: str) -> int:
     """The index of a numbered actor: ``machine-host-3`` -> 3, ``coordinator-0`` -> 0."""
     return int(name.rsplit("-", 1)[1])
@@ -88,10 +99,11 @@ def _side(roster: Roster, name: str, what: str) -> str:
         if not roster.members[name]:
             raise FaultError(f"{what} role {name!r} has no actors in this run")
         return name
-    role = roster.role_of(name)
+    role = roster.role_of(name) or leader_alias(roster, name)
     if role is None:
         roles = ", ".join(r for r in ROLES if roster.members.get(r))
-        raise FaultError(f"unknown {what} {name!r}: not an actor of this run nor a role ({roles})")
+        leaders = "".join(f", {r}{LEADER_ALIAS}" for r in roster.leader_roles)
+        raise FaultError(f"unknown {what} {name!r}: not an actor of this run nor a role ({roles}{leaders})")
     return role
 
 
@@ -136,7 +148,7 @@ def check(f: FaultSpec, roster: Roster) -> None:
         if role not in roster.restartable:
             raise FaultError(f"a {role} cannot be restarted in this run"
                              + (" (the single cell state keeps the only copy; set [coordinator] replicas >= 3)" if role == "cellstate" else ""))
-    if f.action == "restart" and f.target in roster.members:
+    if f.action == "restart" and (f.target in roster.members or leader_alias(roster, f.target)):
         raise FaultError("restart needs an actor name, not a role (it brings back one that was killed)")
     if f.action == "partition":
         if not f.peer:
@@ -216,15 +228,18 @@ class Monkey:
 
     def draw(self, at: float) -> FaultSpec:
         role = self.roles[int(self.rng.integers(len(self.roles)))]
-        names = self.roster.members[role]
+        # A role that elects a leader: its leader is one more victim to draw
+        # (pauses and partitions of the leader are what test a failover).
+        lead = role in self.roster.leader_roles
+        names = self.roster.members[role] + ([f"{role}{LEADER_ALIAS}"] if lead else [])
         victim = names[int(self.rng.integers(len(names)))]
         choices = [a for a in self.actions if a != "kill" or role in self.roster.restartable]
-        if role in self.roster.leader_roles and "kill" in choices:
+        if lead and "kill" in choices:
             choices.append("kill_leader" if role == "coordinator" else "kill_master")
         action = choices[int(self.rng.integers(len(choices)))]
         span = float(self.rng.uniform(0.2, 1.0)) * self.lasting
-        if action in ("kill_leader", "kill_master"):
-            return FaultSpec(at, action, restart_after=self.back_after)
+        if action in ("kill_leader", "kill_master") or (action == "kill" and leader_alias(self.roster, victim)):
+            return FaultSpec(at, "kill_leader" if role == "coordinator" else "kill_master", restart_after=self.back_after)
         if action == "kill":
             return FaultSpec(at, "kill", victim, restart_after=self.back_after)
         if action == "pause":

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from schedulers.cluster import MachineClass, host_count
 from schedulers.fault_plan import FaultSpec, Roster, parse_fault
 from schedulers.jobs import JobKind
+from schedulers.liveness import LivenessSpec
 from schedulers.omega import ConflictMode, TxnMode
 from schedulers.placement import PLACEMENT_POLICIES
 from schedulers.resources import RESOURCES
@@ -106,6 +107,7 @@ class Scenario:
     source: str = "<scenario>"
     mesos: MesosSpec | None = None
     borg: BorgSpec | None = None
+    liveness: LivenessSpec = field(default_factory=LivenessSpec)
 
 
 def _machine_class(t: Table, index: int) -> MachineClass:
@@ -205,8 +207,15 @@ def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
     st = top.sub("substrate", default={})
     substrate = SubstrateSpec(batch_interval=st.get("batch_interval", float, default=0.05, check=positive))
     st.done()
+    lt = top.sub("liveness", default={})
+    liveness = LivenessSpec(
+        disruption_share=lt.get("disruption_share", float, default=0.55,
+                                check=lambda v: None if 0 < v <= 1 else "must be in (0, 1]"),
+        disruption_min_hosts=lt.get("disruption_min_hosts", int, default=2, check=lambda v: None if v >= 1 else "must be >= 1"),
+    )
+    lt.done()
     sc = Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, coordinator,
-                  (), description, source, mesos, borg)
+                  (), description, source, mesos, borg, liveness)
     roster = roster_for(sc)
     faults = tuple(parse_fault(x, duration, roster) for x in (table_array(top, "faults") if "faults" in top.data else []))
     top.done()

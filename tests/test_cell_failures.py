@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from actors.cell_machine import CellStateMachine
-from actors.host_watch import HostWatch
 from actors.invariants import check_machines
 from actors.wire import pack_claims, pack_release, pack_tasks, task_key, unpack_delta
 from schedulers.cluster import Cell
@@ -131,22 +130,6 @@ def test_snapshot_restore_round_trip() -> None:
     assert copy.apply(("exchange", 1, b"")) == sm.apply(("exchange", 1, b""))
 
 
-# ------------------------------------------------------------ HostWatch
-
-
-def test_host_watch_reports_silent_hosts_not_already_down() -> None:
-    hw = HostWatch(hosts=3, timeout=10)
-    hw.grace(0)
-    assert hw.silent(5, set()) == []
-    assert hw.silent(11, set()) == [0, 1, 2]
-    hw.heard(1, 8)
-    assert hw.silent(15, set()) == [0, 2]  # host 1: 15 - 8 = 7 <= 10
-    assert hw.silent(15, {0}) == [2]
-    assert hw.silent(18, set()) == [0, 2]  # exactly the timeout is not yet silent
-    hw.grace(20)  # a new leader gives everyone a fresh clock
-    assert hw.silent(25, set()) == []
-
-
 # ------------------------------------------------------------ check_machines
 
 CELL = Cell(capacity=CAP.copy(), rack=np.zeros(8, dtype=np.int64), machine_class=np.zeros(8, dtype=np.int64), classes=())
@@ -252,19 +235,6 @@ def test_framework_resume_partial_and_full() -> None:
     assert jp.first_attempt_at is not None and fc.begin(jp, 9.0) is False
     fc.resume(job(5, 3), np.arange(3))  # nothing of it began: its first attempt is still ahead
     assert fc.jobs[5].first_attempt_at is None and fc.begin(fc.jobs[5], 9.0) is True
-
-
-def test_a_watcher_that_stalled_itself_writes_off_nobody() -> None:
-    # A paused cell state or master wakes to find every host "silent": it
-    # must grant a new grace period, not write off the whole cell.
-    w = HostWatch(hosts=3, timeout=10)
-    w.grace(0)
-    assert w.check(5, set()) == []
-    w.heard(0, 8)
-    assert w.check(14, set()) == [1, 2]  # awake all along: 1 and 2 really are silent
-    assert w.check(40, set()) == []  # 26 s since its own last check: it was away
-    assert w.check(45, set()) == []
-    assert w.check(51, set()) == [0, 1, 2]
 
 
 def txn(t: float, job_id: int, placed: list[list[int]], span: float = 1.0) -> dict:

@@ -157,6 +157,8 @@ def test_monkey_draws_only_valid_faults_on_chosen_roles(roster: Roster, data: st
             assert "coordinator" in chosen
         elif f.action == "kill_master":
             assert "master" in chosen
+        elif f.target.endswith("-leader"):  # a leader, whoever it is then
+            assert f.action in ("pause", "slow", "partition") and f.target[:-7] in roster.leader_roles and f.target[:-7] in chosen
         else:
             assert f.target in roster.names() and roster.role_of(f.target) in chosen
         if f.action == "partition":
@@ -240,3 +242,14 @@ def test_heal_clears_everything() -> None:
     lf.slow(0.3, 100)
     lf.heal()
     assert not lf.active and lf.delay() == 0.0 and not lf.blocked("a") and not lf.blocked("b")
+
+
+def test_a_leader_is_named_by_its_role_and_found_when_the_fault_falls_due() -> None:
+    check(FaultSpec(1.0, "pause", "coordinator-leader", duration=5.0), ROSTER)
+    check(FaultSpec(1.0, "partition", "master-leader", peer="machine", duration=5.0), ROSTER)
+    check(FaultSpec(1.0, "partition", "machine", peer="coordinator-leader", duration=5.0), ROSTER)
+    with pytest.raises(FaultError, match="restart needs an actor name"):
+        check(FaultSpec(1.0, "restart", "coordinator-leader"), ROSTER)
+    no_leaders = Roster({"machine": ["machine-host-0"], "cellstate": ["cellstate"]})
+    with pytest.raises(FaultError, match="unknown target 'coordinator-leader'"):
+        check(FaultSpec(1.0, "pause", "coordinator-leader", duration=5.0), no_leaders)
