@@ -9,7 +9,8 @@ checked at the end of every run and again on any saved run
 * split_brain: two leaders in one term;
 * lost_commits: committed placements never launched nor re-queued, plus
   acknowledged coordinator writes missing from a surviving replica;
-* applied_twice: a client request applied at two log indices.
+* applied_twice: a client request applied at two log indices;
+* collateral: tasks written off on machines no fault touched (actors.collateral).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from actors.collateral import collateral
 from schedulers.cluster import Cell
 from schedulers.fault_plan import member_index
 from schedulers.resources import NDIM
@@ -224,4 +226,5 @@ def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, a
         "split_brain": coord["split_brain"],
         "lost_commits": (max(0, committed - launched - requeued) if unlaunched is None else unlaunched) + coord["lost_acked"],
         "applied_twice": coord["applied_twice"],
+        "collateral": collateral(ev, machines_per_actor),
     }

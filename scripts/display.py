@@ -128,6 +128,9 @@ def summary_table(s: dict) -> Table:
     if s.get("faults"):
         t.add_row("faults injected", faults_cell(s["faults"]))
     bad = {k: v for k, v in s["invariants"].items() if v}
+    if "collateral" in s["invariants"]:  # absent from summaries written before it was counted
+        hurt = s["invariants"]["collateral"]
+        t.add_row("collateral damage", ("[red]" if hurt else "") + f"{hurt} tasks killed on machines no fault touched")
     t.add_row("invariants", "all hold" if not bad else "[red]VIOLATED " + ", ".join(f"{k}={v}" for k, v in bad.items()))
     for w in s.get("warnings", []):
         t.add_row("[yellow]warning", f"[yellow]{w}")

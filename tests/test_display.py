@@ -70,6 +70,9 @@ def test_table_flags_violated_invariants() -> None:
     inv = {"overcommit": 2, "double_placement": 0, "lost_jobs": 1, "split_brain": 0, "lost_commits": 0}
     out = _render(_summary(invariants=inv))
     assert "VIOLATED" in out and "overcommit=2" in out and "lost_jobs=1" in out
+    assert "collateral damage" not in out  # an old summary, from before it was counted
+    out = _render(_summary(invariants={**inv, "collateral": 7}))
+    assert "collateral damage" in out and "7 tasks killed on machines no fault touched" in out and "collateral=7" in out
 
 
 def test_progress_line_counts() -> None:
