@@ -18,6 +18,7 @@ from actors.raft_disk import read_applied
 from actors.stats import by_event
 from schedulers.cluster import Cell
 from schedulers.fault_plan import member_index
+from schedulers.toml_table import ScenarioError, read_text
 
 
 class NotARun(ValueError):
@@ -45,13 +46,23 @@ def _surviving(ev: dict[str, list[dict]], replicas: int) -> set[int]:
 
 
 def check_saved(out: str | Path) -> dict[str, int]:
+    """The invariants recomputed from ``out``'s files; NotARun (one line) when
+    they are missing or cannot be read, never a traceback."""
     d = Path(out)
     if not (d / "run.json").is_file() or not (d / "events.jsonl").is_file():
         raise NotARun(f"{d}: not a schedlab run directory (no run.json and events.jsonl)")
-    info = json.loads((d / "run.json").read_text())
-    cap = np.asarray(info["capacity"], dtype=np.float64)
-    cell = Cell(capacity=cap, rack=np.asarray(info.get("rack", [0] * len(cap))), machine_class=np.zeros(len(cap), dtype=np.int64), classes=())
-    ev = by_event(read_events(d / "events.jsonl"))
+    try:
+        info = json.loads(read_text(d / "run.json", "run.json"))
+        cap = np.asarray(info["capacity"], dtype=np.float64)
+        cell = Cell(capacity=cap, rack=np.asarray(info.get("rack", [0] * len(cap))), machine_class=np.zeros(len(cap), dtype=np.int64), classes=())
+    except ScenarioError as e:
+        raise NotARun(str(e)) from None
+    except (ValueError, KeyError, TypeError) as e:  # JSONDecodeError is a ValueError
+        raise NotARun(f"{d / 'run.json'}: not a run.json ({type(e).__name__}: {e})") from None
+    try:
+        ev = by_event(read_events(d / "events.jsonl"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise NotARun(f"{d / 'events.jsonl'}: not UTF-8 JSON lines ({type(e).__name__}: {str(e)[:200]})") from None
     applied = None
     replicas = int(info.get("replicas", 1))
     if replicas > 1 and (d / "coordinator").is_dir():

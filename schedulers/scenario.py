@@ -19,6 +19,7 @@ from schedulers.omega import ConflictMode, TxnMode
 from schedulers.placement import PLACEMENT_POLICIES
 from schedulers.resources import RESOURCES
 from schedulers.scenario_borg import BorgSpec, parse_borg
+from schedulers.scenario_limits import Limits, check_sizes, local_limits
 from schedulers.scenario_mesos import MesosSpec, parse_mesos
 from schedulers.toml_table import ScenarioError, check_deciders, table_array, read_dist, Table, fraction, non_negative, one_of, positive
 from schedulers.workload import Dist, JobClass
@@ -158,7 +159,13 @@ def _scheduler(t: Table, known_classes: set[str]) -> OmegaSchedulerSpec:
     return spec
 
 
-def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
+def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None = None) -> Scenario:
+    """``data`` as a Scenario, or ScenarioError (one line: file, key, problem).
+
+    Also refuses a scenario too big to build under ``limits`` (default: this
+    machine's, the embedded Ray's; ``scenario_limits.limits_for`` gives a
+    cluster's), from its numbers alone and before anything O(machines) or
+    O(jobs) is made, so a typo in a size fails in milliseconds."""
     top = Table(data, "", source)
     if "architectures" in data:
         top.fail("architectures", "this file compares architectures: run it with `schedlab compare`")
@@ -216,6 +223,7 @@ def parse_scenario(data: dict, source: str = "<scenario>") -> Scenario:
     lt.done()
     sc = Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, coordinator,
                   (), description, source, mesos, borg, liveness)
+    check_sizes(top, sc, limits or local_limits())  # before roster_for: it names every host actor
     roster = roster_for(sc)
     faults = tuple(parse_fault(x, duration, roster) for x in (table_array(top, "faults") if "faults" in top.data else []))
     top.done()
@@ -285,7 +293,7 @@ def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:
             t.fail(f"{t.key('classes')}[{i}]", f"a task of job class {jc.name!r} ({asked}) fits no machine class")
 
 
-def parse_comparison(data: dict, source: str = "<scenario>") -> list[Scenario]:
+def parse_comparison(data: dict, source: str = "<scenario>", limits: Limits | None = None) -> list[Scenario]:
     """One scenario per architecture to compare, same cell, workload and seed.
 
     ``architectures = ["borg", "mesos", "omega"]`` names them (default: every
@@ -309,5 +317,5 @@ def parse_comparison(data: dict, source: str = "<scenario>") -> list[Scenario]:
         for other in ARCHITECTURES:
             if other != a:
                 d.pop(other, None)
-        out.append(parse_scenario(d, source))
+        out.append(parse_scenario(d, source, limits))
     return out

@@ -1,11 +1,16 @@
-"""Reading TOML-shaped tables with errors that name the file, the key and the problem.
+"""Reading TOML files and TOML-shaped tables with errors that name the file,
+the key and the problem.
 
 Shared by every section parser (``schedulers.scenario`` and the per-architecture
-sections); nothing here knows what a scenario is.
+sections) and by every command that reads a TOML file (``read_toml``); nothing
+here knows what a scenario is.
 """
 from __future__ import annotations
 
 import math
+import re
+import tomllib
+from pathlib import Path
 from typing import Any, Callable
 
 from schedulers.workload import DIST_KINDS, Dist
@@ -13,6 +18,55 @@ from schedulers.workload import DIST_KINDS, Dist
 
 class ScenarioError(ValueError):
     """A scenario is malformed; str() is the one-line message for the user."""
+
+
+NL = b"\n"
+MAX_FILE_BYTES = 16 << 20  # a scenario or plan is a few KB; this only stops /dev/zero and mistakes
+
+
+def read_toml(path: str | Path, what: str = "scenario") -> dict:
+    """The TOML file at ``path`` as a dict, or ScenarioError with one line
+    naming the file, where in it and the problem.
+
+    The one loader of every TOML file the CLI reads (scenarios for run,
+    compare, sweep; chaos plans), so every way a file can be unreadable
+    (missing, a directory, too big, not UTF-8, not TOML) is refused the same
+    way, as bad input, before anything starts."""
+    text = read_text(path, what)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: not valid TOML ({e})") from None
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """A UTF-8 text file (an optional UTF-8 byte-order mark is dropped), or
+    ScenarioError naming the file and, for bytes that are not UTF-8, the key
+    on the offending line and its position. Reads at most MAX_FILE_BYTES, so
+    a device or a huge file cannot stall the command."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read {what} ({e.strerror or e})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(f"{path}: <file>: larger than {MAX_FILE_BYTES >> 20} MiB; is this a {what} file?")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{path}: {_not_utf8(raw, e.start)}; save the {what} as UTF-8 text") from None
+
+
+def _not_utf8(raw: bytes, at: int) -> str:
+    """``KEY: not UTF-8 text (byte 0xNN at line L, column C)``: KEY is the one
+    assigned on the offending line, else ``<file>``."""
+    line_start = raw.rfind(NL, 0, at) + 1
+    line_end = raw.find(NL, at)
+    line = raw[line_start:line_end if line_end >= 0 else len(raw)].decode("utf-8", "replace")
+    key = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*=", line)
+    where = f"line {raw.count(NL, 0, at) + 1}, column {at - line_start + 1}"
+    utf16 = ": a UTF-16 byte-order mark" if at == 0 and raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+    return f"{key.group(1) if key else '<file>'}: not UTF-8 text (byte 0x{raw[at]:02x} at {where}{utf16})"
 
 
 class Table:

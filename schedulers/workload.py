@@ -17,6 +17,10 @@ from schedulers.resources import RESOURCES
 from schedulers.seeding import rng_for
 
 DIST_KINDS = ("constant", "exponential", "lognormal", "empirical", "uniform")
+# A job's tasks are drawn, rounded up, at least 1 and at most this many: a
+# heavy-tailed draw cannot build one giant job (see schedulers.scenario_limits,
+# which also refuses classes whose mean or maximum is above it).
+MAX_TASKS_PER_JOB = 100_000
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ class JobClass:
     name: str
     kind: JobKind
     interarrival: Dist
-    tasks: Dist  # rounded up, at least 1
+    tasks: Dist  # rounded up, at least 1, at most MAX_TASKS_PER_JOB
     duration: Dist
     request: tuple[Dist, ...]  # per task, indexed by RESOURCES
     priority: int = 0
@@ -98,7 +102,7 @@ class JobClass:
 
 
 def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
-    n = max(1, int(math.ceil(jc.tasks.sample(rng, 1)[0])))
+    n = max(1, math.ceil(min(float(jc.tasks.sample(rng, 1)[0]), MAX_TASKS_PER_JOB)))
     request = tuple(float(max(0.0, d.sample(rng, 1)[0])) for d in jc.request)
     if jc.kind is JobKind.SERVICE:
         durations = (math.inf,) * n

@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import numpy as np
 
 from actors.chaos_inbox import cluster_dir
 from schedulers.fault_plan import ROLES, FaultError, FaultSpec, Monkey, Roster, check, parse_plan
-from schedulers.toml_table import ScenarioError
+from schedulers.toml_table import ScenarioError, read_toml
 
 EXIT_BAD_INPUT = 2
 OUTCOME_WAIT_S = 30.0
@@ -129,11 +128,9 @@ def run_chaos(args: argparse.Namespace) -> int:
         plan_data = None
         if args.action == "plan":
             try:
-                plan_data = tomllib.loads(Path(args.file).read_text())
-            except OSError as e:
-                raise ChaosError(f"{args.file}: cannot read plan ({e.strerror})") from None
-            except tomllib.TOMLDecodeError as e:
-                raise ChaosError(f"{args.file}: not valid TOML ({e})") from None
+                plan_data = read_toml(args.file, "plan")
+            except ScenarioError as e:
+                raise ChaosError(str(e)) from None
         if args.action == "monkey":
             bad = [r for r in args.roles if r not in ROLES]
             if bad:

@@ -6,12 +6,13 @@ import dataclasses
 import json
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 from rich.console import Console
 
 from schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
+from schedulers.scenario_limits import Limits, limits_for
+from schedulers.toml_table import read_toml
 from scripts.sweep_grid import toml_value
 
 EXIT_BAD_INPUT = 2
@@ -48,21 +49,16 @@ def apply_set(data: dict, assignment: str) -> None:
         raise ScenarioError(f"--set {path}: no such key")
 
 
-def load_scenario(path: str | Path, sets: list[str] | None = None) -> Scenario:
-    """Read and validate a TOML scenario; ScenarioError names file, key, problem."""
-    return parse_scenario(load_data(path, sets), str(path))
+def load_scenario(path: str | Path, sets: list[str] | None = None, limits: Limits | None = None) -> Scenario:
+    """Read and validate a TOML scenario; ScenarioError names file, key, problem.
+    ``limits``: how big a run may be (default: this machine's)."""
+    return parse_scenario(load_data(path, sets), str(path), limits)
 
 
 def load_data(path: str | Path, sets: list[str] | None) -> dict:
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise ScenarioError(f"{p}: cannot read scenario ({e.strerror})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{p}: not valid TOML ({e})") from None
+    """The scenario file's raw TOML data with ``--set`` overrides applied;
+    ScenarioError (one line) for a file that cannot be read as TOML."""
+    data = read_toml(path, "scenario")
     for assignment in sets or []:
         apply_set(data, assignment)
     return data
@@ -84,7 +80,7 @@ def _override(sc: Scenario, args: argparse.Namespace) -> Scenario:
 def cmd_run(args: argparse.Namespace) -> int:
     console = Console(stderr=False)
     try:
-        sc = _override(load_scenario(args.scenario, args.set), args)
+        sc = _override(load_scenario(args.scenario, args.set, limits_for(args.address)), args)
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT
@@ -126,7 +122,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     console = Console(stderr=False)
     try:
-        scenarios = [_override(sc, args) for sc in parse_comparison(load_data(args.scenario, args.set), args.scenario)]
+        scenarios = [_override(sc, args) for sc in parse_comparison(load_data(args.scenario, args.set), args.scenario,
+                                                                    limits_for(args.address))]
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT

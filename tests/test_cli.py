@@ -78,3 +78,98 @@ def test_quickstart_runs_end_to_end_from_the_command(tmp_path: Path) -> None:
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s["emulated_seconds"] == 200 and s["jobs"]["submitted"] > 0
     assert (tmp_path / "events.jsonl").stat().st_size > 0
+
+
+# --- Refusals that must come before anything starts --------------------------
+#
+# Each runs the real entry point (scripts.cli.main) in a fresh interpreter
+# that reports on stdout's last line whether Ray was ever imported: a refusal
+# with Ray never loaded cannot have started an actor (run_scenario imports
+# Ray first), which is the structural form of "refused within a second".
+
+_BARE = ("import sys\nfrom scripts.cli import main\nrc = main(sys.argv[1:])\n"
+         "print('ray-imported' if 'ray' in sys.modules else 'ray-never-imported')\nsys.exit(rc)\n")
+
+
+def refused(*args: str) -> str:
+    """Run ``schedlab ARGS``; assert it exits 2 with one error line and
+    without ever importing Ray; return that line."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    r = subprocess.run([sys.executable, "-c", _BARE, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "ray-never-imported"
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    return lines[0]
+
+
+def quickstart_with(tmp_path: Path, old: str, new: str) -> Path:
+    """quickstart.toml with one line changed, as tmp_path/bad.toml."""
+    text = (ROOT / "scenarios/quickstart.toml").read_text()
+    assert old in text
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace(old, new, 1))
+    return bad
+
+
+def test_a_file_that_is_not_utf8_is_refused_by_every_command(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"\xff\xfe garbage")
+    out = tmp_path / "out"
+    for args in (["run", str(bad), "--out", str(out)], ["compare", str(bad), "--out", str(out)],
+                 ["sweep", str(bad), "--out", str(out)], ["chaos", "--run", str(tmp_path), "plan", str(bad)]):
+        line = refused(*args)
+        assert f"{bad}: <file>: not UTF-8 text (byte 0xff at line 1, column 1" in line, (args, line)
+        assert not out.exists()
+
+
+def test_a_non_utf8_value_names_its_key(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes((ROOT / "scenarios/quickstart.toml").read_bytes().replace(b'name = "standard"', b'name = "st\xe4ndard"'))
+    line = refused("run", str(bad), "--out", str(tmp_path / "out"))
+    assert f"{bad}: name: not UTF-8 text (byte 0xe4 at line 25, column 11)" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_corrupt_saved_run_is_refused_by_check(tmp_path: Path) -> None:
+    (tmp_path / "run.json").write_bytes(b"\xff\xfe{}")
+    (tmp_path / "events.jsonl").write_text("")
+    assert "run.json: <file>: not UTF-8 text" in refused("check", str(tmp_path))
+    (tmp_path / "run.json").write_text('{"capacity": [[1, 1]]')
+    assert "run.json: not a run.json (JSONDecodeError" in refused("check", str(tmp_path))
+    (tmp_path / "run.json").write_text('{"capacity": [[1, 1]]}')
+    (tmp_path / "events.jsonl").write_bytes(b"\xff\n")
+    assert "events.jsonl: not UTF-8 JSON lines" in refused("check", str(tmp_path))
+
+
+def test_a_task_count_too_big_to_build_is_refused(tmp_path: Path) -> None:
+    bad = quickstart_with(tmp_path, "mean = 6.0, sigma", "mean = 1e12, sigma")
+    line = refused("run", str(bad), "--out", str(tmp_path / "out"))
+    assert f"{bad}: workload.classes[0].tasks: lognormal with a mean of 1,000,000,000,000 tasks per job" in line
+    assert "at most 100,000 tasks" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_job_count_too_big_to_build_is_refused(tmp_path: Path) -> None:
+    bad = quickstart_with(tmp_path, "duration = 1200.0", "duration = 1e9")
+    line = refused("run", str(bad), "--out", str(tmp_path / "out"), "--set", "workload.classes.0.interarrival=0.001")
+    assert f"{bad}: workload.classes[0].interarrival: ~" in line and "at most 1,000,000 jobs" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cell_too_big_to_build_is_refused(tmp_path: Path) -> None:
+    bad = quickstart_with(tmp_path, "count = 30", "count = 100000000")
+    line = refused("run", str(bad), "--out", str(tmp_path / "out"))
+    assert f"{bad}: cell.machine_classes: 100,000,010 machines in all; a cell can have at most 100,000" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_too_many_host_actors_names_the_knob_and_the_limit(tmp_path: Path) -> None:
+    bad = quickstart_with(tmp_path, "count = 30", "count = 20000")
+    line = refused("run", str(bad), "--out", str(tmp_path / "out"), "--set", "cell.machines_per_actor=1")
+    assert f"{bad}: cell.machines_per_actor: 20,010 machines at 1 per host actor are 20,010 host actors" in line
+    assert "on this machine" in line and "raise machines_per_actor to at least" in line
+    # A cluster allows more actors, but not 20,010: Ray's envelope is 10,000.
+    line = refused("run", str(bad), "--out", str(tmp_path / "out"), "--set", "cell.machines_per_actor=1", "--address", "127.0.0.1:1")
+    assert "at most 10,000 actors on a Ray cluster" in line and "raise machines_per_actor to at least 3" in line
+    assert not (tmp_path / "out").exists()

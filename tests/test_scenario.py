@@ -8,6 +8,7 @@ import pytest
 
 from schedulers.omega import ConflictMode, TxnMode
 from schedulers.scenario import ScenarioError, parse_comparison, parse_scenario
+from schedulers.scenario_limits import CLUSTER, Limits, limits_for, local_limits
 from tests.conftest import small_scenario_data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,3 +135,88 @@ def test_class_start_is_read_and_checked() -> None:
     assert parse_scenario(data, "ok.toml").workload.classes[0].start == 30.0
     data["workload"]["classes"][0]["start"] = -1.0
     assert "workload.classes[0].start" in _err(data)
+
+
+# --- Sizes that cannot be built are refused from the numbers alone -----------
+
+SMALL = Limits(20, "in this test")
+
+
+def test_size_refusals_build_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Structural: parse refuses a huge cell before anything sized by it
+    exists (not the cell arrays, not the roster of host actors, not a job)."""
+    def built(*_a: object, **_k: object) -> None:
+        raise AssertionError("built something before refusing")
+
+    for where, name in (("schedulers.scenario", "roster_for"), ("schedulers.cluster", "build_cell"),
+                        ("schedulers.workload", "generate_jobs"), ("schedulers.workload", "prefill")):
+        monkeypatch.setattr(f"{where}.{name}", built)
+    data = small_scenario_data()
+    data["cell"]["machine_classes"][0]["count"] = 100_000_000
+    assert "cell.machine_classes: 100,000,004 machines in all; a cell can have at most 100,000" in _err(data)
+    data = small_scenario_data()
+    data["workload"]["classes"][0]["tasks"] = {"dist": "lognormal", "mean": 1e12, "sigma": 0.8}
+    assert "workload.classes[0].tasks: lognormal with a mean of 1,000,000,000,000 tasks per job" in _err(data)
+
+
+def test_host_actors_over_the_limit_name_the_knob_that_lowers_them() -> None:
+    data = small_scenario_data()
+    data["cell"]["machines_per_actor"] = 1  # 12 host actors + 7 others (3 schedulers, cellstate, 3 core) = 19
+    assert parse_scenario(data, "ok.toml", SMALL).cell.machines == 12
+    data["cell"]["machine_classes"][0]["count"] = 9  # 13 + 7 = 20
+    assert parse_scenario(data, "ok.toml", SMALL)
+    data["cell"]["machine_classes"][0]["count"] = 10
+    with pytest.raises(ScenarioError) as e:
+        parse_scenario(data, "bad.toml", SMALL)
+    assert str(e.value) == ("bad.toml: cell.machines_per_actor: 14 machines at 1 per host actor are 14 host actors "
+                            "(+7 others); at most 20 actors in this test: raise machines_per_actor to at least 2")
+
+
+def test_scheduler_count_over_the_actor_limit() -> None:
+    data = small_scenario_data()
+    data["omega"]["schedulers"][1]["count"] = 1_000_000
+    msg = _err(data)
+    assert "omega.schedulers[1].count: 1,000,006 actors besides the machine hosts; at most" in msg
+
+
+def test_the_cluster_limit_is_rays_envelope_and_the_local_one_this_machines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert limits_for("10.0.0.1:6379") == CLUSTER and CLUSTER.actors == 10_000
+    local = limits_for(None)
+    assert local == local_limits() and 0 < local.actors <= 10_000 and "on this machine" in local.why
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # runtime.connect joins it: so do the limits
+    assert limits_for(None) == CLUSTER
+
+
+@pytest.mark.parametrize("tasks, problem", [
+    ({"dist": "empirical", "values": [1, 1e9], "weights": [1e9, 1]}, "tasks: up to 1,000,000,000 tasks per job"),
+    ({"dist": "uniform", "low": 1, "high": 2e5}, "tasks: up to 200,000 tasks per job"),
+    (150_000.0, "tasks: up to 150,000 tasks per job"),
+    ({"dist": "exponential", "mean": 5e4}, "tasks: ~100,000,267 tasks in the run (2,000 jobs of ~50,000 tasks"),
+])
+def test_tasks_per_job_and_per_run_are_bounded(tasks: object, problem: str) -> None:
+    data = small_scenario_data(duration=4000.0)
+    data["workload"]["classes"][0]["tasks"] = tasks
+    msg = _err(data)
+    assert f"workload.classes[0].{problem}" in msg and "at most" in msg
+
+
+def test_jobs_per_run_are_bounded_by_duration_over_interarrival() -> None:
+    data = small_scenario_data(duration=1e9)
+    assert "workload.classes[0].interarrival: ~533,333,333 jobs in the run" in _err(data)
+    data = small_scenario_data()
+    data["workload"]["classes"][1]["interarrival"] = 1e-4
+    data["workload"]["classes"][1]["start"] = 290.0  # only the last 10 s: 100,001 jobs, under the limit
+    assert parse_scenario(data, "ok.toml")
+    data["workload"]["classes"][1]["start"] = 0.0
+    assert "workload.classes[1].interarrival: ~3,000,151 jobs in the run" in _err(data)
+
+
+def test_mesos_data_replicas_are_bounded_by_what_a_framework_holds() -> None:
+    data = small_scenario_data(architecture="mesos", duration=3e5)
+    del data["omega"]
+    data["workload"]["classes"][0]["interarrival"] = 0.5  # 600,000 jobs x 3 tasks
+    data["mesos"] = {"frameworks": [{"name": "f", "classes": ["batch", "service"], "data_replicas": 3}]}
+    assert parse_scenario(data, "ok.toml").mesos.frameworks[0].data_replicas == 3
+    data["mesos"]["frameworks"][0]["data_replicas"] = 10
+    assert "mesos.frameworks[0].data_replicas: ~" in _err(data)

@@ -18,7 +18,7 @@ from schedulers.cluster import Cell, MachineClass, build_cell
 from schedulers.jobs import Job, JobKind
 from schedulers.resources import EPS, NDIM, RESOURCES, vector
 from schedulers.seeding import entity_key, rng_for, route
-from schedulers.workload import DIST_KINDS, Dist, JobClass, Prefill, generate_jobs, prefill
+from schedulers.workload import DIST_KINDS, MAX_TASKS_PER_JOB, Dist, JobClass, Prefill, generate_jobs, prefill
 
 CPU = RESOURCES.index("cpu")
 MEM = RESOURCES.index("mem")
@@ -131,6 +131,17 @@ def test_arrival_count_matches_rate() -> None:
     n = len(generate_jobs((jc,), 100_000.0, seed=11))
     # Poisson with mean 10,000 (sd 100): 5% is 5 standard deviations
     assert 9_500 < n < 10_500
+
+
+def test_a_task_draw_above_the_per_job_cap_is_clipped() -> None:
+    """Parse refuses a class whose mean or maximum is above MAX_TASKS_PER_JOB;
+    a draw above it all the same (a heavy tail's) is clipped, not built."""
+    jc = JobClass(
+        "huge", JobKind.BATCH, Dist("constant", value=10.0), Dist("constant", value=1e12),
+        Dist("constant", value=1.0), req(Dist("constant", value=1.0), Dist("constant", value=1.0)),
+        interarrival_mode="fixed",
+    )
+    assert [j.tasks for j in generate_jobs((jc,), 25.0, seed=1)] == [MAX_TASKS_PER_JOB] * 2
 
 
 def test_fixed_interarrival_is_evenly_spaced() -> None:
