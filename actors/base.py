@@ -6,8 +6,8 @@ import functools
 import time
 from typing import Any, Callable
 
-from actors.events import EventLog
-from actors.runtime import Runtime
+from schedlab.actors.events import EventLog
+from schedlab.actors.runtime import Runtime
 
 
 # Lifecycle and internal coroutines: never delayed by a "slow" fault (the

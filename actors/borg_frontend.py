@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors import runtime
-from actors.base import ActorShell
-from actors.cell_endpoint import ReplicatedCell
-from actors.coordinator import replica_name
-from actors.coordinator_client import CoordinatorClient
-from actors.runtime import Runtime
-from actors.wire import unpack_release_keys
+from schedlab.actors import runtime
+from schedlab.actors.base import ActorShell
+from schedlab.actors.cell_endpoint import ReplicatedCell
+from schedlab.actors.coordinator import replica_name
+from schedlab.actors.coordinator_client import CoordinatorClient
+from schedlab.actors.runtime import Runtime
+from schedlab.actors.wire import unpack_release_keys
 
 
 class BorgFrontend(ActorShell):

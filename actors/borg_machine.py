@@ -28,10 +28,10 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from actors.wire import withdraw_launch
-from schedulers.borg_priority import PendingQueue, may_preempt
-from schedulers.borg_quota import QuotaBook
-from schedulers.resources import EPS
+from schedlab.actors.wire import withdraw_launch
+from schedlab.schedulers.borg_priority import PendingQueue, may_preempt
+from schedlab.schedulers.borg_quota import QuotaBook
+from schedlab.schedulers.resources import EPS
 
 Key = tuple[int, int]
 

@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from actors.coordinator import CoordinatorReplica
-from actors.host_watch import LivenessSpec, host_of_command, judge, report_down, watch_for
-from schedulers.borg_placement import PlacementParams, place_job
-from schedulers.borg_preemption import choose_preemption
-from schedulers.borg_priority import band
-from schedulers.seeding import rng_for
+from schedlab.actors.coordinator import CoordinatorReplica
+from schedlab.actors.host_watch import LivenessSpec, host_of_command, judge, report_down, watch_for
+from schedlab.schedulers.borg_placement import PlacementParams, place_job
+from schedlab.schedulers.borg_preemption import choose_preemption
+from schedlab.schedulers.borg_priority import band
+from schedlab.schedulers.seeding import rng_for
 
 BATCH_BANDS = ("batch", "best_effort")
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors import runtime
-from actors.coordinator import replica_name
-from actors.coordinator_client import CoordinatorClient
-from actors.events import EventLog
-from actors.host_watch import HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S
+from schedlab.actors import runtime
+from schedlab.actors.coordinator import replica_name
+from schedlab.actors.coordinator_client import CoordinatorClient
+from schedlab.actors.events import EventLog
+from schedlab.actors.host_watch import HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S
 
 
 class DirectCell:

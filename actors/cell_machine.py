@@ -13,9 +13,9 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from actors.wire import pack_delta, unpack_claims, unpack_release, unpack_release_keys, unpack_tasks
-from schedulers.omega import ConflictMode, TxnMode
-from schedulers.shared_state import SharedCell
+from schedlab.actors.wire import pack_delta, unpack_claims, unpack_release, unpack_release_keys, unpack_tasks
+from schedlab.schedulers.omega import ConflictMode, TxnMode
+from schedlab.schedulers.shared_state import SharedCell
 
 
 class CellStateMachine:

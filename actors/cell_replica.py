@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.coordinator import CoordinatorReplica
-from actors.host_watch import HOST_TIMEOUT_WALL_S, host_of_command, judge, report_down, watch_for
+from schedlab.actors.coordinator import CoordinatorReplica
+from schedlab.actors.host_watch import HOST_TIMEOUT_WALL_S, host_of_command, judge, report_down, watch_for
 
 
 class CellReplica(CoordinatorReplica):

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from actors.base import ActorShell
-from actors.cell_machine import CellStateMachine
-from actors.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, judge, report_down, watch_for
-from actors.runtime import Runtime
-from schedulers.omega import ConflictMode, TxnMode
+from schedlab.actors.base import ActorShell
+from schedlab.actors.cell_machine import CellStateMachine
+from schedlab.actors.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, judge, report_down, watch_for
+from schedlab.actors.runtime import Runtime
+from schedlab.schedulers.omega import ConflictMode, TxnMode
 
 
 class CellState(ActorShell):

@@ -28,7 +28,7 @@ import collections
 import math
 from typing import Any
 
-from schedulers.fault_plan import member_index
+from schedlab.schedulers.fault_plan import member_index
 
 _HOST = "machine-host-"
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
-from actors.base import ActorShell
-from actors.consensus.core import RaftNode
-from actors.consensus.messages import ClientReply, ClientRequest, decode, encode
-from actors.consensus.statemachine import StateMachine
-from actors.raft_disk import DiskStorage
-from actors.runtime import Runtime
-from schedulers.seeding import rng_for
+from schedlab.actors.base import ActorShell
+from schedlab.actors.consensus.core import RaftNode
+from schedlab.actors.consensus.messages import ClientReply, ClientRequest, decode, encode
+from schedlab.actors.consensus.statemachine import StateMachine
+from schedlab.actors.raft_disk import DiskStorage
+from schedlab.actors.runtime import Runtime
+from schedlab.schedulers.seeding import rng_for
 
 
 def replica_name(i: int) -> str:

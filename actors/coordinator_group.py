@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from actors import runtime
-from actors.coordinator import CoordinatorReplica, replica_name
-from actors.replica_set import ReplicaSet
-from schedulers.scenario import CoordinatorSpec
+from schedlab.actors import runtime
+from schedlab.actors.coordinator import CoordinatorReplica, replica_name
+from schedlab.actors.replica_set import ReplicaSet
+from schedlab.schedulers.scenario import CoordinatorSpec
 
 
 class CoordinatorGroup(ReplicaSet):

@@ -17,13 +17,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from actors import runtime
-from actors.chaos_inbox import cluster_dir
-from actors.coordinator_group import CoordinatorGroup
-from actors.events import EventLog
-from actors.members import Members
-from actors.mesos_masters import MasterSet
-from schedulers.fault_plan import FaultError, FaultSpec, Roster, check, leader_alias, member_index
+from schedlab.actors import runtime
+from schedlab.actors.chaos_inbox import cluster_dir
+from schedlab.actors.coordinator_group import CoordinatorGroup
+from schedlab.actors.events import EventLog
+from schedlab.actors.members import Members
+from schedlab.actors.mesos_masters import MasterSet
+from schedlab.schedulers.fault_plan import FaultError, FaultSpec, Roster, check, leader_alias, member_index
 
 Leader = Callable[[], "tuple[int, int] | None"]
 

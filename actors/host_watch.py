@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.events import EventLog
-from schedulers.liveness import HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S, HOST_TIMEOUT_WALL_S, HostWatch, LivenessSpec
+from schedlab.actors.events import EventLog
+from schedlab.schedulers.liveness import HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S, HOST_TIMEOUT_WALL_S, HostWatch, LivenessSpec
 
 __all__ = ["HOST_CALL_MAX_WALL_S", "HOST_CALL_WALL_S", "HOST_TIMEOUT_WALL_S", "HostWatch", "LivenessSpec", "host_of_command",
            "judge", "report_down", "watch_for"]

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from actors.collateral import collateral
-from schedulers.cluster import Cell
-from schedulers.fault_plan import member_index
-from schedulers.resources import NDIM
+from schedlab.actors.collateral import collateral
+from schedlab.schedulers.cluster import Cell
+from schedlab.schedulers.fault_plan import member_index
+from schedlab.schedulers.resources import NDIM
 
 
 def machine_faults(ev: dict[str, list[dict]]) -> list[tuple[float, int, bool]]:

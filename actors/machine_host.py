@@ -17,11 +17,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from actors.base import ActorShell
-from actors.host_watch import report_down
-from actors.runtime import Runtime
-from actors.wire import pack_release, task_key
-from schedulers.resources import EPS
+from schedlab.actors.base import ActorShell
+from schedlab.actors.host_watch import report_down
+from schedlab.actors.runtime import Runtime
+from schedlab.actors.wire import pack_release, task_key
+from schedlab.schedulers.resources import EPS
 
 # A launch on the wire: [job_id, task_index, machine, request list, duration, start_time]
 # (a list when it crossed msgpack or came from the cell state machine, else a tuple)

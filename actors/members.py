@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from actors import runtime
+from schedlab.actors import runtime
 
 
 @dataclass

@@ -19,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from actors.base import ActorShell
-from actors.events import span_stamp
-from actors.mesos_link import MasterLink
-from actors.runtime import Runtime
-from schedulers.jobs import Job
-from schedulers.mesos_framework import Decision, FrameworkCore, FrameworkParams, JobProgress
-from schedulers.resources import EPS
-from schedulers.seeding import rng_for
+from schedlab.actors.base import ActorShell
+from schedlab.actors.events import span_stamp
+from schedlab.actors.mesos_link import MasterLink
+from schedlab.actors.runtime import Runtime
+from schedlab.schedulers.jobs import Job
+from schedlab.schedulers.mesos_framework import Decision, FrameworkCore, FrameworkParams, JobProgress
+from schedlab.schedulers.resources import EPS
+from schedlab.schedulers.seeding import rng_for
 
 SUPPRESS_REFUSE_S = 60.0  # a framework with nothing to run refuses offers this long (revived by new work)
 

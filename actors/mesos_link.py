@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from actors import runtime
-from actors.coordinator import replica_name
-from actors.coordinator_client import CoordinatorClient
-from actors.events import EventLog
-from actors.wire import unpack_release_keys
+from schedlab.actors import runtime
+from schedlab.actors.coordinator import replica_name
+from schedlab.actors.coordinator_client import CoordinatorClient
+from schedlab.actors.events import EventLog
+from schedlab.actors.wire import unpack_release_keys
 
 Register = Callable[[Any], Awaitable[dict]]
 

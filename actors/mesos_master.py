@@ -24,15 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from actors import runtime
-from actors.base import ActorShell
-from actors.coordinator import replica_name
-from actors.coordinator_client import CoordinatorClient
-from actors.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, judge, silence_span, watch_for
-from actors.mesos_link import master_name
-from actors.runtime import Runtime
-from actors.wire import withdraw_launch
-from schedulers.mesos_allocator import Allocator, Launch, OrderPolicy
+from schedlab.actors import runtime
+from schedlab.actors.base import ActorShell
+from schedlab.actors.coordinator import replica_name
+from schedlab.actors.coordinator_client import CoordinatorClient
+from schedlab.actors.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, judge, silence_span, watch_for
+from schedlab.actors.mesos_link import master_name
+from schedlab.actors.runtime import Runtime
+from schedlab.actors.wire import withdraw_launch
+from schedlab.schedulers.mesos_allocator import Allocator, Launch, OrderPolicy
 
 NOT_LEADER = {"ok": False}
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from actors import runtime
-from actors.mesos_link import master_name
-from actors.mesos_master import MasterConfig, MesosMaster
-from actors.replica_set import ReplicaSet
+from schedlab.actors import runtime
+from schedlab.actors.mesos_link import master_name
+from schedlab.actors.mesos_master import MasterConfig, MesosMaster
+from schedlab.actors.replica_set import ReplicaSet
 
 
 class MasterSet(ReplicaSet):

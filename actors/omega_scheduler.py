@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from actors.base import ActorShell
-from actors.events import span_stamp
-from actors.runtime import Runtime
-from actors.wire import pack_claims, pack_tasks, unpack_delta
-from schedulers.jobs import Job
-from schedulers.omega_scheduler import JobProgress, OmegaSchedulerCore, SchedulerParams
-from schedulers.seeding import rng_for
-from schedulers.shared_state import LocalCopy
+from schedlab.actors.base import ActorShell
+from schedlab.actors.events import span_stamp
+from schedlab.actors.runtime import Runtime
+from schedlab.actors.wire import pack_claims, pack_tasks, unpack_delta
+from schedlab.schedulers.jobs import Job
+from schedlab.schedulers.omega_scheduler import JobProgress, OmegaSchedulerCore, SchedulerParams
+from schedlab.schedulers.seeding import rng_for
+from schedlab.schedulers.shared_state import LocalCopy
 
 
 class OmegaScheduler(ActorShell):

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 import msgpack
 
-from actors.consensus.messages import HardState, LogEntry, Ready, Snapshot
+from schedlab.actors.consensus.messages import HardState, LogEntry, Ready, Snapshot
 
 
 def _entry(e: LogEntry) -> tuple:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors import runtime
+from schedlab.actors import runtime
 
 
 class ReplicaSet:

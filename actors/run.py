@@ -14,23 +14,23 @@ from typing import Any, Callable
 
 import numpy as np
 
-from actors import runtime
-from actors.events import EventLog
-from actors.chaos_inbox import INBOX_NAME, ChaosInbox
-from actors.faults import FaultTimeline
-from actors.machine_host import MachineHost
-from actors.members import Members
-from actors.metrics import MetricsCollector, read_events
-from actors.submitter import Submitter
-from actors.saved_run import write_run_info
-from actors.summary import summarize
-from actors.topology import Plan, build_borg, build_mesos, build_omega
-from schedulers.cluster import build_cell, host_count
-from schedulers.mesos_allocator import get_allocation_policy
-from schedulers.placement import PlacementPolicy, get_policy
-from schedulers.fault_plan import FaultSpec
-from schedulers.scenario import Scenario, roster_for
-from schedulers.workload import Prefill, generate_jobs, prefill
+from schedlab.actors import runtime
+from schedlab.actors.events import EventLog
+from schedlab.actors.chaos_inbox import INBOX_NAME, ChaosInbox
+from schedlab.actors.faults import FaultTimeline
+from schedlab.actors.machine_host import MachineHost
+from schedlab.actors.members import Members
+from schedlab.actors.metrics import MetricsCollector, read_events
+from schedlab.actors.submitter import Submitter
+from schedlab.actors.saved_run import write_run_info
+from schedlab.actors.summary import summarize
+from schedlab.actors.topology import Plan, build_borg, build_mesos, build_omega
+from schedlab.schedulers.cluster import build_cell, host_count
+from schedlab.schedulers.mesos_allocator import get_allocation_policy
+from schedlab.schedulers.placement import PlacementPolicy, get_policy
+from schedlab.schedulers.fault_plan import FaultSpec
+from schedlab.schedulers.scenario import Scenario, roster_for
+from schedlab.schedulers.workload import Prefill, generate_jobs, prefill
 
 ProgressFn = Callable[[float, dict], None]
 StartedFn = Callable[[str, str], None]  # (namespace, Ray address) once the run's actors are up

@@ -22,8 +22,8 @@ if "RAY_AUTH_MODE" not in os.environ and (Path.home() / ".ray" / "auth_token").i
 import ray  # noqa: E402
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
 
-from actors.clock import Clock  # noqa: E402
-from actors.link_faults import UNREACHABLE_AFTER_S, LinkFaults, Unreachable
+from schedlab.actors.clock import Clock  # noqa: E402
+from schedlab.actors.link_faults import UNREACHABLE_AFTER_S, LinkFaults, Unreachable
 
 
 class Runtime(Protocol):
@@ -187,7 +187,7 @@ def ship_by_value(fn: Any) -> None:
     if module is None or module.__name__ == "__main__":
         return  # __main__ is pickled by value already
     root = module.__name__.split(".")[0]
-    if root in ("schedulers", "actors", "scripts", "numpy"):
+    if root in ("schedlab", "numpy"):
         return
     try:
         ray.cloudpickle.register_pickle_by_value(module)

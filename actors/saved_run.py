@@ -12,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from actors.invariants import invariants
-from actors.metrics import read_events
-from actors.raft_disk import read_applied
-from actors.stats import by_event
-from schedulers.cluster import Cell
-from schedulers.fault_plan import member_index
-from schedulers.toml_table import ScenarioError, read_text
+from schedlab.actors.invariants import invariants
+from schedlab.actors.metrics import read_events
+from schedlab.actors.raft_disk import read_applied
+from schedlab.actors.stats import by_event
+from schedlab.schedulers.cluster import Cell
+from schedlab.schedulers.fault_plan import member_index
+from schedlab.schedulers.toml_table import ScenarioError, read_text
 
 
 class NotARun(ValueError):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from actors.base import ActorShell
-from actors.runtime import Runtime
-from schedulers.seeding import route
+from schedlab.actors.base import ActorShell
+from schedlab.actors.runtime import Runtime
+from schedlab.schedulers.seeding import route
 
 
 class Submitter(ActorShell):

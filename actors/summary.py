@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from actors.invariants import invariants
-from actors.stats import by_event, percentiles
-from actors.summary_borg import borg_section
-from actors.summary_mesos import master_failovers, mesos_section
-from schedulers.cluster import Cell
-from schedulers.fault_plan import member_index
-from schedulers.resources import EPS
+from schedlab.actors.invariants import invariants
+from schedlab.actors.stats import by_event, percentiles
+from schedlab.actors.summary_borg import borg_section
+from schedlab.actors.summary_mesos import master_failovers, mesos_section
+from schedlab.schedulers.cluster import Cell
+from schedlab.schedulers.fault_plan import member_index
+from schedlab.schedulers.resources import EPS
 
 SUMMARY_KEYS = (
     "scenario", "architecture", "seed", "time_scale", "emulated_seconds", "wall_seconds",

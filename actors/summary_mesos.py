@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from actors.stats import percentiles
+from schedlab.actors.stats import percentiles
 
 
 def _series(points: list[tuple[float, float]], limit: int = 60) -> list[list[float]]:

@@ -14,29 +14,29 @@ from typing import Any, Callable
 
 import numpy as np
 
-from actors import runtime
-from actors.cell_endpoint import DirectCell, ReplicatedCell
-from actors.cell_machine import CellMachineFactory
-from actors.borg_frontend import BorgFrontend, BorgletEndpoint
-from actors.borg_machine import BorgMachineFactory
-from actors.borgmaster import BorgmasterReplica, BorgParams
-from actors.cell_replica import CellReplica
-from actors.cellstate import CellState
-from actors.coordinator_group import CoordinatorGroup
-from actors.master_lease import LeaseMachineFactory
-from actors.mesos_framework import MesosFramework
-from actors.mesos_link import AgentEndpoint, MasterLink
-from actors.mesos_master import MasterConfig
-from actors.members import Members
-from actors.mesos_masters import MasterSet
-from actors.omega_scheduler import OmegaScheduler
-from schedulers.borg_placement import PlacementParams
-from schedulers.cluster import Cell, host_count
-from schedulers.mesos_allocator import get_allocation_policy
-from schedulers.mesos_framework import FrameworkParams
-from schedulers.omega_scheduler import SchedulerParams
-from schedulers.scenario import Scenario
-from schedulers.workload import Prefill
+from schedlab.actors import runtime
+from schedlab.actors.cell_endpoint import DirectCell, ReplicatedCell
+from schedlab.actors.cell_machine import CellMachineFactory
+from schedlab.actors.borg_frontend import BorgFrontend, BorgletEndpoint
+from schedlab.actors.borg_machine import BorgMachineFactory
+from schedlab.actors.borgmaster import BorgmasterReplica, BorgParams
+from schedlab.actors.cell_replica import CellReplica
+from schedlab.actors.cellstate import CellState
+from schedlab.actors.coordinator_group import CoordinatorGroup
+from schedlab.actors.master_lease import LeaseMachineFactory
+from schedlab.actors.mesos_framework import MesosFramework
+from schedlab.actors.mesos_link import AgentEndpoint, MasterLink
+from schedlab.actors.mesos_master import MasterConfig
+from schedlab.actors.members import Members
+from schedlab.actors.mesos_masters import MasterSet
+from schedlab.actors.omega_scheduler import OmegaScheduler
+from schedlab.schedulers.borg_placement import PlacementParams
+from schedlab.schedulers.cluster import Cell, host_count
+from schedlab.schedulers.mesos_allocator import get_allocation_policy
+from schedlab.schedulers.mesos_framework import FrameworkParams
+from schedlab.schedulers.omega_scheduler import SchedulerParams
+from schedlab.schedulers.scenario import Scenario
+from schedlab.schedulers.workload import Prefill
 
 Spawned = Callable[[Any], Any]
 

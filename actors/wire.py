@@ -10,9 +10,9 @@ import struct
 
 import numpy as np
 
-from schedulers.omega import Claims
-from schedulers.resources import NDIM
-from schedulers.shared_state import Delta
+from schedlab.schedulers.omega import Claims
+from schedlab.schedulers.resources import NDIM
+from schedlab.schedulers.shared_state import Delta
 
 _HEADER = struct.Struct("<qq")  # version (or 0), row count
 

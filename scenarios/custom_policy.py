@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from actors.run import run_scenario
-from schedulers.placement import register_policy, slots
-from scripts.cli import load_scenario
+from schedlab.actors.run import run_scenario
+from schedlab.schedulers.placement import register_policy, slots
+from schedlab.scripts.cli import load_scenario
 
 
 def tightest_cpu(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedulers.resources import EPS
+from schedlab.schedulers.resources import EPS
 
 __all__ = [
     "dominant_shares",

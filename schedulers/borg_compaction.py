@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedulers.borg_placement import PlacementParams, place_job
+from schedlab.schedulers.borg_placement import PlacementParams, place_job
 
 
 @dataclass(frozen=True)

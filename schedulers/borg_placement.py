@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedulers.resources import EPS
+from schedlab.schedulers.resources import EPS
 
 SCORING = ("best_fit", "worst_fit", "hybrid")
 

@@ -12,8 +12,8 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
-from schedulers.borg_priority import may_preempt
-from schedulers.resources import EPS
+from schedlab.schedulers.borg_priority import may_preempt
+from schedlab.schedulers.resources import EPS
 
 Victim = tuple[Hashable, int, np.ndarray]  # (task key, priority, request)
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from schedulers.borg_priority import band
-from schedulers.resources import EPS, RESOURCES
+from schedlab.schedulers.borg_priority import band
+from schedlab.schedulers.resources import EPS, RESOURCES
 
 
 @dataclass

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from schedulers.resources import NDIM
+from schedlab.schedulers.resources import NDIM
 
 
 @dataclass(frozen=True)

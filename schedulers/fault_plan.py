@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from schedulers.toml_table import ScenarioError, Table, table_array
+from schedlab.schedulers.toml_table import ScenarioError, Table, table_array
 
 ACTIONS = ("kill", "restart", "kill_leader", "kill_master", "kill_node", "pause", "slow", "partition")
 # Roles of the emulated system. The submitter and the metrics collector are

@@ -24,8 +24,8 @@ from typing import Callable
 
 import numpy as np
 
-from schedulers.allocation import dominant_shares
-from schedulers.resources import EPS
+from schedlab.schedulers.allocation import dominant_shares
+from schedlab.schedulers.resources import EPS
 
 TaskKey = tuple[int, int]  # (job id, task index)
 OrderPolicy = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]

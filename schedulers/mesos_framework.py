@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from schedulers.jobs import Job
-from schedulers.placement import PlacementPolicy, slots
+from schedlab.schedulers.jobs import Job
+from schedlab.schedulers.placement import PlacementPolicy, slots
 
 
 @dataclass(frozen=True)

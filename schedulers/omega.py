@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedulers.resources import EPS
+from schedlab.schedulers.resources import EPS
 
 
 class ConflictMode(str, enum.Enum):

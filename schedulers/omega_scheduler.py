@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from schedulers.jobs import Job
-from schedulers.omega import Claims
-from schedulers.placement import PlacementPolicy
-from schedulers.shared_state import LocalCopy
+from schedlab.schedulers.jobs import Job
+from schedlab.schedulers.omega import Claims
+from schedlab.schedulers.placement import PlacementPolicy
+from schedlab.schedulers.shared_state import LocalCopy
 
 
 @dataclass

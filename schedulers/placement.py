@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from schedulers.resources import EPS
+from schedlab.schedulers.resources import EPS
 
 PlacementPolicy = Callable[[np.ndarray, np.ndarray, int, np.random.Generator], np.ndarray]
 

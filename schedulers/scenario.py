@@ -11,18 +11,18 @@ import copy
 import math
 from dataclasses import dataclass, field, replace
 
-from schedulers.cluster import MachineClass, host_count
-from schedulers.fault_plan import FaultSpec, Roster, parse_fault
-from schedulers.jobs import JobKind
-from schedulers.liveness import LivenessSpec
-from schedulers.omega import ConflictMode, TxnMode
-from schedulers.placement import PLACEMENT_POLICIES
-from schedulers.resources import RESOURCES
-from schedulers.scenario_borg import BorgSpec, parse_borg
-from schedulers.scenario_limits import Limits, check_sizes, local_limits
-from schedulers.scenario_mesos import MesosSpec, parse_mesos
-from schedulers.toml_table import ScenarioError, check_deciders, table_array, read_dist, Table, fraction, non_negative, one_of, positive
-from schedulers.workload import Dist, JobClass
+from schedlab.schedulers.cluster import MachineClass, host_count
+from schedlab.schedulers.fault_plan import FaultSpec, Roster, parse_fault
+from schedlab.schedulers.jobs import JobKind
+from schedlab.schedulers.liveness import LivenessSpec
+from schedlab.schedulers.omega import ConflictMode, TxnMode
+from schedlab.schedulers.placement import PLACEMENT_POLICIES
+from schedlab.schedulers.resources import RESOURCES
+from schedlab.schedulers.scenario_borg import BorgSpec, parse_borg
+from schedlab.schedulers.scenario_limits import Limits, check_sizes, local_limits
+from schedlab.schedulers.scenario_mesos import MesosSpec, parse_mesos
+from schedlab.schedulers.toml_table import ScenarioError, check_deciders, table_array, read_dist, Table, fraction, non_negative, one_of, positive
+from schedlab.schedulers.workload import Dist, JobClass
 
 __all__ = ["ARCHITECTURES", "FaultSpec", "roster_for", "Scenario", "ScenarioError", "parse_comparison", "parse_scenario"]
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schedulers.borg_placement import SCORING
-from schedulers.borg_priority import BANDS
-from schedulers.cluster import MachineClass
-from schedulers.resources import RESOURCES
-from schedulers.toml_table import Table, non_negative, one_of, positive, table_array
+from schedlab.schedulers.borg_placement import SCORING
+from schedlab.schedulers.borg_priority import BANDS
+from schedlab.schedulers.cluster import MachineClass
+from schedlab.schedulers.resources import RESOURCES
+from schedlab.schedulers.toml_table import Table, non_negative, one_of, positive, table_array
 
 BAND_NAMES = tuple(b for b, _ in BANDS)
 

@@ -40,12 +40,12 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from schedulers.cluster import host_count
-from schedulers.toml_table import Table
-from schedulers.workload import MAX_TASKS_PER_JOB, JobClass
+from schedlab.schedulers.cluster import host_count
+from schedlab.schedulers.toml_table import Table
+from schedlab.schedulers.workload import MAX_TASKS_PER_JOB, JobClass
 
 if TYPE_CHECKING:
-    from schedulers.scenario import Scenario
+    from schedlab.schedulers.scenario import Scenario
 
 ACTOR_BYTES = 55 << 20  # one idle actor's worker process here (README, Scaling out)
 LOCAL_MEMORY_SHARE = 0.8

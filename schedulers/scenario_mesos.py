@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schedulers.cluster import MachineClass
-from schedulers.mesos_allocator import ALLOCATION_POLICIES
-from schedulers.placement import PLACEMENT_POLICIES
-from schedulers.resources import RESOURCES
-from schedulers.toml_table import Table, check_deciders, non_negative, one_of, positive, table_array
+from schedlab.schedulers.cluster import MachineClass
+from schedlab.schedulers.mesos_allocator import ALLOCATION_POLICIES
+from schedlab.schedulers.placement import PLACEMENT_POLICIES
+from schedlab.schedulers.resources import RESOURCES
+from schedlab.schedulers.toml_table import Table, check_deciders, non_negative, one_of, positive, table_array
 
 GRANULARITIES = ("cell", "agent")
 FRAMEWORK_MODES = ("elastic", "rigid")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedulers.omega import Claims, CommitResult, ConflictMode, TxnMode, commit
+from schedlab.schedulers.omega import Claims, CommitResult, ConflictMode, TxnMode, commit
 
 
 @dataclass(frozen=True)

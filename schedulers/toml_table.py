@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
-from schedulers.workload import DIST_KINDS, Dist
+from schedlab.schedulers.workload import DIST_KINDS, Dist
 
 
 class ScenarioError(ValueError):

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedulers.cluster import Cell
-from schedulers.jobs import Job, JobKind
-from schedulers.placement import random_first_fit
-from schedulers.resources import RESOURCES
-from schedulers.seeding import rng_for
+from schedlab.schedulers.cluster import Cell
+from schedlab.schedulers.jobs import Job, JobKind
+from schedlab.schedulers.placement import random_first_fit
+from schedlab.schedulers.resources import RESOURCES
+from schedlab.schedulers.seeding import rng_for
 
 DIST_KINDS = ("constant", "exponential", "lognormal", "empirical", "uniform")
 # A job's tasks are drawn, rounded up, at least 1 and at most this many: a

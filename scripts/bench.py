@@ -13,13 +13,13 @@ import statistics
 import tempfile
 import time
 
-from actors import runtime  # first: it sets Ray's auth mode before Ray is imported
+from schedlab.actors import runtime  # first: it sets Ray's auth mode before Ray is imported
 
 import ray  # noqa: E402
 
-from actors.kept_runs import keep_if_bad, violated  # noqa: E402
-from actors.run import run_scenario  # noqa: E402
-from schedulers.scenario import parse_scenario  # noqa: E402
+from schedlab.actors.kept_runs import keep_if_bad, violated  # noqa: E402
+from schedlab.actors.run import run_scenario  # noqa: E402
+from schedlab.schedulers.scenario import parse_scenario  # noqa: E402
 
 
 @ray.remote(num_cpus=0)

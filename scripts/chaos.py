@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from actors.chaos_inbox import cluster_dir
-from schedulers.fault_plan import ROLES, FaultError, FaultSpec, Monkey, Roster, check, parse_plan
-from schedulers.toml_table import ScenarioError, read_toml
+from schedlab.actors.chaos_inbox import cluster_dir
+from schedlab.schedulers.fault_plan import ROLES, FaultError, FaultSpec, Monkey, Roster, check, parse_plan
+from schedlab.schedulers.toml_table import ScenarioError, read_toml
 
 EXIT_BAD_INPUT = 2
 OUTCOME_WAIT_S = 30.0
@@ -61,8 +61,8 @@ class Attached:
     """The chaos script's view of one running emulation."""
 
     def __init__(self, address: str, namespace: str, embedded: bool) -> None:
-        from actors import runtime
-        from actors.chaos_inbox import INBOX_NAME
+        from schedlab.actors import runtime
+        from schedlab.actors.chaos_inbox import INBOX_NAME
 
         self.rt = runtime
         try:

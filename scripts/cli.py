@@ -10,10 +10,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
-from schedulers.scenario_limits import Limits, limits_for
-from schedulers.toml_table import read_toml
-from scripts.sweep_grid import toml_value
+from schedlab.schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
+from schedlab.schedulers.scenario_limits import Limits, limits_for
+from schedlab.schedulers.toml_table import read_toml
+from schedlab.scripts.sweep_grid import toml_value
 
 EXIT_BAD_INPUT = 2
 EXIT_INVARIANT = 3
@@ -85,10 +85,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         _error(str(e))
         return EXIT_BAD_INPUT
     # Imported here so a bad scenario fails fast, before Ray is even loaded.
-    from actors import runtime
-    from actors.run import run_scenario
-    from actors.summary import violations
-    from scripts.display import RunProgress, summary_table
+    from schedlab.actors import runtime
+    from schedlab.actors.run import run_scenario
+    from schedlab.actors.summary import violations
+    from schedlab.scripts.display import RunProgress, summary_table
 
     out = Path(args.out or f"runs/{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     console.print(f"schedlab: running [bold]{sc.name}[/] ({sc.architecture}), seed {sc.seed}, time_scale {sc.time_scale:g}, out {out}")
@@ -127,10 +127,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT
-    from actors import runtime
-    from actors.run import run_scenario
-    from actors.summary import violations
-    from scripts.compare import compare_table
+    from schedlab.actors import runtime
+    from schedlab.actors.run import run_scenario
+    from schedlab.actors.summary import violations
+    from schedlab.scripts.compare import compare_table
 
     out = Path(args.out or f"runs/{scenarios[0].name}-compare-{time.strftime('%Y%m%d-%H%M%S')}")
     archs = ", ".join(sc.architecture for sc in scenarios)
@@ -162,7 +162,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _report(path: Path) -> bool:
     """Write path/report.md with plots; False (after a one-line error) if it cannot."""
-    from scripts.report import ReportError, write_report
+    from schedlab.scripts.report import ReportError, write_report
 
     try:
         print(f"wrote {write_report(path)}")
@@ -177,7 +177,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from actors.saved_run import NotARun, check_saved
+    from schedlab.actors.saved_run import NotARun, check_saved
 
     try:
         inv = check_saved(args.run)
@@ -203,7 +203,10 @@ def _common(sp: argparse.ArgumentParser, out_help: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from schedlab import __version__
+
     p = argparse.ArgumentParser(prog="schedlab", description="Emulate cluster-scheduler architectures live on Ray.")
+    p.add_argument("--version", action="version", version=f"schedlab {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run one scenario file")
     r.add_argument("scenario", help="scenario TOML file")
@@ -214,8 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("scenario", help="scenario TOML file with [omega], [mesos] and/or [borg] sections (or `architectures = [...]`)")
     _common(c, "output directory (default runs/<name>-compare-<time>); one subdirectory per architecture")
     c.set_defaults(fn=cmd_compare)
-    from scripts.chaos import add_parser as add_chaos
-    from scripts.sweep import add_parser as add_sweep
+    from schedlab.scripts.chaos import add_parser as add_chaos
+    from schedlab.scripts.sweep import add_parser as add_sweep
 
     add_chaos(sub)
     add_sweep(sub)

@@ -19,12 +19,12 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from schedulers.borg_compaction import SnapshotJob, smallest_cell
-from schedulers.borg_placement import SCORING, PlacementParams
-from schedulers.cluster import build_cell
-from schedulers.scenario import ScenarioError
-from schedulers.workload import generate_jobs, prefill
-from scripts.cli import load_scenario
+from schedlab.schedulers.borg_compaction import SnapshotJob, smallest_cell
+from schedlab.schedulers.borg_placement import SCORING, PlacementParams
+from schedlab.schedulers.cluster import build_cell
+from schedlab.schedulers.scenario import ScenarioError
+from schedlab.schedulers.workload import generate_jobs, prefill
+from schedlab.scripts.cli import load_scenario
 
 
 def snapshot(sc) -> list[SnapshotJob]:  # type: ignore[no-untyped-def]

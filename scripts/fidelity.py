@@ -54,7 +54,7 @@ class Context:
         (the point's swept values), ``architecture``, ``metrics`` (name ->
         (median, MAD)), ``violations`` and ``summaries`` (each run's). Smoke
         runs add ``smoke_sets`` (shorter durations, fewer points) after ``sets``."""
-        from scripts.sweep import finish, plan_sweep, run_inline
+        from schedlab.scripts.sweep import finish, plan_sweep, run_inline
 
         if self.smoke:
             sets = sets + (smoke_sets or [])

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from scripts import mesos_model
-from scripts.fidelity import Context, Finding, Result, metric, schedulers
+from schedlab.scripts import mesos_model
+from schedlab.scripts.fidelity import Context, Finding, Result, metric, schedulers
 
 BORG = ['architectures=["borg"]', "coordinator.replicas=3"]
 MESOS = ['architectures=["mesos"]']
@@ -151,8 +151,8 @@ QUANTITIES = ("ramp_up", "completion", "utilization")
 
 
 def mesos_table2(ctx: Context) -> Result:
-    from actors.metrics import read_events
-    from actors.stats import by_event
+    from schedlab.actors.metrics import read_events
+    from schedlab.actors.stats import by_event
 
     k, T, beta = TABLE2_K, TABLE2_T, TABLE2_BETA
     cells, numbers, ok = [], {}, True
@@ -208,7 +208,7 @@ def delay_scheduling(ctx: Context) -> Result:
 # ------------------------------------------------------ DRF, Borg, Raft
 
 def drf_example(ctx: Context) -> Result:
-    from schedulers.allocation import dominant_shares, drf
+    from schedlab.schedulers.allocation import dominant_shares, drf
 
     capacity = np.array([9.0, 18.0])
     demands = np.array([[1.0, 4.0], [3.0, 1.0]])
@@ -226,12 +226,12 @@ SKEWED = ["workload.classes.0.mem.values=[2.0,4.0]", "workload.classes.1.cpu.val
 
 
 def borg_compaction(ctx: Context) -> Result:
-    from schedulers.borg_compaction import smallest_cell
-    from schedulers.borg_placement import SCORING, PlacementParams
-    from schedulers.cluster import build_cell
-    from scripts.cli import load_scenario
-    from scripts.compaction import snapshot
-    from scripts.fidelity import PAPER
+    from schedlab.schedulers.borg_compaction import smallest_cell
+    from schedlab.schedulers.borg_placement import SCORING, PlacementParams
+    from schedlab.schedulers.cluster import build_cell
+    from schedlab.scripts.cli import load_scenario
+    from schedlab.scripts.compaction import snapshot
+    from schedlab.scripts.fidelity import PAPER
 
     seeds = 3 if ctx.smoke else 11  # the paper: 11 trials per cell
     p90: dict[str, dict[str, float]] = {}

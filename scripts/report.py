@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from actors.metrics import read_events
-from actors.stats import by_event
-from actors.summary import first_attempts
-from scripts import plots
-from scripts.compare import ROWS, compare_row
+from schedlab.actors.metrics import read_events
+from schedlab.actors.stats import by_event
+from schedlab.actors.summary import first_attempts
+from schedlab.scripts import plots
+from schedlab.scripts.compare import ROWS, compare_row
 
 Events = dict[str, list[dict]]
 OFFER_BINS = 40
@@ -61,7 +61,7 @@ def write_report(path: Path) -> Path:
     try:
         plots.pyplot()  # fail before writing anything when matplotlib is missing
         if kind == "sweep":
-            from scripts.report_sweep import sweep_report
+            from schedlab.scripts.report_sweep import sweep_report
 
             text = sweep_report(path)
         else:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from scripts import plots
-from scripts.report import Figure, ReportError, _load_json, figure_md, md_table
-from scripts.sweep_grid import toml_value
+from schedlab.scripts import plots
+from schedlab.scripts.report import Figure, ReportError, _load_json, figure_md, md_table
+from schedlab.scripts.sweep_grid import toml_value
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,8 @@ import time
 import traceback
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a file: make the project importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from scripts.fidelity import Context, Finding, Result, render, update_readme  # noqa: E402
-from scripts.findings import FINDINGS  # noqa: E402
+from schedlab.scripts.fidelity import Context, Finding, Result, render, update_readme
+from schedlab.scripts.findings import FINDINGS
 
 
 def run_findings(findings: list[Finding], ctx: Context) -> list[tuple[Finding, Result | None, str]]:
@@ -67,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = Context(out, args.smoke, args.address, resume=args.resume)
     started = False
     if any(f.ray for f in chosen):
-        from actors import runtime
+        from schedlab.actors import runtime
 
         try:
             started = runtime.connect(args.address, "schedlab-reproduce")

@@ -22,16 +22,14 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as a plain script from a checkout
-    sys.path.insert(0, str(ROOT))
+from schedlab.actors.kept_runs import violated
+from schedlab.schedulers.scenario import Scenario, ScenarioError, parse_comparison
 
-from actors.kept_runs import violated  # noqa: E402
-from schedulers.scenario import Scenario, ScenarioError, parse_comparison  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def soak_one(sc: Scenario, out: Path, every: float, seed: int, address: str | None) -> dict[str, Any]:
-    from actors.run import run_scenario
+    from schedlab.actors.run import run_scenario
 
     result: dict[str, Any] = {}
     out.mkdir(parents=True, exist_ok=True)
@@ -49,9 +47,9 @@ def soak_one(sc: Scenario, out: Path, every: float, seed: int, address: str | No
     # The monkey attaches once the run has published itself (run.json) and started.
     while t.is_alive() and not _started(out):
         time.sleep(0.2)
-    monkey = subprocess.Popen([sys.executable, "-m", "scripts.cli", "chaos", "--run", str(out), "monkey",
+    monkey = subprocess.Popen([sys.executable, "-m", "schedlab", "chaos", "--run", str(out), "monkey",
                                "--every", str(every), "--seed", str(seed)],
-                              cwd=ROOT, stdout=(out / "monkey.jsonl").open("w"), stderr=subprocess.PIPE, text=True)
+                              stdout=(out / "monkey.jsonl").open("w"), stderr=subprocess.PIPE, text=True)
     t.join()
     try:
         _, err = monkey.communicate(timeout=60)

@@ -30,9 +30,9 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from actors.kept_runs import violated
-from schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
-from scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv
+from schedlab.actors.kept_runs import violated
+from schedlab.schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
+from schedlab.scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv
 
 
 @dataclass
@@ -72,7 +72,7 @@ class Sweep:
 def plan_sweep(path: str, sets: list[str], seeds: int, seed: int | None, time_scale: float | None) -> Sweep:
     """Build and validate every point before anything starts: a typo in the
     last value fails now, not an hour into the sweep."""
-    from scripts.cli import apply_set, load_data
+    from schedlab.scripts.cli import apply_set, load_data
 
     if seeds < 1:
         raise ScenarioError(f"--seeds: must be >= 1 (got {seeds})")
@@ -106,7 +106,7 @@ def run_dir(point: Point, seed: int, arch: str) -> str:
 def run_inline(sweep: Sweep, out: Path, address: str | None, advance: Callable[[str], None], keep_finished: bool = False) -> None:
     """Every run, one after the other, in this process. ``keep_finished``:
     a run whose directory already has its summary.json is not run again."""
-    from actors.run import run_scenario
+    from schedlab.actors.run import run_scenario
 
     for point, seed in sweep.jobs():
         for sc in point.scenarios:
@@ -127,7 +127,7 @@ def _run_processes(sweep: Sweep, out: Path, address: str, parallel: int, args: a
     """Each (point, seed) as its own ``schedlab run`` (or ``compare``, for
     several architectures) process joined to ``address``: isolated drivers,
     so runs truly overlap."""
-    from actors import runtime
+    from schedlab.actors import runtime
 
     env = {**os.environ, runtime.LOOPBACK_ENV: "1"} if runtime.is_loopback_only() else None
     def one(point: Point, seed: int) -> list[str]:
@@ -136,7 +136,7 @@ def _run_processes(sweep: Sweep, out: Path, address: str, parallel: int, args: a
             where, verb = out / point.name / f"seed-{seed}", "compare"
         else:
             where, verb = out / rels[0], "run"
-        cmd = [sys.executable, "-m", "scripts.cli", verb, sweep.source, "--out", str(where), "--seed", str(seed),
+        cmd = [sys.executable, "-m", "schedlab", verb, sweep.source, "--out", str(where), "--seed", str(seed),
                "--address", address] + (["--no-progress"] if verb == "run" else [])
         for s in point.sets:
             cmd += ["--set", s]
@@ -196,7 +196,7 @@ def finish(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from scripts.cli import EXIT_BAD_INPUT, EXIT_INVARIANT, _error
+    from schedlab.scripts.cli import EXIT_BAD_INPUT, EXIT_INVARIANT, _error
 
     console = Console()
     try:
@@ -206,7 +206,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT
-    from actors import runtime
+    from schedlab.actors import runtime
 
     name = sweep.points[0].scenarios[0].name
     out = Path(args.out or f"runs/{name}-sweep-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -241,7 +241,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     rows, bad = finish(sweep, out)
     console.print(f"wrote {out / 'sweep.csv'} ({len(rows)} rows) and {out / 'sweep.json'}")
     if args.report:
-        from scripts.report import write_report
+        from schedlab.scripts.report import write_report
 
         console.print(f"wrote {write_report(out)}")
     if bad:

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from actors.kept_runs import keep_if_bad, violated
+from schedlab.actors.kept_runs import keep_if_bad, violated
 
 
 def small_scenario_data(**top: Any) -> dict:
@@ -47,7 +47,7 @@ def small_scenario_data(**top: Any) -> dict:
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
-    from actors import runtime  # first: it sets Ray's auth mode before Ray is imported
+    from schedlab.actors import runtime  # first: it sets Ray's auth mode before Ray is imported
 
     import ray
 

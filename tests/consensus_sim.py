@@ -21,10 +21,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from actors.consensus.core import RaftNode, Role
-from actors.consensus.messages import Applied, ClientReply, ClientRequest, LogEntry, Message, Ready
-from actors.consensus.statemachine import KVStateMachine
-from actors.consensus.storage import Storage
+from schedlab.actors.consensus.core import RaftNode, Role
+from schedlab.actors.consensus.messages import Applied, ClientReply, ClientRequest, LogEntry, Message, Ready
+from schedlab.actors.consensus.statemachine import KVStateMachine
+from schedlab.actors.consensus.storage import Storage
 
 Dst = int | tuple[str, str]
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedulers.borg_compaction import SnapshotJob, fits, smallest_cell
-from schedulers.borg_placement import PlacementParams
-from scripts.compaction import main
+from schedlab.schedulers.borg_compaction import SnapshotJob, fits, smallest_cell
+from schedlab.schedulers.borg_placement import PlacementParams
+from schedlab.scripts.compaction import main
 
 
 def test_smallest_cell_by_hand() -> None:

@@ -5,8 +5,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedulers.borg_preemption import choose_preemption, victims_on
-from schedulers.borg_priority import may_preempt
+from schedlab.schedulers.borg_preemption import choose_preemption, victims_on
+from schedlab.schedulers.borg_priority import may_preempt
 
 
 def v(cpu: float, mem: float) -> np.ndarray:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedulers.borg_quota import QuotaBook
+from schedlab.schedulers.borg_quota import QuotaBook
 
 
 def v(cpu: float, mem: float) -> np.ndarray:

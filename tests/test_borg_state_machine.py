@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from actors.borg_machine import BorgStateMachine
+from schedlab.actors.borg_machine import BorgStateMachine
 
 
 def cell() -> BorgStateMachine:

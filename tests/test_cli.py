@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scripts.cli import apply_set, load_scenario
-from schedulers.scenario import ScenarioError
+from schedlab.scripts.cli import apply_set, load_scenario
+from schedlab.schedulers.scenario import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def schedlab(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     return subprocess.run(
-        [sys.executable, "-m", "scripts.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
+        [sys.executable, "-m", "schedlab", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
     )
 
 

@@ -79,12 +79,12 @@ def test_two_node_cluster_survives_a_node_kill(tmp_path: Path) -> None:
         # The run's driver carries out chaos faults, kill_node included: it finds
         # the node's process group where cluster.sh keeps it.
         env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"SCHEDLAB_CLUSTER_DIR": str(state)}
-        run = subprocess.Popen([sys.executable, "-m", "scripts.cli", "run", str(tmp_path / "s.toml"), "--address",
+        run = subprocess.Popen([sys.executable, "-m", "schedlab", "run", str(tmp_path / "s.toml"), "--address",
                                 f"127.0.0.1:{port}", "--out", str(out), "--no-progress"], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             _wait_for(out / "events.jsonl", "tasks_completed", timeout=120)  # well into the run
-            killed = subprocess.run([sys.executable, "-m", "scripts.cli", "chaos", "--run", str(out), "kill-node", "node-1"],
+            killed = subprocess.run([sys.executable, "-m", "schedlab", "chaos", "--run", str(out), "kill-node", "node-1"],
                                     cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
             assert killed.returncode == 0, killed.stderr[-2000:]
             assert json.loads(killed.stdout.splitlines()[-1])["target"] == "node-1"

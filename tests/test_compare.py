@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schedulers.scenario import ScenarioError, parse_comparison, parse_scenario
-from scripts.compare import compare_row
+from schedlab.schedulers.scenario import ScenarioError, parse_comparison, parse_scenario
+from schedlab.scripts.compare import compare_row
 from tests.conftest import small_scenario_data
 from tests.test_cli import schedlab
 

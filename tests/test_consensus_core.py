@@ -9,14 +9,14 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from actors.consensus.core import RaftNode, Role
-from actors.consensus.log import RaftLog
-from actors.consensus.messages import (
+from schedlab.actors.consensus.core import RaftNode, Role
+from schedlab.actors.consensus.log import RaftLog
+from schedlab.actors.consensus.messages import (
     AppendEntries, AppendEntriesReply, ClientReply, ClientRequest, HardState, InstallSnapshot, LogEntry, Message,
     Ready, RequestVote, RequestVoteReply, Snapshot, decode, encode,
 )
-from actors.consensus.statemachine import ExactlyOnce, KVStateMachine
-from actors.consensus.storage import Storage
+from schedlab.actors.consensus.statemachine import ExactlyOnce, KVStateMachine
+from schedlab.actors.consensus.storage import Storage
 from tests.consensus_sim import Cluster, SimConfig, check_all
 
 

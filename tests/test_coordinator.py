@@ -8,12 +8,12 @@ import uuid
 from pathlib import Path
 import pytest
 
-from actors import runtime
-from actors.consensus.statemachine import KVStateMachine
-from actors.coordinator import replica_name
-from actors.coordinator_client import CoordinatorClient
-from actors.coordinator_group import CoordinatorGroup
-from schedulers.scenario import CoordinatorSpec
+from schedlab.actors import runtime
+from schedlab.actors.consensus.statemachine import KVStateMachine
+from schedlab.actors.coordinator import replica_name
+from schedlab.actors.coordinator_client import CoordinatorClient
+from schedlab.actors.coordinator_group import CoordinatorGroup
+from schedlab.schedulers.scenario import CoordinatorSpec
 
 pytestmark = pytest.mark.ray
 

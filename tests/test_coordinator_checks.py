@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from actors.cell_machine import CellStateMachine
-from actors.invariants import check_coordinator
-from actors.summary import failovers
-from actors.wire import pack_claims, pack_tasks, unpack_delta
-from schedulers.omega import Claims
-from schedulers.scenario import ScenarioError, parse_scenario
+from schedlab.actors.cell_machine import CellStateMachine
+from schedlab.actors.invariants import check_coordinator
+from schedlab.actors.summary import failovers
+from schedlab.actors.wire import pack_claims, pack_tasks, unpack_delta
+from schedlab.schedulers.omega import Claims
+from schedlab.schedulers.scenario import ScenarioError, parse_scenario
 from tests.conftest import small_scenario_data
 
 

@@ -9,18 +9,18 @@ from typing import Any
 
 import numpy as np
 
-from actors.cell_machine import CellStateMachine
-from actors.invariants import invariants, untraced_commits
-from actors.link_faults import LinkFaults
-from actors.mesos_framework import MesosFramework
-from actors.mesos_link import MasterLink
-from actors.omega_scheduler import OmegaScheduler
-from schedulers.cluster import Cell
-from schedulers.jobs import Job, JobKind
-from schedulers.mesos_framework import Decision, FrameworkParams, JobProgress
-from schedulers.omega_scheduler import OmegaSchedulerCore, SchedulerParams
-from schedulers.placement import first_fit
-from schedulers.shared_state import LocalCopy
+from schedlab.actors.cell_machine import CellStateMachine
+from schedlab.actors.invariants import invariants, untraced_commits
+from schedlab.actors.link_faults import LinkFaults
+from schedlab.actors.mesos_framework import MesosFramework
+from schedlab.actors.mesos_link import MasterLink
+from schedlab.actors.omega_scheduler import OmegaScheduler
+from schedlab.schedulers.cluster import Cell
+from schedlab.schedulers.jobs import Job, JobKind
+from schedlab.schedulers.mesos_framework import Decision, FrameworkParams, JobProgress
+from schedlab.schedulers.omega_scheduler import OmegaSchedulerCore, SchedulerParams
+from schedlab.schedulers.placement import first_fit
+from schedlab.schedulers.shared_state import LocalCopy
 
 
 class ManualClock:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.ray
 def test_up_leaves_out_members_still_starting(ray_session: None, tmp_path: Path) -> None:
     import ray
 
-    from actors import runtime
+    from schedlab.actors import runtime
 
     gate = tmp_path / "open"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from schedulers.scenario import parse_comparison
-from scripts.soak import soak_one
+from schedlab.schedulers.scenario import parse_comparison
+from schedlab.scripts.soak import soak_one
 from tests.conftest import assert_invariants_hold
 
 pytestmark = pytest.mark.ray

@@ -4,8 +4,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from actors.link_faults import LinkFaults
-from actors.submitter import Submitter
+from schedlab.actors.link_faults import LinkFaults
+from schedlab.actors.submitter import Submitter
 
 
 class Clock:

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schedulers.scenario import ScenarioError
-from scripts.sweep import plan_sweep
-from scripts.sweep_grid import aggregate, expand, flatten, median_mad, parse_sets, point_name, split_values, write_csv
+from schedlab.schedulers.scenario import ScenarioError
+from schedlab.scripts.sweep import plan_sweep
+from schedlab.scripts.sweep_grid import aggregate, expand, flatten, median_mad, parse_sets, point_name, split_values, write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,8 +102,8 @@ def test_plan_checks_every_point_before_running() -> None:
 def test_keep_finished_runs_only_what_has_no_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``reproduce.py --resume``: a run directory with its summary.json is
     kept; the others (missing, or failed with error.txt only) run again."""
-    import actors.run
-    from scripts.sweep import run_inline
+    import schedlab.actors.run
+    from schedlab.scripts.sweep import run_inline
 
     plan = plan_sweep(str(ROOT / "scenarios/quickstart.toml"), ["duration=10,20,30"], seeds=1, seed=None, time_scale=None)
     rels = [r for p in plan.points for r in plan.runs(p, p.scenarios[0].architecture)]
@@ -112,7 +112,7 @@ def test_keep_finished_runs_only_what_has_no_summary(tmp_path: Path, monkeypatch
     (tmp_path / rels[1]).mkdir(parents=True)
     (tmp_path / rels[1] / "error.txt").write_text("RuntimeError: boom\n")
     ran: list[Path] = []
-    monkeypatch.setattr(actors.run, "run_scenario", lambda sc, out, address=None: ran.append(out))
+    monkeypatch.setattr(schedlab.actors.run, "run_scenario", lambda sc, out, address=None: ran.append(out))
     advanced: list[str] = []
     run_inline(plan, tmp_path, None, advanced.append, keep_finished=True)
     assert ran == [tmp_path / rels[1], tmp_path / rels[2]]

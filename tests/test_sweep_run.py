@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.cli import main
+from schedlab.scripts.cli import main
 from tests.test_cli import schedlab
 
 pytestmark = pytest.mark.ray

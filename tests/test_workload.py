@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedulers.cluster import Cell, MachineClass, build_cell
-from schedulers.jobs import Job, JobKind
-from schedulers.resources import EPS, NDIM, RESOURCES, vector
-from schedulers.seeding import entity_key, rng_for, route
-from schedulers.workload import DIST_KINDS, MAX_TASKS_PER_JOB, Dist, JobClass, Prefill, generate_jobs, prefill
+from schedlab.schedulers.cluster import Cell, MachineClass, build_cell
+from schedlab.schedulers.jobs import Job, JobKind
+from schedlab.schedulers.resources import EPS, NDIM, RESOURCES, vector
+from schedlab.schedulers.seeding import entity_key, rng_for, route
+from schedlab.schedulers.workload import DIST_KINDS, MAX_TASKS_PER_JOB, Dist, JobClass, Prefill, generate_jobs, prefill
 
 CPU = RESOURCES.index("cpu")
 MEM = RESOURCES.index("mem")

@@ -29,12 +29,12 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from actors.consensus.log import RaftLog
-from actors.consensus.messages import (
+from schedlab.actors.consensus.log import RaftLog
+from schedlab.actors.consensus.messages import (
     AppendEntries, AppendEntriesReply, Applied, ClientReply, ClientRequest, HardState, InstallSnapshot,
     InstallSnapshotReply, LogEntry, Message, NodeId, Ready, RequestVote, RequestVoteReply, Snapshot,
 )
-from actors.consensus.statemachine import ExactlyOnce, StateMachine
+from schedlab.actors.consensus.statemachine import ExactlyOnce, StateMachine
 
 
 class Role(enum.Enum):

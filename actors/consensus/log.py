@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from actors.consensus.messages import LogEntry
+from schedlab.actors.consensus.messages import LogEntry
 
 
 class RaftLog:

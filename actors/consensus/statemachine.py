@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import msgpack
 
-from actors.consensus.messages import LogEntry
+from schedlab.actors.consensus.messages import LogEntry
 
 
 class StateMachine(Protocol):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from actors.consensus.messages import HardState, LogEntry, Ready, Snapshot
+from schedlab.actors.consensus.messages import HardState, LogEntry, Ready, Snapshot
 
 
 @dataclass
