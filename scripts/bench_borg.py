@@ -2,7 +2,7 @@
 feasibility and scoring pass per job, not per task) and relaxed
 randomization (score a random sample of feasible machines).
 
-    python -m scripts.bench_borg [--machines 10000] [--tasks 200] [--repeats 5]
+    python -m schedlab.scripts.bench_borg [--machines 10000] [--tasks 200] [--repeats 5]
 
 Prints median wall time per job placement and the speed-up over the
 textbook loop (every task scores every machine), all measured in this run.

@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,8 @@ import numpy as np
 from schedlab.actors.chaos_inbox import cluster_dir
 from schedlab.schedulers.fault_plan import ROLES, FaultError, FaultSpec, Monkey, Roster, check, parse_plan
 from schedlab.schedulers.toml_table import ScenarioError, read_toml
+from schedlab.scripts.exits import EXIT_BAD_INPUT, error
 
-EXIT_BAD_INPUT = 2
 OUTCOME_WAIT_S = 30.0
 
 
@@ -140,7 +139,7 @@ def run_chaos(args: argparse.Namespace) -> int:
         address, namespace, embedded = _target(args)
         run = Attached(address, namespace, embedded)
     except ChaosError as e:
-        print(f"error: {e}", file=sys.stderr)
+        error(str(e))
         return EXIT_BAD_INPUT
     try:
         if args.action == "roster":
@@ -155,7 +154,7 @@ def run_chaos(args: argparse.Namespace) -> int:
                 faults = [_one_shot(args)]
                 check(faults[0], run.roster)
         except (FaultError, ScenarioError) as e:
-            print(f"error: {e}", file=sys.stderr)
+            error(str(e))
             return EXIT_BAD_INPUT
         start = run.now() if plan_data is not None else 0.0
         tickets = [(run.post(FaultSpec(**{**f.__dict__, "at": start + f.at})), f) for f in faults]
@@ -178,7 +177,7 @@ def _monkey(run: Attached, args: argparse.Namespace) -> int:
                         np.random.default_rng(args.seed), lasting=args.lasting * run.scale,
                         back_after=args.back_after * run.scale, delay=args.delay_ms / 1e3 * run.scale)
     except FaultError as e:
-        print(f"error: {e}", file=sys.stderr)
+        error(str(e))
         return EXIT_BAD_INPUT
     end = time.monotonic() + (args.for_s if args.for_s else float("inf"))
     n = 0

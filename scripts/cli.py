@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
@@ -10,71 +9,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from schedlab.schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
-from schedlab.schedulers.scenario_limits import Limits, limits_for
-from schedlab.schedulers.toml_table import read_toml
-from schedlab.scripts.sweep_grid import toml_value
-
-EXIT_BAD_INPUT = 2
-EXIT_INVARIANT = 3
-
-
-def _error(message: str) -> None:
-    # Plain print, not rich: an error is one unwrapped line a script can grep.
-    print(f"error: {message}", file=sys.stderr)
-
-
-def apply_set(data: dict, assignment: str) -> None:
-    """``omega.schedulers.1.t_job=30``: set one value in the raw TOML data, the
-    value parsed as TOML (so 30 is a number, "x" a string, true a bool)."""
-    path, sep, raw = assignment.partition("=")
-    if not sep or not path:
-        raise ScenarioError(f"--set {assignment}: expected KEY=VALUE")
-    value = toml_value(raw)
-    node: object = data
-    parts = path.split(".")
-    for i, part in enumerate(parts[:-1]):
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        elif isinstance(node, dict):
-            node = node.setdefault(part, {})
-        else:
-            raise ScenarioError(f"--set {path}: no such key ({'.'.join(parts[: i + 1])})")
-    last = parts[-1]
-    if isinstance(node, list) and last.isdigit() and int(last) < len(node):
-        node[int(last)] = value
-    elif isinstance(node, dict):
-        node[last] = value
-    else:
-        raise ScenarioError(f"--set {path}: no such key")
-
-
-def load_scenario(path: str | Path, sets: list[str] | None = None, limits: Limits | None = None) -> Scenario:
-    """Read and validate a TOML scenario; ScenarioError names file, key, problem.
-    ``limits``: how big a run may be (default: this machine's)."""
-    return parse_scenario(load_data(path, sets), str(path), limits)
-
-
-def load_data(path: str | Path, sets: list[str] | None) -> dict:
-    """The scenario file's raw TOML data with ``--set`` overrides applied;
-    ScenarioError (one line) for a file that cannot be read as TOML."""
-    data = read_toml(path, "scenario")
-    for assignment in sets or []:
-        apply_set(data, assignment)
-    return data
-
-
-def _override(sc: Scenario, args: argparse.Namespace) -> Scenario:
-    changes = {}
-    if args.seed is not None:
-        if args.seed < 0:
-            raise ScenarioError(f"--seed: must be >= 0 (got {args.seed})")
-        changes["seed"] = args.seed
-    if args.time_scale is not None:
-        if not args.time_scale > 0:
-            raise ScenarioError(f"--time-scale: must be > 0 (got {args.time_scale})")
-        changes["time_scale"] = args.time_scale
-    return dataclasses.replace(sc, **changes) if changes else sc
+from schedlab.schedulers.scenario import ScenarioError, parse_comparison
+from schedlab.schedulers.scenario_limits import limits_for
+from schedlab.scripts.exits import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error
+from schedlab.scripts.scenario_files import load_data, load_scenario, override as _override, resolve
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -122,7 +60,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     console = Console(stderr=False)
     try:
-        scenarios = [_override(sc, args) for sc in parse_comparison(load_data(args.scenario, args.set), args.scenario,
+        scenarios = [_override(sc, args) for sc in parse_comparison(load_data(args.scenario, args.set), str(resolve(args.scenario)),
                                                                     limits_for(args.address))]
     except ScenarioError as e:
         _error(str(e))
@@ -192,6 +130,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    """List the shipped scenarios, or copy them out for editing."""
+    from schedlab.scripts.scenario_files import copy_shipped, shipped
+
+    if args.action == "copy":
+        if not args.dir:
+            _error("scenarios copy: give the directory to copy them into")
+            return EXIT_BAD_INPUT
+        try:
+            copied = copy_shipped(Path(args.dir), args.force)
+        except ScenarioError as e:
+            _error(str(e))
+            return EXIT_BAD_INPUT
+        print(f"copied {len(copied)} files into {args.dir}; run one with: schedlab run {Path(args.dir) / 'quickstart.toml'}")
+        return 0
+    items = shipped()
+    width = max(len(s.name) for s in items)
+    for s in items:
+        what = s.description + (" (a Python script: python -m schedlab.scenarios.custom_policy)" if s.path.suffix == ".py" else "")
+        print(f"{s.name:<{width}}  {what}")
+    return 0
+
+
 def _common(sp: argparse.ArgumentParser, out_help: str) -> None:
     sp.add_argument("--out", help=out_help)
     sp.add_argument("--seed", type=int, help="override the scenario's seed")
@@ -209,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"schedlab {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run one scenario file")
-    r.add_argument("scenario", help="scenario TOML file")
+    r.add_argument("scenario", help="scenario TOML file, or the name of a shipped one (schedlab scenarios)")
     _common(r, "output directory (default runs/<name>-<time>)")
     r.add_argument("--no-progress", action="store_true", help="no live progress display")
     r.set_defaults(fn=cmd_run)
@@ -228,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("check", help="recompute a saved run's invariants from its OUT directory")
     k.add_argument("run", help="a run's OUT directory (run.json, events.jsonl, coordinator/)")
     k.set_defaults(fn=cmd_check)
+    sc = sub.add_parser("scenarios", help="list the scenarios shipped with schedlab, or copy them out for editing")
+    sc.add_argument("action", nargs="?", choices=["list", "copy"], default="list")
+    sc.add_argument("dir", nargs="?", help="copy: the directory to copy them into")
+    sc.add_argument("--force", action="store_true", help="copy: overwrite files that exist")
+    sc.set_defaults(fn=cmd_scenarios)
     return p
 
 

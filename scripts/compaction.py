@@ -1,6 +1,6 @@
 """Cell compaction: the smallest cell each Borg scoring policy needs.
 
-    python -m scripts.compaction SCENARIO.toml [--seeds 11] [--policies best_fit,worst_fit,hybrid] [--sample N]
+    python -m schedlab.scripts.compaction SCENARIO.toml [--seeds 11] [--policies best_fit,worst_fit,hybrid] [--sample N]
 
 The workload snapshot is the scenario's standing load (prefill) plus every
 job arriving in its first ``duration`` seconds, all running at once (the
@@ -24,7 +24,8 @@ from schedlab.schedulers.borg_placement import SCORING, PlacementParams
 from schedlab.schedulers.cluster import build_cell
 from schedlab.schedulers.scenario import ScenarioError
 from schedlab.schedulers.workload import generate_jobs, prefill
-from schedlab.scripts.cli import load_scenario
+from schedlab.scripts.scenario_files import load_scenario
+from schedlab.scripts.exits import error
 
 
 def snapshot(sc) -> list[SnapshotJob]:  # type: ignore[no-untyped-def]
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         if bad:
             raise ScenarioError(f"--policies: unknown scoring policy {bad[0]!r}; known: {', '.join(SCORING)}")
     except ScenarioError as e:
-        print(f"error: {e}", file=sys.stderr)
+        error(str(e))
         return 2
     if args.duration:
         sc = dataclasses.replace(sc, duration=args.duration)

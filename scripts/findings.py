@@ -229,7 +229,7 @@ def borg_compaction(ctx: Context) -> Result:
     from schedlab.schedulers.borg_compaction import smallest_cell
     from schedlab.schedulers.borg_placement import SCORING, PlacementParams
     from schedlab.schedulers.cluster import build_cell
-    from schedlab.scripts.cli import load_scenario
+    from schedlab.scripts.scenario_files import load_scenario
     from schedlab.scripts.compaction import snapshot
     from schedlab.scripts.fidelity import PAPER
 

@@ -9,9 +9,7 @@ A plot whose data is absent is skipped with a line saying why, never an error.
 from __future__ import annotations
 
 import collections
-import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,36 +20,9 @@ from schedlab.actors.stats import by_event
 from schedlab.actors.summary import first_attempts
 from schedlab.scripts import plots
 from schedlab.scripts.compare import ROWS, compare_row
+from schedlab.scripts.report_parts import Events, Figure, PlotSpec, ReportError, Skip, figure_md, load_json, md_table
 
-Events = dict[str, list[dict]]
 OFFER_BINS = 40
-
-
-class ReportError(Exception):
-    """DIR cannot be reported on; the one-line message names it."""
-
-
-@dataclass(frozen=True)
-class Skip:
-    """Why a plot was left out (its data is absent from this run)."""
-    reason: str
-
-
-@dataclass(frozen=True)
-class PlotSpec:
-    name: str
-    title: str
-    how: str  # one sentence on how to read the plot
-    extract: Callable[[dict, Events], Any]  # plot data, or Skip
-    draw: Callable[[Any, Path], None]
-
-
-@dataclass(frozen=True)
-class Figure:
-    title: str
-    png: str | None  # relative to report.md; None when skipped
-    text: str  # how to read it, or why it was skipped
-    extra: str = ""  # markdown under the plot
 
 
 def write_report(path: Path) -> Path:
@@ -96,19 +67,12 @@ def directory_kind(path: Path) -> str:
                       "subdirectories holding them, or sweep.json and sweep.csv)")
 
 
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise ReportError(f"{path}: cannot read: {e}") from e
-
-
 def load_run(path: Path) -> tuple[dict, Events]:
     try:
         events = read_events(path / "events.jsonl")
     except ValueError as e:  # e.g. a last line cut short by a crash
         raise ReportError(f"{path / 'events.jsonl'}: cannot read: {e}") from e
-    return _load_json(path / "summary.json"), by_event(events)
+    return load_json(path / "summary.json"), by_event(events)
 
 
 # ---- plot data from one run (pure) -------------------------------------------
@@ -264,12 +228,6 @@ def render(spec: PlotSpec, summary: dict, ev: Events, plot_dir: Path, rel: str) 
 
 # ---- markdown ----------------------------------------------------------------
 
-def md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
-
-
 def _num(v: Any, fmt: str = ".3g") -> str:
     return "-" if v is None else format(v, fmt)
 
@@ -291,12 +249,6 @@ def failover_table(summary: dict) -> str:
             for f in fos]
     return md_table(["role", "killed", "killed at (s)", "new leader", "elected at (s)", "downtime (emulated s)",
                      "downtime (wall s)"], rows)
-
-
-def figure_md(f: Figure, level: str) -> str:
-    if f.png is None:
-        return f"{level} {f.title}\n\n*Skipped: {f.text}.*\n"
-    return f"{level} {f.title}\n\n![{f.title}]({f.png})\n\n{f.text}\n" + (f"\n{f.extra}" if f.extra else "")
 
 
 def run_body(path: Path, summary: dict, ev: Events, plot_rel: str, level: str, headline: bool = True) -> str:

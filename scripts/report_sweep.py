@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from schedlab.scripts import plots
-from schedlab.scripts.report import Figure, ReportError, _load_json, figure_md, md_table
+from schedlab.scripts.report_parts import Figure, ReportError, figure_md, load_json, md_table
 from schedlab.scripts.sweep_grid import toml_value
 
 
@@ -80,7 +80,7 @@ def sweep_series(sweep: dict, rows: list[dict[str, str]], header: list[str], met
 
 
 def load_sweep(path: Path) -> tuple[dict, list[str], list[dict[str, str]]]:
-    sweep = _load_json(path / "sweep.json")
+    sweep = load_json(path / "sweep.json")
     with (path / "sweep.csv").open(newline="") as f:
         reader = csv.DictReader(f)
         rows = list(reader)

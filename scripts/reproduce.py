@@ -22,6 +22,7 @@ from pathlib import Path
 
 from schedlab.scripts.fidelity import Context, Finding, Result, render, update_readme
 from schedlab.scripts.findings import FINDINGS
+from schedlab.scripts.exits import error
 
 
 def run_findings(findings: list[Finding], ctx: Context) -> list[tuple[Finding, Result | None, str]]:
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     keys = [k for k in args.only.split(",") if k]
     unknown = [k for k in keys if k not in {f.key for f in FINDINGS}]
     if unknown:
-        print(f"error: --only: unknown finding {unknown[0]!r}; known: {', '.join(f.key for f in FINDINGS)}", file=sys.stderr)
+        error(f"--only: unknown finding {unknown[0]!r}; known: {', '.join(f.key for f in FINDINGS)}")
         return 2
     chosen = [f for f in FINDINGS if not keys or f.key in keys]
     out = Path(args.out)
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             started = runtime.connect(args.address, "schedlab-reproduce")
         except runtime.ClusterUnreachable as e:
-            print(f"error: {e}", file=sys.stderr)
+            error(str(e))
             return 2
     try:
         rows = run_findings(chosen, ctx)
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         print("updated the Fidelity table in README.md")
     bad = [f.key for f, r, _e in rows if r is None or not r.ok]
     if bad:
-        print(f"error: outside tolerance or failed: {', '.join(bad)}", file=sys.stderr)
+        error(f"outside tolerance or failed: {', '.join(bad)}")
         return 1
     return 0
 

@@ -18,14 +18,13 @@ import subprocess
 import sys
 import threading
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from schedlab.actors.kept_runs import violated
 from schedlab.schedulers.scenario import Scenario, ScenarioError, parse_comparison
-
-ROOT = Path(__file__).resolve().parent.parent
+from schedlab.scripts.exits import EXIT_BAD_INPUT, EXIT_INVARIANT, error
+from schedlab.scripts.scenario_files import load_data, resolve
 
 
 def soak_one(sc: Scenario, out: Path, every: float, seed: int, address: str | None) -> dict[str, Any]:
@@ -75,7 +74,7 @@ def _started(out: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("scenario", nargs="?", default=str(ROOT / "scenarios/soak.toml"))
+    p.add_argument("scenario", nargs="?", default="soak", help="a scenario file or shipped name (default: soak)")
     p.add_argument("--arch", default="", help="comma-separated architectures (default: the file's)")
     p.add_argument("--minutes", type=float, default=10.0, help="wall minutes per architecture (default 10)")
     p.add_argument("--every", type=float, default=5.0, help="mean wall seconds between faults (default 5)")
@@ -84,15 +83,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--address", help="a Ray cluster to run on (default: embedded local Ray)")
     args = p.parse_args(argv)
     try:
-        data = tomllib.loads(Path(args.scenario).read_text())
+        data = load_data(args.scenario, None)
         if args.arch:
             data["architectures"] = [a for a in args.arch.split(",") if a]
         if not args.minutes > 0 or not args.every > 0:
             raise ScenarioError("--minutes and --every must be > 0")
-        scenarios = parse_comparison(data, args.scenario)
-    except (OSError, tomllib.TOMLDecodeError, ScenarioError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        scenarios = parse_comparison(data, str(resolve(args.scenario)))
+    except ScenarioError as e:
+        error(str(e))
+        return EXIT_BAD_INPUT
     rows = []
     for sc in scenarios:
         sc = type(sc)(**{**sc.__dict__, "duration": args.minutes * 60 * sc.time_scale})
@@ -105,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         # Each architecture ran in its own directory under --out, never deleted: name them.
         kept = ", ".join(str(Path(args.out) / a) for a in bad)
-        print(f"error: invariants violated or the monkey failed in {', '.join(bad)}; runs kept in {kept}", file=sys.stderr)
-        return 3
+        error(f"invariants violated or the monkey failed in {', '.join(bad)}; runs kept in {kept}")
+        return EXIT_INVARIANT
     return 0
 
 

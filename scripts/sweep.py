@@ -72,7 +72,7 @@ class Sweep:
 def plan_sweep(path: str, sets: list[str], seeds: int, seed: int | None, time_scale: float | None) -> Sweep:
     """Build and validate every point before anything starts: a typo in the
     last value fails now, not an hour into the sweep."""
-    from schedlab.scripts.cli import apply_set, load_data
+    from schedlab.scripts.scenario_files import apply_set, load_data
 
     if seeds < 1:
         raise ScenarioError(f"--seeds: must be >= 1 (got {seeds})")
@@ -196,7 +196,7 @@ def finish(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from schedlab.scripts.cli import EXIT_BAD_INPUT, EXIT_INVARIANT, _error
+    from schedlab.scripts.exits import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error
 
     console = Console()
     try:

@@ -10,17 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.scripts.cli import apply_set, load_scenario
+from schedlab.scripts.scenario_files import apply_set, load_scenario
 from schedlab.schedulers.scenario import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def schedlab(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+def schedlab(*args: str, timeout: float = 240, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     return subprocess.run(
-        [sys.executable, "-m", "schedlab", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
+        [sys.executable, "-m", "schedlab", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )
+
+
+def users_own_folders(where: Path) -> Path:
+    """A directory like a user's project: its own scripts/, actors/ and
+    schedulers/ packages, each of which breaks loudly if imported."""
+    for name in ("scripts", "actors", "schedulers"):
+        (where / name).mkdir(parents=True)
+        (where / name / "__init__.py").write_text(f"raise ImportError('the user\\'s own {name} was imported')\n")
+        (where / name / "cli.py").write_text("raise SystemExit(99)\n")
+    return where
 
 
 def test_malformed_scenario_exits_2_with_one_line(tmp_path: Path) -> None:
@@ -39,6 +49,10 @@ def test_not_toml_and_missing_file(tmp_path: Path) -> None:
     r = schedlab("run", str(bad))
     assert r.returncode == 2 and "not valid TOML" in r.stderr
     r = schedlab("run", str(tmp_path / "absent.toml"))
+    assert r.returncode == 2 and "absent.toml: no such file, nor a scenario shipped with schedlab" in r.stderr
+    d = tmp_path / "a-directory.toml"
+    d.mkdir()
+    r = schedlab("run", str(d))
     assert r.returncode == 2 and "cannot read scenario" in r.stderr
 
 
@@ -64,20 +78,60 @@ def test_set_overrides_nested_values() -> None:
 @pytest.mark.ray
 def test_quickstart_runs_end_to_end_from_the_command(tmp_path: Path) -> None:
     """The README's first command, shortened: embedded Ray, live progress
-    (forced on, as in a terminal), table, files."""
+    (forced on, as in a terminal), table, files; the shipped scenario by
+    name, from a directory with a user's own scripts/ and actors/."""
     env_cols = {"COLUMNS": "200", "FORCE_COLOR": "0", "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"}
     os.environ.update(env_cols)
+    here = users_own_folders(tmp_path / "project")
+    out = tmp_path / "out"
     try:
-        r = schedlab("run", "scenarios/quickstart.toml", "--out", str(tmp_path), "--set", "duration=200")
+        r = schedlab("run", "quickstart", "--out", str(out), "--set", "duration=200", cwd=here)
     finally:
         for k in env_cols:
             os.environ.pop(k, None)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "quickstart" in r.stdout and "invariants" in r.stdout and "all hold" in r.stdout
     assert "attempts" in r.stdout and "━" in r.stdout  # the progress line and bar were drawn
-    s = json.loads((tmp_path / "summary.json").read_text())
+    s = json.loads((out / "summary.json").read_text())
     assert s["emulated_seconds"] == 200 and s["jobs"]["submitted"] > 0
-    assert (tmp_path / "events.jsonl").stat().st_size > 0
+    assert (out / "events.jsonl").stat().st_size > 0
+
+
+def test_version_and_python_m() -> None:
+    import schedlab as pkg
+
+    for cmd in (["schedlab", "--version"], [sys.executable, "-m", "schedlab", "--version"]):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.strip() == f"schedlab {pkg.__version__}", (cmd, r.stdout, r.stderr)
+
+
+def test_shipped_scenarios_are_listed_and_copied(tmp_path: Path) -> None:
+    r = schedlab("scenarios", cwd=users_own_folders(tmp_path / "project"))
+    assert r.returncode == 0, r.stderr
+    listed = {line.split()[0]: line for line in r.stdout.splitlines()}
+    shipped = {p.relative_to(ROOT / "scenarios").with_suffix("").as_posix()
+               for p in (ROOT / "scenarios").rglob("*") if p.suffix in (".toml", ".py")}
+    assert set(listed) == shipped
+    assert "two Omega schedulers share a small cell." in listed["quickstart"]
+    assert all(len(line.split(None, 1)) == 2 for line in listed.values()), "every scenario has a description"
+    dest = tmp_path / "mine"
+    r = schedlab("scenarios", "copy", str(dest))
+    assert r.returncode == 0, r.stderr
+    assert (dest / "paper" / "omega_paper.toml").read_text() == (ROOT / "scenarios/paper/omega_paper.toml").read_text()
+    assert (dest / "quickstart.toml").is_file()
+    r = schedlab("scenarios", "copy", str(dest))  # would overwrite: refused, nothing touched
+    assert r.returncode == 2 and "exists" in r.stderr and "--force" in r.stderr
+    assert schedlab("scenarios", "copy", str(dest), "--force").returncode == 0
+
+
+def test_a_path_wins_over_a_shipped_name(tmp_path: Path) -> None:
+    """``schedlab run quickstart`` in a directory holding a file named
+    quickstart reads that file (here: malformed, so refused naming it)."""
+    (tmp_path / "quickstart").write_text("name = [\n")
+    r = schedlab("run", "quickstart", cwd=tmp_path)
+    assert r.returncode == 2 and "quickstart: not valid TOML" in r.stderr
+    r = schedlab("run", "paper/raft_election.toml", "--set", "duration=-1", cwd=tmp_path)  # a shipped name with its suffix
+    assert r.returncode == 2 and "raft_election.toml: duration: must be > 0" in r.stderr
 
 
 # --- Refusals that must come before anything starts --------------------------
@@ -87,7 +141,7 @@ def test_quickstart_runs_end_to_end_from_the_command(tmp_path: Path) -> None:
 # with Ray never loaded cannot have started an actor (run_scenario imports
 # Ray first), which is the structural form of "refused within a second".
 
-_BARE = ("import sys\nfrom scripts.cli import main\nrc = main(sys.argv[1:])\n"
+_BARE = ("import sys\nfrom schedlab.scripts.cli import main\nrc = main(sys.argv[1:])\n"
          "print('ray-imported' if 'ray' in sys.modules else 'ray-never-imported')\nsys.exit(rc)\n")
 
 

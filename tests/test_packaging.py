@@ -45,3 +45,57 @@ def test_the_package_root_is_the_checkout_root() -> None:
     assert Path(schedlab.__file__).resolve().parent == ROOT or (Path(schedlab.__file__).parent / "actors").is_dir()
     assert _pyproject()["tool"]["setuptools"]["package-dir"] == {"schedlab": "."}
     assert _pyproject()["project"]["scripts"]["schedlab"] == "schedlab.scripts.cli:main"
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """schedlab modules ``path`` imports, at the top or inside functions."""
+    import ast
+
+    out: set[str] = set()
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for top in ast.walk(tree) if isinstance(top, ast.If) and getattr(top.test, "id", "") == "TYPE_CHECKING"
+                   for n in ast.walk(top)}  # annotations only: never imported at run time
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("schedlab"):
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)  # "from schedlab.scripts import plots"
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            out.add(f"{base}.{node.module}" if node.module else base)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("schedlab"))
+    return out
+
+
+def test_no_import_cycles() -> None:
+    """A cycle (cli <-> sweep, report <-> report_sweep were two) makes import
+    order matter and hides which module owns what."""
+    modules: dict[str, Path] = {}
+    for top in CODE:
+        for f in (ROOT / top).rglob("*.py"):
+            parts = f.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(("schedlab", *parts[:-1])) if parts[-1] == "__init__" else ".".join(("schedlab", *parts))
+            modules[name] = f
+    graph = {m: {i for i in _imports(f, m if f.name == "__init__.py" else m.rsplit(".", 1)[0]) if i in modules and i != m}
+             for m, f in modules.items()}
+    # Importing a package's submodule runs the package's __init__ first: not an edge back.
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = 1
+        for n in sorted(graph[m]):
+            if m.startswith(n + "."):
+                continue
+            if state.get(n) == 1:
+                cycles.append(stack[stack.index(n):] + [n])
+            elif n not in state:
+                visit(n, stack + [n])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, cycles
