@@ -14,23 +14,23 @@ from typing import Any, Callable
 
 import numpy as np
 
-from schedlab.actors import runtime
-from schedlab.actors.events import EventLog
-from schedlab.actors.chaos_inbox import INBOX_NAME, ChaosInbox
-from schedlab.actors.faults import FaultTimeline
-from schedlab.actors.machine_host import MachineHost
-from schedlab.actors.members import Members
-from schedlab.actors.metrics import MetricsCollector, read_events
-from schedlab.actors.submitter import Submitter
-from schedlab.actors.saved_run import write_run_info
-from schedlab.actors.summary import summarize
+from schedlab.actors.engines import ray_engine
+from schedlab.actors.common.events import EventLog
+from schedlab.actors.chaos.inbox import INBOX_NAME, ChaosInbox
+from schedlab.actors.chaos.timeline import FaultTimeline
+from schedlab.actors.common.machine_host import MachineHost
+from schedlab.actors.common.members import Members
+from schedlab.actors.common.metrics import MetricsCollector, read_events
+from schedlab.actors.common.submitter import Submitter
+from schedlab.actors.analysis.saved_run import write_run_info
+from schedlab.actors.analysis.summary import summarize
 from schedlab.actors.topology import Plan, build_borg, build_mesos, build_omega
-from schedlab.schedulers.cluster import build_cell, host_count
-from schedlab.schedulers.mesos_allocator import get_allocation_policy
-from schedlab.schedulers.placement import PlacementPolicy, get_policy
-from schedlab.schedulers.fault_plan import FaultSpec
-from schedlab.schedulers.scenario import Scenario, roster_for
-from schedlab.schedulers.workload import Prefill, generate_jobs, prefill
+from schedlab.schedulers.model.cluster import build_cell, host_count
+from schedlab.schedulers.archs.mesos.allocator import get_allocation_policy
+from schedlab.schedulers.placement.policies import PlacementPolicy, get_policy
+from schedlab.schedulers.faults.plan import FaultSpec
+from schedlab.schedulers.scenario.parse import Scenario, roster_for
+from schedlab.schedulers.model.workload import Prefill, generate_jobs, prefill
 
 ProgressFn = Callable[[float, dict], None]
 StartedFn = Callable[[str, str], None]  # (namespace, Ray address) once the run's actors are up
@@ -66,7 +66,7 @@ def measure_rtt(handle: Any, n: int = 50) -> list[float]:
     out = []
     for _ in range(n):
         t0 = time.perf_counter()
-        runtime.gather([runtime.call(handle, "ping")])
+        ray_engine.gather([ray_engine.call(handle, "ping")])
         out.append((time.perf_counter() - t0) * 1e3)
     return out
 
@@ -87,18 +87,18 @@ def run_scenario(
     policy_fns = {s.name: (policies or {}).get(s.policy) or get_policy(s.policy) for s in deciders}
     run_id = uuid.uuid4().hex[:8]
     namespace = f"schedlab-{run_id}"
-    started_ray = runtime.connect(address, namespace)
+    started_ray = ray_engine.connect(address, namespace)
     for fn in policy_fns.values():
-        runtime.ship_by_value(fn)
+        ray_engine.ship_by_value(fn)
     if sc.mesos is not None:
-        runtime.ship_by_value(get_allocation_policy(sc.mesos.allocator))
+        ray_engine.ship_by_value(get_allocation_policy(sc.mesos.allocator))
     started = Started()
     try:
         summary = _run(plan, out, namespace, started, policy_fns, on_progress, on_started)
     finally:
-        runtime.kill_all(started.handles)
+        ray_engine.kill_all(started.handles)
         if started_ray:
-            runtime.shutdown()
+            ray_engine.shutdown()
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
@@ -107,21 +107,21 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
          on_started: StartedFn | None = None) -> dict:
     sc = plan.scenario
     scale, flush = sc.time_scale, sc.substrate.batch_interval
-    rt = runtime.RayRuntime(scale)
+    rt = ray_engine.RayRuntime(scale)
     k = sc.cell.machines_per_actor
     n = plan.cell.size
 
     write_run_info(out, {"scenario": sc.name, "source": sc.source, "architecture": sc.architecture, "seed": sc.seed,
                          "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace,
-                         "address": runtime.gcs_address(), "embedded": runtime.is_loopback_only()}, plan.cell)
+                         "address": ray_engine.gcs_address(), "embedded": ray_engine.is_loopback_only()}, plan.cell)
     # On a multi-node cluster, machine hosts are spread over the nodes by rack
     # (a node is a failure domain, like a rack); everything else stays on the
     # first node, so killing another node takes machines, not the control plane.
-    nodes = runtime.cluster_nodes()
-    runtime.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
-    metrics = started.add(runtime.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
+    nodes = ray_engine.cluster_nodes()
+    ray_engine.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
+    metrics = started.add(ray_engine.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
     roster = roster_for(sc, tuple(label for label, _ in nodes) if len(nodes) > 1 else ())
-    inbox = started.add(runtime.spawn(ChaosInbox, INBOX_NAME, namespace, {
+    inbox = started.add(ray_engine.spawn(ChaosInbox, INBOX_NAME, namespace, {
         "roster": roster.to_wire(), "time_scale": scale, "duration": sc.duration, "architecture": sc.architecture,
         "seed": sc.seed, "scenario": sc.name, "out": str(out)}))
     members = Members(namespace, started.add)
@@ -146,11 +146,11 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True),
         ))
     scheds, names, routes = topo.schedulers, topo.names, topo.routes
-    submitter = started.add(runtime.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush,
+    submitter = started.add(ray_engine.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush,
                                           sc.architecture == "borg"))
-    members.on_restart.append(lambda role, name, h: runtime.call(submitter, "reroute", name, h, role != "frontend")
+    members.on_restart.append(lambda role, name, h: ray_engine.call(submitter, "reroute", name, h, role != "frontend")
                               if role in ("scheduler", "framework", "frontend") else None)
-    runtime.gather([runtime.call(h, "ready") for h in started.handles], timeout=300)
+    ray_engine.gather([ray_engine.call(h, "ready") for h in started.handles], timeout=300)
 
     rtt = measure_rtt(core_actors[0])
     rtt_p50 = float(np.median(rtt))
@@ -170,13 +170,13 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         topo.masters.epoch = epoch  # a restarted master joins the same clock
     members.epoch = epoch
     actors = ([] if group else core_actors) + topo.start_with_hosts + [*hosts, *scheds, submitter]
-    runtime.gather([runtime.call(h, "start", epoch) for h in actors] + [runtime.call(inbox, "started", epoch)])
+    ray_engine.gather([ray_engine.call(h, "start", epoch) for h in actors] + [ray_engine.call(inbox, "started", epoch)])
     if on_started is not None:
-        on_started(namespace, runtime.gcs_address())
+        on_started(namespace, ray_engine.gcs_address())
     driver_log = EventLog("driver", lambda: (time.time() - epoch) * scale)
     live_hosts = members.handles  # a host killed by a fault leaves it (and a restarted one comes back)
     faults = FaultTimeline(sc.faults, roster, members, group, topo.masters, driver_log, sc.seed, scale,
-                           [runtime.actor_key(metrics)])
+                           [ray_engine.actor_key(metrics)])
     end_wall = epoch + sc.duration / scale
     wall0 = time.time()
     last_progress = 0.0
@@ -189,7 +189,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         # One round trip to the inbox every 0.1 s (at once when an outcome waits).
         if faults.done or time.time() - last_inbox >= 0.1:
             last_inbox = time.time()
-            for ticket, wire in runtime.gather([runtime.call(inbox, "exchange", faults.done)])[0]:
+            for ticket, wire in ray_engine.gather([ray_engine.call(inbox, "exchange", faults.done)])[0]:
                 f = FaultSpec.from_wire(wire)
                 faults.post(FaultSpec(**{**f.__dict__, "at": max(now, f.at)}), ticket)
             faults.done = []
@@ -198,18 +198,18 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             last_node_check = time.time()
             _node_deaths(host_node, live_hosts, driver_log)
         if len(driver_log):
-            runtime.gather([runtime.call(metrics, "record", driver_log.drain())])
+            ray_engine.gather([ray_engine.call(metrics, "record", driver_log.drain())])
         if on_progress is not None and time.time() - last_progress >= 0.5:
             last_progress = time.time()
-            on_progress(min(sc.duration, (time.time() - epoch) * scale), runtime.gather([runtime.call(metrics, "progress")])[0])
+            on_progress(min(sc.duration, (time.time() - epoch) * scale), ray_engine.gather([ray_engine.call(metrics, "progress")])[0])
 
-    runtime.gather([runtime.call(inbox, "settle", faults.done, True)])
+    ray_engine.gather([ray_engine.call(inbox, "settle", faults.done, True)])
     # A scheduler killed during the run is dead now, or restarted and perhaps
     # still recovering its queue when the run ended: either way the jobs
     # routed to it are reported pending unless the summary knows them scheduled.
     dead = [n for n, role in members.roles.items() if role in ("scheduler", "framework") and n in members.killed]
     if dead:
-        runtime.gather([runtime.call(submitter, "orphaned", dead)])
+        ray_engine.gather([ray_engine.call(submitter, "orphaned", dead)])
     # Stop in dependency order: no new jobs, then no new launches, then machines.
     scheds = [h for n, h in members.handles.items() if members.roles[n] in ("scheduler", "framework", "frontend")]
     for stage in ([submitter], scheds, list(members.of_role("machine").values()), topo.stop_after_hosts()):
@@ -223,8 +223,8 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         group.stop()
     wall_seconds = time.time() - wall0
     if len(driver_log):
-        runtime.gather([runtime.call(metrics, "record", driver_log.drain())])
-    runtime.gather([runtime.call(metrics, "close")])
+        ray_engine.gather([ray_engine.call(metrics, "record", driver_log.drain())])
+    ray_engine.gather([ray_engine.call(metrics, "close")])
 
     events = read_events(out / "events.jsonl")
     info = {
@@ -269,7 +269,7 @@ class _Think:
 def _stop(handles: list[Any], log: EventLog) -> None:
     """Stop actors, tolerating ones that died on the way (a node failure):
     each is logged, and the rest still stop."""
-    for h, got in zip(handles, runtime.outcomes([runtime.call(h, "stop") for h in handles], timeout=120)):
+    for h, got in zip(handles, ray_engine.outcomes([ray_engine.call(h, "stop") for h in handles], timeout=120)):
         if isinstance(got, Exception):
             log.emit("actor_lost", actor=str(getattr(h, "_ray_actor_id", "?")), error=type(got).__name__)
 
@@ -280,12 +280,12 @@ def _node_deaths(host_node: dict[str, tuple[str, str]], live_hosts: dict[str, An
     an actor's death as soon as its process is gone; a node is declared dead
     only after its health checks time out, so pings find it first."""
     names = [n for n in host_node if n in live_hosts]
-    got = runtime.outcomes([runtime.call(live_hosts[n], "ping") for n in names], timeout=1.0)
+    got = ray_engine.outcomes([ray_engine.call(live_hosts[n], "ping") for n in names], timeout=1.0)
     # A ping still pending is a slow host, not a dead one.
-    gone = [n for n, g in zip(names, got) if isinstance(g, runtime.RayError)]
+    gone = [n for n, g in zip(names, got) if isinstance(g, ray_engine.RayError)]
     if not gone:
         return
-    dead = runtime.dead_nodes(sorted({host_node[n][1] for n in gone}))
+    dead = ray_engine.dead_nodes(sorted({host_node[n][1] for n in gone}))
     for name in gone:
         label, nid = host_node[name]
         del live_hosts[name]

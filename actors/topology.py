@@ -14,29 +14,29 @@ from typing import Any, Callable
 
 import numpy as np
 
-from schedlab.actors import runtime
-from schedlab.actors.cell_endpoint import DirectCell, ReplicatedCell
-from schedlab.actors.cell_machine import CellMachineFactory
-from schedlab.actors.borg_frontend import BorgFrontend, BorgletEndpoint
-from schedlab.actors.borg_machine import BorgMachineFactory
-from schedlab.actors.borgmaster import BorgmasterReplica, BorgParams
-from schedlab.actors.cell_replica import CellReplica
-from schedlab.actors.cellstate import CellState
-from schedlab.actors.coordinator_group import CoordinatorGroup
-from schedlab.actors.master_lease import LeaseMachineFactory
-from schedlab.actors.mesos_framework import MesosFramework
-from schedlab.actors.mesos_link import AgentEndpoint, MasterLink
-from schedlab.actors.mesos_master import MasterConfig
-from schedlab.actors.members import Members
-from schedlab.actors.mesos_masters import MasterSet
-from schedlab.actors.omega_scheduler import OmegaScheduler
-from schedlab.schedulers.borg_placement import PlacementParams
-from schedlab.schedulers.cluster import Cell, host_count
-from schedlab.schedulers.mesos_allocator import get_allocation_policy
-from schedlab.schedulers.mesos_framework import FrameworkParams
-from schedlab.schedulers.omega_scheduler import SchedulerParams
-from schedlab.schedulers.scenario import Scenario
-from schedlab.schedulers.workload import Prefill
+from schedlab.actors.engines import ray_engine
+from schedlab.actors.common.cell_endpoint import DirectCell, ReplicatedCell
+from schedlab.schedulers.archs.omega.cell_machine import CellMachineFactory
+from schedlab.actors.archs.borg.frontend import BorgFrontend, BorgletEndpoint
+from schedlab.schedulers.archs.borg.cell_machine import BorgMachineFactory
+from schedlab.actors.archs.borg.borgmaster import BorgmasterReplica, BorgParams
+from schedlab.actors.archs.omega.cell_replica import CellReplica
+from schedlab.actors.archs.omega.cellstate import CellState
+from schedlab.actors.coordinator.group import CoordinatorGroup
+from schedlab.schedulers.consensus.lease import LeaseMachineFactory
+from schedlab.actors.archs.mesos.framework import MesosFramework
+from schedlab.actors.archs.mesos.link import AgentEndpoint, MasterLink
+from schedlab.actors.archs.mesos.master import MasterConfig
+from schedlab.actors.common.members import Members
+from schedlab.actors.archs.mesos.masters import MasterSet
+from schedlab.actors.archs.omega.scheduler import OmegaScheduler
+from schedlab.schedulers.archs.borg.placement import PlacementParams
+from schedlab.schedulers.model.cluster import Cell, host_count
+from schedlab.schedulers.archs.mesos.allocator import get_allocation_policy
+from schedlab.schedulers.archs.mesos.framework import FrameworkParams
+from schedlab.schedulers.archs.omega.scheduler import SchedulerParams
+from schedlab.schedulers.scenario.parse import Scenario
+from schedlab.schedulers.model.workload import Prefill
 
 Spawned = Callable[[Any], Any]
 
@@ -66,7 +66,7 @@ class Topology:
     def before_hosts_stop(self) -> None:
         """A placement made after the hosts stopped would never launch."""
         if self.quiesce_before_hosts and self.group is not None:
-            runtime.gather([runtime.call(h, "quiesce") for h in self.group.live.values()], timeout=30)
+            ray_engine.gather([ray_engine.call(h, "quiesce") for h in self.group.live.values()], timeout=30)
 
     def stop_after_hosts(self) -> list[Any]:
         """The architecture's own actors still alive at the end (faults may

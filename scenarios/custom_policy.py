@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from schedlab.actors.run import run_scenario
-from schedlab.schedulers.placement import register_policy, slots
+from schedlab.schedulers.placement.policies import register_policy, slots
 from schedlab.scripts.scenario_files import load_scenario
 
 

@@ -13,13 +13,13 @@ import statistics
 import tempfile
 import time
 
-from schedlab.actors import runtime  # first: it sets Ray's auth mode before Ray is imported
+from schedlab.actors.engines import ray_engine  # first: it sets Ray's auth mode before Ray is imported
 
 import ray  # noqa: E402
 
-from schedlab.actors.kept_runs import keep_if_bad, violated  # noqa: E402
+from schedlab.actors.analysis.kept_runs import keep_if_bad, violated  # noqa: E402
 from schedlab.actors.run import run_scenario  # noqa: E402
-from schedlab.schedulers.scenario import parse_scenario  # noqa: E402
+from schedlab.schedulers.scenario.parse import parse_scenario  # noqa: E402
 
 
 @ray.remote(num_cpus=0)
@@ -84,7 +84,7 @@ def main() -> None:
     p.add_argument("--duration", type=float, default=10.0, help="wall seconds per placement run (time_scale 1)")
     args = p.parse_args()
     configs = [(k, b) for k in args.per_actor for b in args.batch]
-    started = runtime.connect(None, namespace="schedlab-bench")
+    started = ray_engine.connect(None, namespace="schedlab-bench")
     raw: list[float] = []
     placed: dict[tuple[int, float], list[float]] = {c: [] for c in configs}
     rtt: dict[tuple[int, float], list[float]] = {c: [] for c in configs}
@@ -100,7 +100,7 @@ def main() -> None:
                 rtt[(k, b)].append(statistics.median(x["commit_rtt_wall_ms_p50"] for x in s["schedulers"]))
     finally:
         if started:
-            runtime.shutdown()
+            ray_engine.shutdown()
     r = statistics.median(raw)
     print(f"{args.machines} machines, {args.schedulers} Omega schedulers with zero think time, {args.repeats} repeats (medians)")
     print(f"raw Ray actor calls/s (pipelined, one actor): {r:.0f}   runs: {', '.join(f'{x:.0f}' for x in raw)}")

@@ -17,7 +17,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from schedlab.schedulers.borg_placement import PlacementParams, place_job, place_job_naive
+from schedlab.schedulers.archs.borg.placement import PlacementParams, place_job, place_job_naive
 
 
 def _cell(machines: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

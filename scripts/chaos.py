@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.actors.chaos_inbox import cluster_dir
-from schedlab.schedulers.fault_plan import ROLES, FaultError, FaultSpec, Monkey, Roster, check, parse_plan
-from schedlab.schedulers.toml_table import ScenarioError, read_toml
+from schedlab.actors.chaos.inbox import cluster_dir
+from schedlab.schedulers.faults.plan import ROLES, FaultError, FaultSpec, Monkey, Roster, check, parse_plan
+from schedlab.schedulers.scenario.toml_table import ScenarioError, read_toml
 from schedlab.scripts.exits import EXIT_BAD_INPUT, error
 
 OUTCOME_WAIT_S = 30.0
@@ -60,17 +60,17 @@ class Attached:
     """The chaos script's view of one running emulation."""
 
     def __init__(self, address: str, namespace: str, embedded: bool) -> None:
-        from schedlab.actors import runtime
-        from schedlab.actors.chaos_inbox import INBOX_NAME
+        from schedlab.actors.engines import ray_engine
+        from schedlab.actors.chaos.inbox import INBOX_NAME
 
-        self.rt = runtime
+        self.rt = ray_engine
         try:
-            runtime.connect(address, namespace, loopback_only=embedded)
-        except runtime.ClusterUnreachable as e:
+            ray_engine.connect(address, namespace, loopback_only=embedded)
+        except ray_engine.ClusterUnreachable as e:
             raise ChaosError(str(e)) from None
-        self.inbox = runtime.lookup(INBOX_NAME, namespace)
+        self.inbox = ray_engine.lookup(INBOX_NAME, namespace)
         if self.inbox is None:
-            runtime.shutdown()
+            ray_engine.shutdown()
             raise ChaosError(f"no schedlab run in namespace {namespace!r} at {address} (finished, or a wrong namespace?)")
         self.about = self._call("about")
         self.roster = Roster.from_wire(self.about["roster"])

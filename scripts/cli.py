@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from schedlab.schedulers.scenario import ScenarioError, parse_comparison
-from schedlab.schedulers.scenario_limits import limits_for
+from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison
+from schedlab.schedulers.scenario.limits import limits_for
 from schedlab.scripts.exits import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error
 from schedlab.scripts.scenario_files import load_data, load_scenario, override as _override, resolve
 
@@ -23,9 +23,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         _error(str(e))
         return EXIT_BAD_INPUT
     # Imported here so a bad scenario fails fast, before Ray is even loaded.
-    from schedlab.actors import runtime
+    from schedlab.actors.engines import ray_engine
     from schedlab.actors.run import run_scenario
-    from schedlab.actors.summary import violations
+    from schedlab.actors.analysis.summary import violations
     from schedlab.scripts.display import RunProgress, summary_table
 
     out = Path(args.out or f"runs/{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -42,7 +42,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             with RunProgress(sc.duration, console) as prog:
                 summary = run_scenario(sc, out, address=args.address, on_progress=prog.update, on_started=started)
-    except runtime.ClusterUnreachable as e:
+    except ray_engine.ClusterUnreachable as e:
         _error(str(e))
         return EXIT_BAD_INPUT
     console.print(f"namespace {summary['namespace']}")
@@ -65,9 +65,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT
-    from schedlab.actors import runtime
+    from schedlab.actors.engines import ray_engine
     from schedlab.actors.run import run_scenario
-    from schedlab.actors.summary import violations
+    from schedlab.actors.analysis.summary import violations
     from schedlab.scripts.compare import compare_table
 
     out = Path(args.out or f"runs/{scenarios[0].name}-compare-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -76,8 +76,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     summaries = []
     try:
         # One Ray for every run (each run still has its own namespace).
-        started = runtime.connect(args.address, "schedlab-compare")
-    except runtime.ClusterUnreachable as e:
+        started = ray_engine.connect(args.address, "schedlab-compare")
+    except ray_engine.ClusterUnreachable as e:
         _error(str(e))
         return EXIT_BAD_INPUT
     try:
@@ -86,7 +86,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             summaries.append(run_scenario(sc, out / sc.architecture, address=args.address))
     finally:
         if started:
-            runtime.shutdown()
+            ray_engine.shutdown()
     console.print(compare_table(summaries))
     console.print(f"wrote {out}/<architecture>/summary.json and events.jsonl")
     if args.report and not _report(out):
@@ -115,7 +115,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from schedlab.actors.saved_run import NotARun, check_saved
+    from schedlab.actors.analysis.saved_run import NotARun, check_saved
 
     try:
         inv = check_saved(args.run)

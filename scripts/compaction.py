@@ -19,11 +19,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from schedlab.schedulers.borg_compaction import SnapshotJob, smallest_cell
-from schedlab.schedulers.borg_placement import SCORING, PlacementParams
-from schedlab.schedulers.cluster import build_cell
-from schedlab.schedulers.scenario import ScenarioError
-from schedlab.schedulers.workload import generate_jobs, prefill
+from schedlab.schedulers.archs.borg.compaction import SnapshotJob, smallest_cell
+from schedlab.schedulers.archs.borg.placement import SCORING, PlacementParams
+from schedlab.schedulers.model.cluster import build_cell
+from schedlab.schedulers.scenario.parse import ScenarioError
+from schedlab.schedulers.model.workload import generate_jobs, prefill
 from schedlab.scripts.scenario_files import load_scenario
 from schedlab.scripts.exits import error
 

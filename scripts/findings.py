@@ -151,8 +151,8 @@ QUANTITIES = ("ramp_up", "completion", "utilization")
 
 
 def mesos_table2(ctx: Context) -> Result:
-    from schedlab.actors.metrics import read_events
-    from schedlab.actors.stats import by_event
+    from schedlab.actors.common.metrics import read_events
+    from schedlab.actors.analysis.stats import by_event
 
     k, T, beta = TABLE2_K, TABLE2_T, TABLE2_BETA
     cells, numbers, ok = [], {}, True
@@ -208,7 +208,7 @@ def delay_scheduling(ctx: Context) -> Result:
 # ------------------------------------------------------ DRF, Borg, Raft
 
 def drf_example(ctx: Context) -> Result:
-    from schedlab.schedulers.allocation import dominant_shares, drf
+    from schedlab.schedulers.allocation.fairness import dominant_shares, drf
 
     capacity = np.array([9.0, 18.0])
     demands = np.array([[1.0, 4.0], [3.0, 1.0]])
@@ -226,9 +226,9 @@ SKEWED = ["workload.classes.0.mem.values=[2.0,4.0]", "workload.classes.1.cpu.val
 
 
 def borg_compaction(ctx: Context) -> Result:
-    from schedlab.schedulers.borg_compaction import smallest_cell
-    from schedlab.schedulers.borg_placement import SCORING, PlacementParams
-    from schedlab.schedulers.cluster import build_cell
+    from schedlab.schedulers.archs.borg.compaction import smallest_cell
+    from schedlab.schedulers.archs.borg.placement import SCORING, PlacementParams
+    from schedlab.schedulers.model.cluster import build_cell
     from schedlab.scripts.scenario_files import load_scenario
     from schedlab.scripts.compaction import snapshot
     from schedlab.scripts.fidelity import PAPER

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.actors.metrics import read_events
-from schedlab.actors.stats import by_event
-from schedlab.actors.summary import first_attempts
+from schedlab.actors.common.metrics import read_events
+from schedlab.actors.analysis.stats import by_event
+from schedlab.actors.analysis.summary import first_attempts
 from schedlab.scripts import plots
 from schedlab.scripts.compare import ROWS, compare_row
 from schedlab.scripts.report_parts import Events, Figure, PlotSpec, ReportError, Skip, figure_md, load_json, md_table

@@ -65,18 +65,18 @@ def main(argv: list[str] | None = None) -> int:
     ctx = Context(out, args.smoke, args.address, resume=args.resume)
     started = False
     if any(f.ray for f in chosen):
-        from schedlab.actors import runtime
+        from schedlab.actors.engines import ray_engine
 
         try:
-            started = runtime.connect(args.address, "schedlab-reproduce")
-        except runtime.ClusterUnreachable as e:
+            started = ray_engine.connect(args.address, "schedlab-reproduce")
+        except ray_engine.ClusterUnreachable as e:
             error(str(e))
             return 2
     try:
         rows = run_findings(chosen, ctx)
     finally:
         if started:
-            runtime.shutdown()
+            ray_engine.shutdown()
     table = render(rows)
     (out / "fidelity.md").write_text(table)
     (out / "fidelity.json").write_text(json.dumps(

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import schedlab
-from schedlab.schedulers.scenario import Scenario, ScenarioError, parse_scenario
-from schedlab.schedulers.scenario_limits import Limits
-from schedlab.schedulers.toml_table import read_toml
+from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_scenario
+from schedlab.schedulers.scenario.limits import Limits
+from schedlab.schedulers.scenario.toml_table import read_toml
 from schedlab.scripts.sweep_grid import toml_value
 
 SHIPPED = Path(schedlab.__file__).resolve().parent / "scenarios"

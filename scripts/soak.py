@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from schedlab.actors.kept_runs import violated
-from schedlab.schedulers.scenario import Scenario, ScenarioError, parse_comparison
+from schedlab.actors.analysis.kept_runs import violated
+from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison
 from schedlab.scripts.exits import EXIT_BAD_INPUT, EXIT_INVARIANT, error
 from schedlab.scripts.scenario_files import load_data, resolve
 

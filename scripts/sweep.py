@@ -30,8 +30,8 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from schedlab.actors.kept_runs import violated
-from schedlab.schedulers.scenario import Scenario, ScenarioError, parse_comparison, parse_scenario
+from schedlab.actors.analysis.kept_runs import violated
+from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison, parse_scenario
 from schedlab.scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv
 
 
@@ -127,9 +127,9 @@ def _run_processes(sweep: Sweep, out: Path, address: str, parallel: int, args: a
     """Each (point, seed) as its own ``schedlab run`` (or ``compare``, for
     several architectures) process joined to ``address``: isolated drivers,
     so runs truly overlap."""
-    from schedlab.actors import runtime
+    from schedlab.actors.engines import ray_engine
 
-    env = {**os.environ, runtime.LOOPBACK_ENV: "1"} if runtime.is_loopback_only() else None
+    env = {**os.environ, ray_engine.LOOPBACK_ENV: "1"} if ray_engine.is_loopback_only() else None
     def one(point: Point, seed: int) -> list[str]:
         rels = [run_dir(point, seed, sc.architecture) for sc in point.scenarios]
         if point.comparison:
@@ -206,7 +206,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT
-    from schedlab.actors import runtime
+    from schedlab.actors.engines import ray_engine
 
     name = sweep.points[0].scenarios[0].name
     out = Path(args.out or f"runs/{name}-sweep-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -214,8 +214,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     grid = " x ".join(f"{k} ({len(v)})" for k, v in sweep.values.items()) or "no swept key"
     console.print(f"schedlab: sweeping [bold]{name}[/] over {grid}, seeds {sweep.seeds}: {total} runs, out {out}")
     try:
-        started = runtime.connect(args.address, "schedlab-sweep")
-    except runtime.ClusterUnreachable as e:
+        started = ray_engine.connect(args.address, "schedlab-sweep")
+    except ray_engine.ClusterUnreachable as e:
         _error(str(e))
         return EXIT_BAD_INPUT
     out.mkdir(parents=True, exist_ok=True)
@@ -232,12 +232,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                     print(f"  done {rel}", flush=True)
 
             if args.parallel > 1:
-                _run_processes(sweep, out, runtime.gcs_address(), args.parallel, args, advance)
+                _run_processes(sweep, out, ray_engine.gcs_address(), args.parallel, args, advance)
             else:
                 run_inline(sweep, out, args.address, advance)
     finally:
         if started:
-            runtime.shutdown()
+            ray_engine.shutdown()
     rows, bad = finish(sweep, out)
     console.print(f"wrote {out / 'sweep.csv'} ({len(rows)} rows) and {out / 'sweep.json'}")
     if args.report:

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from schedlab.schedulers.scenario import ScenarioError
+from schedlab.schedulers.scenario.parse import ScenarioError
 
 
 def toml_value(raw: str) -> Any:

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from schedlab.actors.kept_runs import keep_if_bad, violated
+from schedlab.actors.analysis.kept_runs import keep_if_bad, violated
 
 
 def small_scenario_data(**top: Any) -> dict:
@@ -47,11 +47,11 @@ def small_scenario_data(**top: Any) -> dict:
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
-    from schedlab.actors import runtime  # first: it sets Ray's auth mode before Ray is imported
+    from schedlab.actors.engines import ray_engine  # first: it sets Ray's auth mode before Ray is imported
 
     import ray
 
-    runtime.start_local(num_cpus=2, namespace="schedlab-tests")
+    ray_engine.start_local(num_cpus=2, namespace="schedlab-tests")
     try:
         yield
     finally:

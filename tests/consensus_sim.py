@@ -21,10 +21,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from schedlab.actors.consensus.core import RaftNode, Role
-from schedlab.actors.consensus.messages import Applied, ClientReply, ClientRequest, LogEntry, Message, Ready
-from schedlab.actors.consensus.statemachine import KVStateMachine
-from schedlab.actors.consensus.storage import Storage
+from schedlab.schedulers.consensus.core import RaftNode, Role
+from schedlab.schedulers.consensus.messages import Applied, ClientReply, ClientRequest, LogEntry, Message, Ready
+from schedlab.schedulers.consensus.statemachine import KVStateMachine
+from schedlab.schedulers.consensus.storage import Storage
 
 Dst = int | tuple[str, str]
 

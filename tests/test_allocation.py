@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.allocation import (
+from schedlab.schedulers.allocation.fairness import (
     dominant_shares,
     drf,
     max_min_fair,
@@ -19,7 +19,7 @@ from schedlab.schedulers.allocation import (
     task_dominant_shares,
     weighted_fair_share,
 )
-from schedlab.schedulers.resources import EPS
+from schedlab.schedulers.model.resources import EPS
 
 TOL = 1e-9
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

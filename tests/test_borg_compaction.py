@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.schedulers.borg_compaction import SnapshotJob, fits, smallest_cell
-from schedlab.schedulers.borg_placement import PlacementParams
+from schedlab.schedulers.archs.borg.compaction import SnapshotJob, fits, smallest_cell
+from schedlab.schedulers.archs.borg.placement import PlacementParams
 from schedlab.scripts.compaction import main
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.borg_placement import PlacementParams, feasible, place_job, place_job_naive, score
+from schedlab.schedulers.archs.borg.placement import PlacementParams, feasible, place_job, place_job_naive, score
 
 CAP = 10.0
 

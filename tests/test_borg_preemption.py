@@ -5,8 +5,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.borg_preemption import choose_preemption, victims_on
-from schedlab.schedulers.borg_priority import may_preempt
+from schedlab.schedulers.archs.borg.preemption import choose_preemption, victims_on
+from schedlab.schedulers.archs.borg.priority import may_preempt
 
 
 def v(cpu: float, mem: float) -> np.ndarray:

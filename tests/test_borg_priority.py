@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.borg_priority import PROD_MIN, PendingQueue, band, is_prod, may_preempt
+from schedlab.schedulers.archs.borg.priority import PROD_MIN, PendingQueue, band, is_prod, may_preempt
 
 
 @pytest.mark.parametrize(

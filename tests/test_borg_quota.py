@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.borg_quota import QuotaBook
+from schedlab.schedulers.archs.borg.quota import QuotaBook
 
 
 def v(cpu: float, mem: float) -> np.ndarray:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.actors.borg_machine import BorgStateMachine
+from schedlab.schedulers.archs.borg.cell_machine import BorgStateMachine
 
 
 def cell() -> BorgStateMachine:

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.actors.cell_machine import CellStateMachine
-from schedlab.actors.invariants import check_machines
-from schedlab.actors.wire import pack_claims, pack_release, pack_tasks, task_key, unpack_delta
-from schedlab.schedulers.cluster import Cell
-from schedlab.schedulers.jobs import Job, JobKind
-from schedlab.schedulers.mesos_framework import FrameworkCore, FrameworkParams
-from schedlab.schedulers.omega import Claims, ConflictMode, TxnMode
-from schedlab.schedulers.omega_scheduler import OmegaSchedulerCore, SchedulerParams
-from schedlab.schedulers.placement import first_fit, get_policy
-from schedlab.schedulers.shared_state import LocalCopy, SharedCell
+from schedlab.schedulers.archs.omega.cell_machine import CellStateMachine
+from schedlab.actors.analysis.invariants import check_machines
+from schedlab.schedulers.model.wire import pack_claims, pack_release, pack_tasks, task_key, unpack_delta
+from schedlab.schedulers.model.cluster import Cell
+from schedlab.schedulers.model.jobs import Job, JobKind
+from schedlab.schedulers.archs.mesos.framework import FrameworkCore, FrameworkParams
+from schedlab.schedulers.shared_state.commit import Claims, ConflictMode, TxnMode
+from schedlab.schedulers.archs.omega.scheduler import OmegaSchedulerCore, SchedulerParams
+from schedlab.schedulers.placement.policies import first_fit, get_policy
+from schedlab.schedulers.shared_state.cell import LocalCopy, SharedCell
 
 K = 4  # machines per host actor: 8 machines = hosts 0 and 1
 CAP = np.tile([4.0, 8.0], (8, 1))
@@ -242,7 +242,7 @@ def txn(t: float, job_id: int, placed: list[list[int]], span: float = 1.0) -> di
 
 
 def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
-    from schedlab.actors.invariants import untraced_commits
+    from schedlab.actors.analysis.invariants import untraced_commits
 
     ev: dict[str, list[dict]] = {
         # Job 1: task 0 launched where committed; task 1 committed to host 1 (machines 4-7).
@@ -278,7 +278,7 @@ def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:
     """Host 1 is killed at 8; a commit to it at 10 (nobody has noticed yet)
     can never launch and waits for the host to be written off, which the run
     may end before. Once the host was restarted (at 9), a commit must launch."""
-    from schedlab.actors.invariants import untraced_commits
+    from schedlab.actors.analysis.invariants import untraced_commits
 
     ev: dict[str, list[dict]] = {
         "txn": [txn(10.0, 1, [[1, 5]], span=1.0)],

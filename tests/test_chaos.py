@@ -16,7 +16,7 @@ from typing import Any, Callable
 import pytest
 
 from schedlab.actors.run import run_scenario
-from schedlab.schedulers.scenario import parse_scenario
+from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data
 
 pytestmark = pytest.mark.ray

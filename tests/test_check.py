@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.actors.saved_run import NotARun, check_saved
+from schedlab.actors.analysis.saved_run import NotARun, check_saved
 from schedlab.scripts.cli import main
 from tests.test_run_omega import small_run  # noqa: F401  (module fixture: one real run)
 

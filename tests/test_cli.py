@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from schedlab.scripts.scenario_files import apply_set, load_scenario
-from schedlab.schedulers.scenario import ScenarioError
+from schedlab.schedulers.scenario.parse import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
 

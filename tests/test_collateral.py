@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from schedlab.actors.collateral import collateral, fault_windows
+from schedlab.actors.analysis.collateral import collateral, fault_windows
 
 K = 4  # machines per host
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from schedlab.schedulers.omega import Claims, CommitResult, ConflictMode, TxnMode, commit
-from schedlab.schedulers.resources import EPS, NDIM, vector
+from schedlab.schedulers.shared_state.commit import Claims, CommitResult, ConflictMode, TxnMode, commit
+from schedlab.schedulers.model.resources import EPS, NDIM, vector
 
 R, S = ConflictMode.RESOURCE, ConflictMode.SEQUENCE
 INC, AON = TxnMode.INCREMENTAL, TxnMode.ALL_OR_NOTHING

@@ -9,14 +9,14 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from schedlab.actors.consensus.core import RaftNode, Role
-from schedlab.actors.consensus.log import RaftLog
-from schedlab.actors.consensus.messages import (
+from schedlab.schedulers.consensus.core import RaftNode, Role
+from schedlab.schedulers.consensus.log import RaftLog
+from schedlab.schedulers.consensus.messages import (
     AppendEntries, AppendEntriesReply, ClientReply, ClientRequest, HardState, InstallSnapshot, LogEntry, Message,
     Ready, RequestVote, RequestVoteReply, Snapshot, decode, encode,
 )
-from schedlab.actors.consensus.statemachine import ExactlyOnce, KVStateMachine
-from schedlab.actors.consensus.storage import Storage
+from schedlab.schedulers.consensus.statemachine import ExactlyOnce, KVStateMachine
+from schedlab.schedulers.consensus.storage import Storage
 from tests.consensus_sim import Cluster, SimConfig, check_all
 
 

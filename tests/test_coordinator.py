@@ -8,12 +8,12 @@ import uuid
 from pathlib import Path
 import pytest
 
-from schedlab.actors import runtime
-from schedlab.actors.consensus.statemachine import KVStateMachine
-from schedlab.actors.coordinator import replica_name
-from schedlab.actors.coordinator_client import CoordinatorClient
-from schedlab.actors.coordinator_group import CoordinatorGroup
-from schedlab.schedulers.scenario import CoordinatorSpec
+from schedlab.actors.engines import ray_engine
+from schedlab.schedulers.consensus.statemachine import KVStateMachine
+from schedlab.actors.coordinator.replica import replica_name
+from schedlab.actors.coordinator.client import CoordinatorClient
+from schedlab.actors.coordinator.group import CoordinatorGroup
+from schedlab.schedulers.scenario.parse import CoordinatorSpec
 
 pytestmark = pytest.mark.ray
 
@@ -22,14 +22,14 @@ def make_group(n: int, root: Path, snapshot_threshold: int = 1000) -> Coordinato
     """The driver-side group run.py uses, over the example KV state machine."""
     ns = f"schedlab-test-{uuid.uuid4().hex[:6]}"
     g = CoordinatorGroup(CoordinatorSpec(replicas=n, snapshot_threshold=snapshot_threshold), ns, root, KVStateMachine,
-                         runtime.RayRuntime(1.0), None, 1, None, lambda h: None)
+                         ray_engine.RayRuntime(1.0), None, 1, None, lambda h: None)
     g.spawn_all()
     g.start(time.time())
     return g
 
 
 def client(g: CoordinatorGroup, cid: str) -> CoordinatorClient:
-    return CoordinatorClient(cid, g.spec.replicas, lambda i: runtime.lookup(replica_name(i), g.namespace), runtime.call)
+    return CoordinatorClient(cid, g.spec.replicas, lambda i: ray_engine.lookup(replica_name(i), g.namespace), ray_engine.call)
 
 
 def applied_once(records: list[tuple]) -> dict[tuple[str, int], int]:
@@ -49,21 +49,21 @@ def applied_once(records: list[tuple]) -> dict[tuple[str, int], int]:
 def group3(ray_session: None, tmp_path: Path):
     g = make_group(3, tmp_path)
     yield g
-    runtime.kill_all(list(g.live.values()))
+    ray_engine.kill_all(list(g.live.values()))
 
 
 @pytest.fixture
 def group3_snap(ray_session: None, tmp_path: Path):
     g = make_group(3, tmp_path, snapshot_threshold=5)
     yield g
-    runtime.kill_all(list(g.live.values()))
+    ray_engine.kill_all(list(g.live.values()))
 
 
 @pytest.fixture
 def group5(ray_session: None, tmp_path: Path):
     g = make_group(5, tmp_path)
     yield g
-    runtime.kill_all(list(g.live.values()))
+    ray_engine.kill_all(list(g.live.values()))
 
 
 def test_elects_one_leader_and_replicates_in_order(group3: CoordinatorGroup) -> None:

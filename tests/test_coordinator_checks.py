@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedlab.actors.cell_machine import CellStateMachine
-from schedlab.actors.invariants import check_coordinator
-from schedlab.actors.summary import failovers
-from schedlab.actors.wire import pack_claims, pack_tasks, unpack_delta
-from schedlab.schedulers.omega import Claims
-from schedlab.schedulers.scenario import ScenarioError, parse_scenario
+from schedlab.schedulers.archs.omega.cell_machine import CellStateMachine
+from schedlab.actors.analysis.invariants import check_coordinator
+from schedlab.actors.analysis.summary import failovers
+from schedlab.schedulers.model.wire import pack_claims, pack_tasks, unpack_delta
+from schedlab.schedulers.shared_state.commit import Claims
+from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
 from tests.conftest import small_scenario_data
 
 

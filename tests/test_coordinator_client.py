@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import random
 
-from schedlab.actors.consensus.messages import LogEntry
-from schedlab.actors.consensus.statemachine import ExactlyOnce, KVStateMachine
-from schedlab.actors.coordinator_client import CoordinatorClient
+from schedlab.schedulers.consensus.messages import LogEntry
+from schedlab.schedulers.consensus.statemachine import ExactlyOnce, KVStateMachine
+from schedlab.actors.coordinator.client import CoordinatorClient
 
 
 def test_concurrent_submits_are_sent_one_at_a_time() -> None:

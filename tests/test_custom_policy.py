@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedlab.actors.metrics import read_events
+from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
-from schedlab.schedulers.placement import PLACEMENT_POLICIES, register_policy, slots
-from schedlab.schedulers.scenario import parse_scenario
+from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES, register_policy, slots
+from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data
 
 pytestmark = pytest.mark.ray
@@ -53,7 +53,7 @@ def test_registered_allocation_policy_orders_mesos_offers(ray_session: None, tmp
     offers and no refuse filters, every agent goes to the heaviest framework
     whenever it wants offers: in a round where it got any, the other got
     none (under DRF they would share the agents)."""
-    from schedlab.schedulers.mesos_allocator import ALLOCATION_POLICIES, register_allocation_policy
+    from schedlab.schedulers.archs.mesos.allocator import ALLOCATION_POLICIES, register_allocation_policy
 
     register_allocation_policy("heaviest_first", heaviest_first)
     try:

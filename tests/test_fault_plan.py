@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.actors.link_faults import LinkFaults
-from schedlab.schedulers.fault_plan import FaultError, FaultSpec, Monkey, Roster, check, parse_plan
-from schedlab.schedulers.toml_table import ScenarioError
+from schedlab.actors.engines.link_faults import LinkFaults
+from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Monkey, Roster, check, parse_plan
+from schedlab.schedulers.scenario.toml_table import ScenarioError
 
 # A roster like an Omega run with a replicated coordinator and a Mesos-ish
 # master pair: every role the checks care about, two of them electing leaders.

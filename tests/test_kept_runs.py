@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.actors.kept_runs import KEEP_ENV, keep_if_bad, violated
+from schedlab.actors.analysis.kept_runs import KEEP_ENV, keep_if_bad, violated
 
 
 def run_dir(tmp_path: Path) -> Path:

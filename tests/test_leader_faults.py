@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from schedlab.actors.metrics import read_events
+from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
-from schedlab.schedulers.scenario import parse_scenario
+from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data
 
 pytestmark = pytest.mark.ray

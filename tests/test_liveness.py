@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.liveness import HostWatch, LivenessSpec
+from schedlab.schedulers.faults.liveness import HostWatch, LivenessSpec
 
 NO_DISRUPTION = LivenessSpec(disruption_share=1.0, disruption_min_hosts=1000)
 

@@ -9,18 +9,18 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.actors.cell_machine import CellStateMachine
-from schedlab.actors.invariants import invariants, untraced_commits
-from schedlab.actors.link_faults import LinkFaults
-from schedlab.actors.mesos_framework import MesosFramework
-from schedlab.actors.mesos_link import MasterLink
-from schedlab.actors.omega_scheduler import OmegaScheduler
-from schedlab.schedulers.cluster import Cell
-from schedlab.schedulers.jobs import Job, JobKind
-from schedlab.schedulers.mesos_framework import Decision, FrameworkParams, JobProgress
-from schedlab.schedulers.omega_scheduler import OmegaSchedulerCore, SchedulerParams
-from schedlab.schedulers.placement import first_fit
-from schedlab.schedulers.shared_state import LocalCopy
+from schedlab.schedulers.archs.omega.cell_machine import CellStateMachine
+from schedlab.actors.analysis.invariants import invariants, untraced_commits
+from schedlab.actors.engines.link_faults import LinkFaults
+from schedlab.actors.archs.mesos.framework import MesosFramework
+from schedlab.actors.archs.mesos.link import MasterLink
+from schedlab.actors.archs.omega.scheduler import OmegaScheduler
+from schedlab.schedulers.model.cluster import Cell
+from schedlab.schedulers.model.jobs import Job, JobKind
+from schedlab.schedulers.archs.mesos.framework import Decision, FrameworkParams, JobProgress
+from schedlab.schedulers.archs.omega.scheduler import OmegaSchedulerCore, SchedulerParams
+from schedlab.schedulers.placement.policies import first_fit
+from schedlab.schedulers.shared_state.cell import LocalCopy
 
 
 class ManualClock:

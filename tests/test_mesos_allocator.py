@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from schedlab.schedulers.mesos_allocator import (
+from schedlab.schedulers.archs.mesos.allocator import (
     Allocator, Launch, drf_order, get_allocation_policy, priority_order, register_allocation_policy, weighted_order,
 )
-from schedlab.schedulers.resources import EPS
+from schedlab.schedulers.model.resources import EPS
 
 SLOT = np.array([4.0, 16.0])
 

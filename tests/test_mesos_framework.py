@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from schedlab.schedulers.jobs import Job, JobKind
-from schedlab.schedulers.mesos_framework import Decision, FrameworkCore, FrameworkParams
-from schedlab.schedulers.placement import get_policy
+from schedlab.schedulers.model.jobs import Job, JobKind
+from schedlab.schedulers.archs.mesos.framework import Decision, FrameworkCore, FrameworkParams
+from schedlab.schedulers.placement.policies import get_policy
 
 POLICIES = ["first_fit", "random_first_fit", "best_fit", "worst_fit"]
 

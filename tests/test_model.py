@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.cluster import Cell, MachineClass, build_cell, host_count, host_of
-from schedlab.schedulers.jobs import Job, JobKind, TaskState, transition
-from schedlab.schedulers.resources import EPS, NDIM, RESOURCES, fits, vector
+from schedlab.schedulers.model.cluster import Cell, MachineClass, build_cell, host_count, host_of
+from schedlab.schedulers.model.jobs import Job, JobKind, TaskState, transition
+from schedlab.schedulers.model.resources import EPS, NDIM, RESOURCES, fits, vector
 
 CPU = RESOURCES.index("cpu")
 MEM = RESOURCES.index("mem")

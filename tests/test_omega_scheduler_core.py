@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.schedulers.jobs import Job, JobKind
-from schedlab.schedulers.omega import ConflictMode, TxnMode
-from schedlab.schedulers.omega_scheduler import OmegaSchedulerCore, SchedulerParams
-from schedlab.schedulers.placement import first_fit
-from schedlab.schedulers.shared_state import LocalCopy, SharedCell
+from schedlab.schedulers.model.jobs import Job, JobKind
+from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
+from schedlab.schedulers.archs.omega.scheduler import OmegaSchedulerCore, SchedulerParams
+from schedlab.schedulers.placement.policies import first_fit
+from schedlab.schedulers.shared_state.cell import LocalCopy, SharedCell
 
 
 def job(job_id: int, tasks: int, cpu: float = 1.0, mem: float = 1.0) -> Job:

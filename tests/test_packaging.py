@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ("actors", "schedulers", "scripts")
-BARE_IMPORT = re.compile(r"^\s*(from|import)\s+(actors|schedulers|scripts)\b", re.M)
+BARE_IMPORT = re.compile(r"(^\s*|[\"';]\s*)(from|import)\s+(actors|schedulers|scripts)\b", re.M)
 
 
 def _pyproject() -> dict:

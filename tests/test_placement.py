@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.placement import (
+from schedlab.schedulers.placement.policies import (
     PLACEMENT_POLICIES,
     best_fit,
     first_fit,
@@ -18,7 +18,7 @@ from schedlab.schedulers.placement import (
     register_policy,
     worst_fit,
 )
-from schedlab.schedulers.resources import EPS, NDIM, RESOURCES, fits, vector
+from schedlab.schedulers.model.resources import EPS, NDIM, RESOURCES, fits, vector
 
 CPU = RESOURCES.index("cpu")
 MEM = RESOURCES.index("mem")

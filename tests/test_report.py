@@ -206,7 +206,7 @@ def test_absent_data_skips_the_plot_and_says_why(tmp_path: Path) -> None:
 
 
 def test_leader_changes_ignore_reannouncements() -> None:
-    from schedlab.actors.stats import by_event
+    from schedlab.actors.analysis.stats import by_event
     from schedlab.scripts.report import leader_changes
 
     changes = leader_changes(by_event(make_events("omega", faults=True)))

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from schedlab.actors.metrics import read_events
+from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
-from schedlab.schedulers.borg_priority import is_prod
-from schedlab.schedulers.scenario import parse_scenario
+from schedlab.schedulers.archs.borg.priority import is_prod
+from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
 
 pytestmark = pytest.mark.ray

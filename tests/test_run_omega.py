@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedlab.actors.metrics import read_events
+from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
-from schedlab.actors.summary import SUMMARY_KEYS, summarize
-from schedlab.schedulers.cluster import build_cell
-from schedlab.schedulers.scenario import parse_scenario
+from schedlab.actors.analysis.summary import SUMMARY_KEYS, summarize
+from schedlab.schedulers.model.cluster import build_cell
+from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
 
 pytestmark = pytest.mark.ray

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.actors.metrics import read_events
+from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
-from schedlab.schedulers.scenario import parse_scenario
+from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
 
 pytestmark = pytest.mark.ray
@@ -43,6 +43,6 @@ def test_leader_kill_is_a_measured_failover_and_nothing_is_lost(ray_session: Non
     assert not any(e["actor"] == "cellstate" for e in events)
     assert {e["replica"] for e in events if e["event"] == "raft_role" and e["role"] == "leader"} >= {int(fo["target"][-1])}
     # The saved run checks out the same way offline, from its files alone.
-    from schedlab.actors.saved_run import check_saved
+    from schedlab.actors.analysis.saved_run import check_saved
 
     assert check_saved(tmp_path) == summary["invariants"]

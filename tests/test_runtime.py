@@ -1,4 +1,4 @@
-"""Driver-side helpers of actors/runtime.py on the session's Ray."""
+"""Driver-side helpers of actors/ray_engine.py on the session's Ray."""
 from __future__ import annotations
 
 import os
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.ray
 def test_up_leaves_out_members_still_starting(ray_session: None, tmp_path: Path) -> None:
     import ray
 
-    from schedlab.actors import runtime
+    from schedlab.actors.engines import ray_engine
 
     gate = tmp_path / "open"
 
@@ -24,7 +24,7 @@ def test_up_leaves_out_members_still_starting(ray_session: None, tmp_path: Path)
     ref = ray.remote(num_cpus=0)(start).remote()
     live = {0: "replica-0", 1: "replica-1", 2: "replica-2"}
     starting = {1: ref}
-    assert runtime.up(live, starting) == {0: "replica-0", 2: "replica-2"} and 1 in starting
+    assert ray_engine.up(live, starting) == {0: "replica-0", 2: "replica-2"} and 1 in starting
     gate.touch()
     ray.get(ref, timeout=60)
-    assert runtime.up(live, starting) == live and starting == {}
+    assert ray_engine.up(live, starting) == live and starting == {}

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.schedulers.omega import ConflictMode, TxnMode
-from schedlab.schedulers.scenario import ScenarioError, parse_comparison, parse_scenario
-from schedlab.schedulers.scenario_limits import CLUSTER, Limits, limits_for, local_limits
+from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
+from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison, parse_scenario
+from schedlab.schedulers.scenario.limits import CLUSTER, Limits, limits_for, local_limits
 from tests.conftest import small_scenario_data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,8 +148,8 @@ def test_size_refusals_build_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     def built(*_a: object, **_k: object) -> None:
         raise AssertionError("built something before refusing")
 
-    for where, name in (("schedlab.schedulers.scenario", "roster_for"), ("schedlab.schedulers.cluster", "build_cell"),
-                        ("schedlab.schedulers.workload", "generate_jobs"), ("schedlab.schedulers.workload", "prefill")):
+    for where, name in (("schedlab.schedulers.scenario.parse", "roster_for"), ("schedlab.schedulers.model.cluster", "build_cell"),
+                        ("schedlab.schedulers.model.workload", "generate_jobs"), ("schedlab.schedulers.model.workload", "prefill")):
         monkeypatch.setattr(f"{where}.{name}", built)
     data = small_scenario_data()
     data["cell"]["machine_classes"][0]["count"] = 100_000_000

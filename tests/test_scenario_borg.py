@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab.schedulers.scenario import ScenarioError, parse_scenario
+from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
 from tests.conftest import small_scenario_data
 
 

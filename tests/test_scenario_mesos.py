@@ -6,8 +6,8 @@ from typing import Any, Callable
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from schedlab.schedulers.scenario import ScenarioError, parse_scenario
-from schedlab.schedulers.scenario_mesos import FrameworkSpec, MesosSpec
+from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
+from schedlab.schedulers.archs.mesos.spec import FrameworkSpec, MesosSpec
 from tests.conftest import small_scenario_data
 
 

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.omega import Claims, ConflictMode, TxnMode
-from schedlab.schedulers.resources import NDIM, vector
-from schedlab.schedulers.shared_state import Delta, LocalCopy, SharedCell
+from schedlab.schedulers.shared_state.commit import Claims, ConflictMode, TxnMode
+from schedlab.schedulers.model.resources import NDIM, vector
+from schedlab.schedulers.shared_state.cell import Delta, LocalCopy, SharedCell
 
 R, S = ConflictMode.RESOURCE, ConflictMode.SEQUENCE
 INC, AON = TxnMode.INCREMENTAL, TxnMode.ALL_OR_NOTHING

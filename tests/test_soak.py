@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.schedulers.scenario import parse_comparison
+from schedlab.schedulers.scenario.parse import parse_comparison
 from schedlab.scripts.soak import soak_one
 from tests.conftest import assert_invariants_hold
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from schedlab.actors.link_faults import LinkFaults
-from schedlab.actors.submitter import Submitter
+from schedlab.actors.engines.link_faults import LinkFaults
+from schedlab.actors.common.submitter import Submitter
 
 
 class Clock:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schedlab.schedulers.scenario import ScenarioError
+from schedlab.schedulers.scenario.parse import ScenarioError
 from schedlab.scripts.sweep import plan_sweep
 from schedlab.scripts.sweep_grid import aggregate, expand, flatten, median_mad, parse_sets, point_name, split_values, write_csv
 

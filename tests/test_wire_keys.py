@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.actors.wire import TASK_BITS, pack_release, task_key, unpack_release, unpack_release_keys
+from schedlab.schedulers.model.wire import TASK_BITS, pack_release, task_key, unpack_release, unpack_release_keys
 
 keys = st.lists(st.tuples(st.integers(-1, 2**40), st.integers(0, 2**TASK_BITS - 1), st.booleans()), max_size=50)
 

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.schedulers.cluster import Cell, MachineClass, build_cell
-from schedlab.schedulers.jobs import Job, JobKind
-from schedlab.schedulers.resources import EPS, NDIM, RESOURCES, vector
-from schedlab.schedulers.seeding import entity_key, rng_for, route
-from schedlab.schedulers.workload import DIST_KINDS, MAX_TASKS_PER_JOB, Dist, JobClass, Prefill, generate_jobs, prefill
+from schedlab.schedulers.model.cluster import Cell, MachineClass, build_cell
+from schedlab.schedulers.model.jobs import Job, JobKind
+from schedlab.schedulers.model.resources import EPS, NDIM, RESOURCES, vector
+from schedlab.schedulers.model.seeding import entity_key, rng_for, route
+from schedlab.schedulers.model.workload import DIST_KINDS, MAX_TASKS_PER_JOB, Dist, JobClass, Prefill, generate_jobs, prefill
 
 CPU = RESOURCES.index("cpu")
 MEM = RESOURCES.index("mem")
@@ -428,7 +428,7 @@ def test_seeding_does_not_depend_on_python_hash_salt() -> None:
     """route, entity_key and rng_for give the same answers in a fresh process
     with a different PYTHONHASHSEED (Python's hash() is salted per process)."""
     code = (
-        "from schedulers.seeding import entity_key, route, rng_for;"
+        "from schedlab.schedulers.model.seeding import entity_key, route, rng_for;"
         "print(entity_key('workload/batch'), [route(j, 7) for j in range(20)],"
         " rng_for(5, 'prefill').integers(1 << 30, size=3).tolist())"
     )

@@ -1,0 +1,230 @@
+"""The invariants a run must keep, computed from its events (and, with a
+replicated coordinator, the replicas' applied logs): pure, so they are
+checked at the end of every run and again on any saved run
+(``schedlab check OUT``).
+
+* overcommit: a launch took a machine over capacity (replayed, and as seen live by hosts);
+* double_placement: a task running on two machines at once;
+* lost_jobs: a submitted job neither scheduled, abandoned, pending nor rejected;
+* split_brain: two leaders in one term;
+* lost_commits: committed placements never launched nor re-queued, plus
+  acknowledged coordinator writes missing from a surviving replica;
+* applied_twice: a client request applied at two log indices;
+* collateral: tasks written off on machines no fault touched (actors.collateral).
+"""
+from __future__ import annotations
+
+import bisect
+import collections
+from typing import Any
+
+import numpy as np
+
+from schedlab.actors.analysis.collateral import collateral
+from schedlab.schedulers.model.cluster import Cell
+from schedlab.schedulers.faults.plan import member_index
+from schedlab.schedulers.model.resources import NDIM
+
+
+def machine_faults(ev: dict[str, list[dict]]) -> list[tuple[float, int, bool]]:
+    """(time, host, killed) for every fault that killed a machine host
+    (killed True) or restarted it as a new incarnation (False)."""
+    out = []
+    for f in ev.get("fault", []):
+        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
+            host = member_index(f["target"])
+            if f.get("kind") in ("kill", "host_lost", "node_down"):
+                out.append((f["t"], host, True))
+            elif f.get("kind") == "restart":
+                out.append((f["t"], host, False))
+    return out
+
+
+def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int = 1) -> tuple[int, int]:
+    """Replay launches and completions per machine in event-time order.
+    Returns (over-commit violations, tasks placed twice). A machine host
+    killed by a fault takes its tasks with it at that moment; a host marked
+    down by its scheduler (or cell state, or master) has its tasks written
+    off then, even if it was only slow and ran them a little longer, and
+    whatever it starts before it resets is a zombie's, not a placement."""
+    k = machines_per_actor
+    timeline: list[tuple[float, int, Any]] = []
+    for e in ev.get("tasks_launched", []):
+        timeline.extend((e["t"], 3, task) for task in e["tasks"])
+    for e in ev.get("tasks_completed", []) + ev.get("tasks_killed", []):
+        timeline.extend((e["t"], 2, task) for task in e["tasks"])
+    for e in ev.get("machines_down", []):
+        # Written off by its watcher (not a restarted host's own rejoin): the
+        # host is a zombie until it hears so and resets.
+        own = [h for h in e["hosts"] if e.get("actor") == f"machine-host-{h}"]
+        timeline.append((e["t"], 0, (list(e["hosts"]), [h for h in e["hosts"] if h not in own])))
+    for e in ev.get("host_reset", []):
+        timeline.append((e["t"], 1, int(e["host"])))
+    for t, host, killed in machine_faults(ev):
+        timeline.append((t, 0, ([host], [])) if killed else (t, 1, host))  # restarted: a new incarnation
+    # Write-offs, then resets, then completions, then launches at equal times:
+    # a slot freed and reused in one flush is fine.
+    timeline.sort(key=lambda x: (x[0], x[1]))
+    used = np.zeros_like(cell.capacity)
+    running: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
+    zombie: set[int] = set()
+    over = double = 0
+    for _t, kind, item in timeline:
+        if kind == 0:  # hosts gone: everything on their machines ends
+            hosts, written_off = set(item[0]), item[1]
+            zombie.update(written_off)
+            for key in [key for key, (m, _) in running.items() if m // k in hosts]:
+                m, req = running.pop(key)
+                used[m] -= req
+            continue
+        if kind == 1:
+            zombie.discard(item)
+            continue
+        key = (int(item[0]), int(item[1]))
+        machine = int(item[2])
+        if machine // k in zombie:
+            # A host written off while stalled (paused, cut off) can still act
+            # on a reply it received before: what it starts then is killed when
+            # it learns it was written off (Borg's Borglet does the same). Its
+            # resources were already given back, so it is not a placement.
+            continue
+        if kind == 3:
+            req = np.asarray(item[3 : 3 + NDIM], dtype=np.float64)
+            if key in running:
+                double += 1
+                continue
+            running[key] = (machine, req)
+            used[machine] += req
+            if np.any(used[machine] > cell.capacity[machine] + 1e-6):
+                over += 1
+        elif key in running and running[key][0] == machine:  # not a written-off copy ending late
+            _, req = running.pop(key)
+            used[machine] -= req
+    over += len(ev.get("overcommit", []))
+    double += len(ev.get("double_launch", []))
+    return over, double
+
+
+def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None) -> dict[str, int]:
+    """Every write a client saw acknowledged must be in the applied log of
+    every surviving replica, once; at most one leader per term."""
+    leaders: dict[int, set[int]] = collections.defaultdict(set)
+    for e in ev.get("raft_role", []):
+        if e["role"] == "leader":
+            leaders[e["term"]].add(e["replica"])
+    split = sum(1 for s in leaders.values() if len(s) > 1)
+    if not applied:
+        return {"split_brain": split, "lost_acked": 0, "applied_twice": 0}
+    acked = {(e["client"], e["request_id"]) for e in ev.get("coord_ack", [])}
+    lost: set[tuple[str, int]] = set()
+    twice = 0
+    index_of: dict[tuple[str, int], int] = {}  # where any replica applied a request
+    per_replica = []
+    for records in applied.values():
+        at: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
+        snap = 0
+        for index, _term, client, rid, flag in records:
+            if flag == "snapshot":
+                snap = max(snap, index)
+            elif client is not None and not flag:
+                at[(client, rid)].add(index)
+                index_of.setdefault((client, rid), index)
+        twice += sum(1 for v in at.values() if len(v) > 1)
+        per_replica.append((at, snap))
+    for at, snap in per_replica:
+        # A request this replica never applied itself is still held if a
+        # snapshot it took or installed covers the index it was applied at.
+        missing = {k for k in acked - set(at) if not (k in index_of and index_of[k] <= snap)}
+        lost |= missing
+    return {"split_brain": split, "lost_acked": len(lost), "applied_twice": twice}
+
+
+def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
+    """Committed claims that reached no machine: each (job, task, machine)
+    commit must be followed by its launch there, by its loss (re-queued with
+    a failed machine, or in Borg's replicated write-off record), or by the
+    death of the host it was meant for (whose last events may have died with
+    it); or the host was already dead when it committed (nobody knew yet).
+    A txn's attempt began at ``t - span``: its ``t`` is the instant the span
+    ended (actors.events.span_stamp), not when the line was stamped."""
+    launched: dict[tuple[int, int, int], list[float]] = collections.defaultdict(list)
+    for e in ev.get("tasks_launched", []):
+        for task in e["tasks"]:
+            launched[(int(task[0]), int(task[1]), int(task[2]))].append(e["t"])
+    lost: dict[tuple[int, int], list[float]] = collections.defaultdict(list)
+    for e in ev.get("tasks_lost", []):
+        for j, t in e["tasks"]:
+            lost[(int(j), int(t))].append(e["t"])
+    # Borg's replicated record of placements taken back (a machine written
+    # off, a preemption before launch): it survives the leader that wrote
+    # them off dying before its events were shipped.
+    for e in ev.get("borg_written_off_final", []):
+        for j, t, _m, at in e["tasks"]:
+            lost[(int(j), int(t))].append(float(at))
+    host_gone: dict[int, list[float]] = collections.defaultdict(list)
+    for e in ev.get("machines_down", []):
+        for h in e["hosts"]:
+            host_gone[int(h)].append(e["t"])
+    history: dict[int, list[tuple[float, bool]]] = collections.defaultdict(list)  # host -> [(t, killed)]
+    for t, host, killed in sorted(machine_faults(ev)):
+        history[host].append((t, killed))
+        if killed:
+            host_gone[host].append(t)
+
+    def dead_at(host: int, t: float) -> bool:
+        """Killed before ``t`` and not restarted since: a commit to it then
+        cannot launch, and stays queued for it until its watcher writes it
+        off (which a run may end before). Only a kill counts: a host merely
+        written off (paused, cut off) may still be alive and pull it."""
+        past = history.get(host, [])
+        i = bisect.bisect_right(past, (t, True))
+        return i > 0 and past[i - 1][1]
+
+    missing = 0
+    for e in ev.get("txn", []):
+        for task, machine in e["placed"]:
+            key = (int(e["job_id"]), int(task))
+            # The commit applied somewhere in the attempt, before its reply was
+            # logged: a launch, loss or host failure since the attempt began counts.
+            since = e["t"] - e.get("span", 0.0)
+            if any(x >= since for x in launched.get((*key, int(machine)), ())) or any(x >= since for x in lost.get(key, ())) \
+                    or any(x >= since for x in host_gone.get(int(machine) // k, ())) or dead_at(int(machine) // k, e["t"]):
+                continue
+            missing += 1
+    return missing
+
+
+def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, applied: dict[int, list] | None) -> dict[str, int]:
+    submitted = {e["job_id"] for e in ev.get("job_submitted", [])}
+    accounted = ({e["job_id"] for e in ev.get("job_scheduled", [])} | {e["job_id"] for e in ev.get("job_abandoned", [])}
+                 | {e["job_id"] for e in ev.get("job_pending", [])} | {e["job_id"] for e in ev.get("job_rejected", [])}
+                 | {j for e in ev.get("borg_jobs_final", []) for j in e["scheduled"]})
+    overcommit, double = check_machines(ev, cell, machines_per_actor)
+    coord = check_coordinator(ev, applied)
+    txns = ev.get("txn", [])
+    if txns and all("placed" in e for e in txns):  # every commit followed to its end (Mesos runs saved before its txns said where: the count below)
+        unlaunched = untraced_commits(ev, machines_per_actor)
+    else:
+        unlaunched = None
+    committed = sum(e["committed"] for e in txns)
+    launched = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if not e.get("prefill"))
+    # Launches reported lost and re-queued (a Mesos master failover or
+    # revocation, a Borg machine failure or preemption before launch) were
+    # not silently dropped.
+    requeued = sum(len(e["tasks"]) for e in ev.get("tasks_lost", []))
+    # Borg: a launch a dead host made but could not log is known only from
+    # the machine-down record.
+    for down in ev.get("machines_down", []):
+        hosts = {f"machine-host-{h}" for h in down["hosts"]}
+        logged = {(int(t[0]), int(t[1])) for e in ev.get("tasks_launched", [])
+                  if e.get("actor") in hosts and e["t"] <= down["t"] for t in e["tasks"]}
+        requeued += sum(1 for j, t in down.get("lost", []) if j >= 0 and (j, t) not in logged)
+    return {
+        "overcommit": overcommit,
+        "double_placement": double,
+        "lost_jobs": len(submitted - accounted),
+        "split_brain": coord["split_brain"],
+        "lost_commits": (max(0, committed - launched - requeued) if unlaunched is None else unlaunched) + coord["lost_acked"],
+        "applied_twice": coord["applied_twice"],
+        "collateral": collateral(ev, machines_per_actor),
+    }

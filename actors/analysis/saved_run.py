@@ -1,0 +1,70 @@
+"""Reading a finished run back from its OUT directory.
+
+A run writes ``run.json`` (what the events alone do not say: the cell's
+capacities, machines per host actor), ``events.jsonl`` and, with a
+replicated coordinator, each replica's applied log under ``coordinator/``.
+``check_saved`` recomputes the invariants from those files alone.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from schedlab.actors.analysis.invariants import invariants
+from schedlab.actors.common.metrics import read_events
+from schedlab.actors.coordinator.raft_disk import read_applied
+from schedlab.actors.analysis.stats import by_event
+from schedlab.schedulers.model.cluster import Cell
+from schedlab.schedulers.faults.plan import member_index
+from schedlab.schedulers.scenario.toml_table import ScenarioError, read_text
+
+
+class NotARun(ValueError):
+    """The directory is not a finished schedlab run; str() is one line."""
+
+
+def write_run_info(out: Path, info: dict, cell: Cell) -> None:
+    data = dict(info, capacity=cell.capacity.tolist(), rack=cell.rack.tolist())
+    (out / "run.json").write_text(json.dumps(data) + "\n")
+
+
+def _surviving(ev: dict[str, list[dict]], replicas: int) -> set[int]:
+    """Replicas alive at the end: the online check reads only those."""
+    alive = set(range(replicas))
+    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+        target = str(f.get("target") or "")
+        if not target.startswith("coordinator-"):
+            continue
+        i = member_index(target)
+        if f["kind"] == "restart":
+            alive.add(i)
+        else:
+            alive.discard(i)
+    return alive
+
+
+def check_saved(out: str | Path) -> dict[str, int]:
+    """The invariants recomputed from ``out``'s files; NotARun (one line) when
+    they are missing or cannot be read, never a traceback."""
+    d = Path(out)
+    if not (d / "run.json").is_file() or not (d / "events.jsonl").is_file():
+        raise NotARun(f"{d}: not a schedlab run directory (no run.json and events.jsonl)")
+    try:
+        info = json.loads(read_text(d / "run.json", "run.json"))
+        cap = np.asarray(info["capacity"], dtype=np.float64)
+        cell = Cell(capacity=cap, rack=np.asarray(info.get("rack", [0] * len(cap))), machine_class=np.zeros(len(cap), dtype=np.int64), classes=())
+    except ScenarioError as e:
+        raise NotARun(str(e)) from None
+    except (ValueError, KeyError, TypeError) as e:  # JSONDecodeError is a ValueError
+        raise NotARun(f"{d / 'run.json'}: not a run.json ({type(e).__name__}: {e})") from None
+    try:
+        ev = by_event(read_events(d / "events.jsonl"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise NotARun(f"{d / 'events.jsonl'}: not UTF-8 JSON lines ({type(e).__name__}: {str(e)[:200]})") from None
+    applied = None
+    replicas = int(info.get("replicas", 1))
+    if replicas > 1 and (d / "coordinator").is_dir():
+        applied = {i: read_applied(d / "coordinator" / f"coordinator-{i}") for i in sorted(_surviving(ev, replicas))}
+    return invariants(ev, cell, int(info.get("machines_per_actor", 1)), applied)

@@ -1,0 +1,195 @@
+"""Turn a run's events into summary.json: pure, so any saved run can be
+re-summarised and tests can recompute every number from events.jsonl."""
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import numpy as np
+
+from schedlab.actors.analysis.invariants import invariants
+from schedlab.actors.analysis.stats import by_event, percentiles
+from schedlab.actors.archs.borg.summary import borg_section
+from schedlab.actors.archs.mesos.summary import master_failovers, mesos_section
+from schedlab.schedulers.model.cluster import Cell
+from schedlab.schedulers.faults.plan import member_index
+from schedlab.schedulers.model.resources import EPS
+
+SUMMARY_KEYS = (
+    "scenario", "architecture", "seed", "time_scale", "emulated_seconds", "wall_seconds",
+    "cell", "jobs", "wait_time_s", "schedulers", "utilization", "substrate",
+    "failovers", "faults", "invariants",
+)
+
+
+def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
+    """One record per leader kill: when it died, when the driver saw a new
+    leader, and when a client's write next succeeded (the blackout users
+    feel). Any acknowledged write counts (hosts write every batch interval,
+    so the blackout is not stretched by a scheduler that had nothing to
+    commit); ``first_txn_at_s`` is the first Omega transaction after it and
+    ``first_placement_at_s`` the first decision that placed a task (any
+    scheduler: a Borgmaster's own writes are not client acks)."""
+    # (t, the replica that answered / the actor that placed). ray.kill is
+    # asynchronous: the killed leader may still answer for a few wall ms
+    # after the fault is logged, and that answer ends no blackout.
+    commits = sorted((e["t"], e.get("replica")) for e in ev.get("coord_ack", []))
+    placements = sorted((e["t"], e["actor"]) for e in ev.get("txn", []) if e["committed"] > 0)
+    txns = sorted((e["t"], e.get("replica")) for e in ev.get("coord_ack", []) if e["kind"] == "commit")
+    elected = sorted(ev.get("failover", []), key=lambda e: e["t"])
+    out = []
+    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+        if not f.get("was_leader") or f.get("role") == "master":
+            continue
+        killed, victim = f["t"], f["target"]
+        index = member_index(victim)
+        new = next((e for e in elected if e["t"] >= killed and e["old_leader"] == victim), None)
+        first = next((t for t, r in commits if t > killed and r != index), None)
+        first_txn = next((t for t, r in txns if t > killed and r != index), None)
+        placed = next((t for t, a in placements if t > killed and a != victim), None)
+        rec = {
+            "role": "coordinator", "target": f["target"], "killed_at_s": round(killed, 3),
+            "elected_at_s": round(new["t"], 3) if new else None,
+            "new_leader": new["new_leader"] if new else None,
+            "first_commit_at_s": round(first, 3) if first is not None else None,
+            "first_txn_at_s": round(first_txn, 3) if first_txn is not None else None,
+            "first_placement_at_s": round(placed, 3) if placed is not None else None,
+            "downtime_emulated_s": round(first - killed, 3) if first is not None else None,
+            "downtime_wall_s": round((first - killed) / scale, 4) if first is not None else None,
+            "election_wall_s": round((new["t"] - killed) / scale, 4) if new else None,
+        }
+        out.append(rec)
+    return out
+
+
+_FAULT_DETAIL = ("role", "source", "duration_s", "delay_s", "peer", "restart_after_s", "was_leader", "node", "skipped")
+
+
+def fault_record(f: dict) -> dict:
+    """One summary ``faults`` entry: when, what, whom, and the details that apply."""
+    out = {"at_s": round(f["t"], 3), "kind": f["kind"], "target": f.get("target")}
+    out.update((k, f[k]) for k in _FAULT_DETAIL if f.get(k) is not None)
+    return out
+
+
+def first_attempts(ev: dict[str, list[dict]]) -> dict[int, float]:
+    """job -> when it was first tried. The earliest: a new Borgmaster leader
+    re-announces a job whose first attempt died with its predecessor."""
+    first: dict[int, float] = {}
+    for e in ev.get("job_attempt", []):
+        if e.get("first"):
+            first[e["job_id"]] = min(e["t"], first.get(e["job_id"], e["t"]))
+    return first
+
+
+def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
+    """``info`` carries what events do not: scenario name, architecture, seed,
+    time_scale, emulated_seconds, wall_seconds, machines_per_actor, substrate,
+    warnings, scheduler names, think-time floor."""
+    ev = by_event(events)
+    duration = float(info["emulated_seconds"])
+    submitted = {e["job_id"]: e for e in ev.get("job_submitted", [])}
+    # A job is scheduled when first fully placed: tasks lost with a machine
+    # and placed again schedule it again, and a restarted scheduler re-reports
+    # jobs it found already placed; the earliest original event wins.
+    scheduled = {e["job_id"]: e for e in sorted(ev.get("job_scheduled", []), key=lambda e: (not e.get("recovered", False), -e["t"]))
+                 if e["job_id"] in submitted}
+    # Borg: the final leader's replicated record covers jobs whose
+    # job_scheduled event died with a killed leader (no time: not in wait times).
+    final_placed = {j for e in ev.get("borg_jobs_final", []) for j in e["scheduled"] if j in submitted}
+    abandoned = {e["job_id"] for e in ev.get("job_abandoned", []) if e["job_id"] in submitted}
+    pending = {e["job_id"] for e in ev.get("job_pending", [])} - set(scheduled) - final_placed - abandoned
+    rejected = {e["job_id"] for e in ev.get("job_rejected", [])}  # Borg: over quota at admission
+
+    done_tasks: collections.Counter[int] = collections.Counter()
+    for e in ev.get("tasks_completed", []):
+        for task in e["tasks"]:
+            done_tasks[int(task[0])] += 1
+    completed = sum(1 for j, e in submitted.items() if e["kind"] == "batch" and done_tasks[j] >= e["tasks"])
+
+    first = first_attempts(ev)
+    wait_first = [first[j] - submitted[j]["t"] for j in submitted if j in first]
+    wait_full = [e["t"] - submitted[j]["t"] for j, e in scheduled.items()]
+    by_class: dict[str, dict] = {}
+    for cls in sorted({e["job_class"] for e in submitted.values()}):
+        ids = [j for j, e in submitted.items() if e["job_class"] == cls]
+        by_class[cls] = {
+            "first_attempt": percentiles(first[j] - submitted[j]["t"] for j in ids if j in first),
+            "fully_scheduled": percentiles(scheduled[j]["t"] - submitted[j]["t"] for j in ids if j in scheduled),
+        }
+
+    txns: dict[str, list[dict]] = collections.defaultdict(list)
+    for e in ev.get("txn", []):
+        txns[e["scheduler"]].append(e)
+    schedulers = []
+    for name in info.get("scheduler_names", sorted(txns)):
+        ts = txns.get(name, [])
+        ok = sum(1 for t in ts if t["committed"] > 0)
+        bad = sum(1 for t in ts if t["conflicted"] > 0)
+        schedulers.append({
+            "name": name,
+            "busyness": round(sum(t["think"] for t in ts) / duration, 6),
+            # Busyness counts think time only (the Omega paper's definition);
+            # occupancy adds the sync and commit round trips the substrate costs.
+            "occupancy": round(sum(t.get("span", t["think"]) for t in ts) / duration, 6),
+            # Conflicts per successful transaction: undefined (None) when
+            # every transaction conflicted, not 0.
+            "conflict_fraction": round(bad / ok, 6) if ok else (None if bad else 0.0),
+            "transactions": {"committed": ok, "conflicted": bad},
+            "claims": {"committed": sum(t["committed"] for t in ts), "conflicted": sum(t["conflicted"] for t in ts)},
+            "attempts": len(ts),
+            "commit_rtt_wall_ms_p50": percentiles(t["rtt_ms"] for t in ts if t["claims"])["p50"],
+        })
+
+    samples = [e for e in ev.get("cell_sample", []) if 0 <= e["t"] <= duration + EPS]
+    checks = invariants(ev, cell, int(info.get("machines_per_actor") or 1), applied)
+    coord_failovers = failovers(ev, float(info["time_scale"]))
+    prefill_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if e.get("prefill"))
+
+    return {
+        "scenario": info["scenario"],
+        "architecture": info["architecture"],
+        "seed": info["seed"],
+        "time_scale": info["time_scale"],
+        "emulated_seconds": duration,
+        "wall_seconds": round(float(info["wall_seconds"]), 3),
+        "cell": {"machines": cell.size, "machines_per_actor": info["machines_per_actor"], "host_actors": info.get("host_actors")},
+        "jobs": {
+            "submitted": len(submitted),
+            "scheduled": len(set(scheduled) | final_placed),
+            "completed": completed,
+            "abandoned": len(abandoned),
+            "pending": len(pending),
+            "rejected": len(rejected),
+            "failed": 0,
+            "prefill_tasks": prefill_tasks,
+        },
+        "wait_time_s": {"first_attempt": percentiles(wait_first), "fully_scheduled": percentiles(wait_full), "by_class": by_class},
+        "schedulers": schedulers,
+        "utilization": {
+            "cpu_mean": round(float(np.mean([s["cpu"] for s in samples])), 6) if samples else None,
+            "mem_mean": round(float(np.mean([s["mem"] for s in samples])), 6) if samples else None,
+            "samples": len(samples),
+        },
+        "substrate": info["substrate"],
+        "failovers": coord_failovers + master_failovers(
+            ev, int(info.get("host_actors") or 0), info.get("frameworks", []), float(info["time_scale"])),
+        "faults": [fault_record(f) for f in sorted(ev.get("fault", []), key=lambda e: e["t"])],
+        "invariants": checks,
+        "coordinator": {
+            "replicas": info.get("replicas", 1),
+            "acknowledged_writes": len(ev.get("coord_ack", [])),
+            "leader_terms": len({e["term"] for e in ev.get("raft_role", []) if e["role"] == "leader"}),
+        },
+        **({"mesos": mesos_section(ev, info.get("frameworks", []), duration)} if info["architecture"] == "mesos" else {}),
+        **({"borg": borg_section(ev, coord_failovers, float(info["time_scale"]))} if info["architecture"] == "borg" else {}),
+        # Multi-node clusters: which node each machine host ran on.
+        "placement": info.get("placement"),
+        "warnings": info.get("warnings", []),
+        "events": len(events),
+    }
+
+
+def violations(summary: dict) -> dict[str, int]:
+    return {k: v for k, v in summary["invariants"].items() if v}
+

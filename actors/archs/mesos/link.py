@@ -1,0 +1,123 @@
+"""How agents (machine hosts) and frameworks reach the leading Mesos master.
+
+A picklable recipe, bound inside the actor that uses it. It finds the
+leader (the only master, or the lease holder in the coordinator group, as
+Mesos agents learn it from ZooKeeper), registers through the owner's
+``register`` coroutine, and forgets the master on any failed call, so the
+next call finds the leader again and re-registers. Every successful
+(re-)registration is a ``registered`` event: the summary times a master
+failover from the kill to the last of them.
+"""
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from schedlab.actors.engines import ray_engine
+from schedlab.actors.coordinator.replica import replica_name
+from schedlab.actors.coordinator.client import CoordinatorClient
+from schedlab.actors.common.events import EventLog
+from schedlab.schedulers.model.wire import unpack_release_keys
+
+Register = Callable[[Any], Awaitable[dict]]
+
+
+def master_name(i: int) -> str:
+    return f"master-{i}"
+
+
+class MasterLink:
+    def __init__(self, namespace: str, masters: int, replicas: int) -> None:
+        self.namespace = namespace
+        self.masters = masters
+        self.replicas = replicas
+
+    def bind(self, rt: Any, owner: str, log: EventLog, role: str, register: Register) -> None:
+        self.rt = rt
+        self.owner = owner
+        self.log = log
+        self.role = role
+        self.register = register
+        self.handle: Any = None
+        self.master: str | None = None
+        self.epoch: int | None = None
+        self.coord = (CoordinatorClient(owner, self.replicas, lambda i: ray_engine.lookup(replica_name(i), self.namespace), rt.call)
+                      if self.masters > 1 else None)
+
+    async def leader(self) -> str | None:
+        if self.coord is None:
+            return master_name(0)
+        try:
+            holder, _epoch, expires = await self.coord.query(("leader",), deadline=1.0)
+        except Exception:  # the coordinator group is between leaders
+            return None
+        return holder if holder is not None and self.rt.now() < expires else None
+
+    async def connected(self) -> bool:
+        """Make sure we are registered with the current leader."""
+        if self.handle is not None:
+            return True
+        name = await self.leader()
+        handle = ray_engine.lookup(name, self.namespace) if name else None
+        if handle is None:
+            return False
+        try:
+            reply = await self.register(handle)
+        except Exception:  # the master died while we registered
+            return False
+        if not reply.get("ok"):
+            return False
+        self.handle, self.master, self.epoch = handle, name, reply["epoch"]
+        self.log.emit("registered", role=self.role, who=self.owner, master=name, epoch=self.epoch)
+        return True
+
+    def lost(self) -> None:
+        self.handle = None
+
+    async def call(self, method: str, *args: Any) -> dict | None:
+        """Call the leader; None (and forget it) if it failed or is not the leader."""
+        if not await self.connected():
+            return None
+        try:
+            reply = await self.rt.call(self.handle, method, self.owner, self.epoch, *args)
+        except Exception:
+            reply = None
+        if not reply or not reply.get("ok"):
+            self.lost()
+            return None
+        return reply
+
+
+class AgentEndpoint:
+    """The machine host's side: the same ``exchange`` the Omega cell endpoints
+    offer, so ``MachineHost`` runs unchanged on Mesos."""
+
+    def __init__(self, link: MasterLink) -> None:
+        self.link = link
+
+    def bind(self, rt: Any, owner: str, log: EventLog, report: Callable[[], dict] | None = None,
+             reset: Callable[[], None] | None = None) -> None:
+        assert report is not None and reset is not None
+        self.report = report
+        self.reset = reset
+        self.link.bind(rt, owner, log, "agent", self._register)
+
+    async def _register(self, handle: Any) -> dict:
+        r = self.report()
+        reply = await self.link.rt.call(handle, "register_agent", self.link.owner, r["host"], r["tasks"], r["finished"])
+        if reply.get("reset"):
+            self.reset()  # the master gave up on us while we were away
+        return reply
+
+    async def rejoin(self, host_id: int) -> list:
+        """Nothing to do here: registering tells the master what this agent
+        runs (nothing), and the master reports the rest lost."""
+        return [[], []]
+
+    async def exchange(self, host_id: int, finished: bytes) -> Any:
+        keys = unpack_release_keys(finished) if finished else []
+        reply = await self.link.call("exchange", host_id, keys)
+        if reply is None:
+            # Keep the returns for the next poll (raising makes the host do so).
+            raise ConnectionError("no leading master")
+        return reply["launch"], reply["kill"]
+

@@ -1,0 +1,40 @@
+"""Driver-side handle on the Mesos masters: spawn, find the leader, kill,
+restart (a restarted master comes back as a standby with empty state)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from schedlab.actors.engines import ray_engine
+from schedlab.actors.archs.mesos.link import master_name
+from schedlab.actors.archs.mesos.master import MasterConfig, MesosMaster
+from schedlab.actors.coordinator.replica_set import ReplicaSet
+
+
+class MasterSet(ReplicaSet):
+    def __init__(self, cfg: MasterConfig, rt: Any, metrics: Any, flush: float, on_spawn: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.rt = rt
+        self.metrics = metrics
+        self.flush = flush
+        self.on_spawn = on_spawn
+
+    def spawn(self, i: int) -> Any:
+        h = ray_engine.spawn(MesosMaster, master_name(i), self.cfg.namespace, self.rt, i, self.cfg, self.metrics, self.flush)
+        self.on_spawn(h)
+        self.live[i] = h
+        return h
+
+    def spawn_all(self) -> list[Any]:
+        return [self.spawn(i) for i in range(self.cfg.masters)]
+
+    def leader(self) -> dict | None:
+        """The live master that leads with the highest epoch, if any. One
+        still starting is not asked: it comes back as a standby."""
+        got = ray_engine.outcomes([ray_engine.call(h, "status") for h in self.up().values()], timeout=2.0)
+        leading = [st for st in got if isinstance(st, dict) and st["leading"]]  # a master dying as we ask is not
+        return max(leading, key=lambda st: st["epoch"], default=None)
+
+    def restart(self, i: int) -> None:
+        self.kill(i)
+        self.starting[i] = ray_engine.call(self.spawn(i), "start", self.epoch)

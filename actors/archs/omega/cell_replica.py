@@ -1,0 +1,57 @@
+"""A coordinator replica holding Omega's cell state, whose leader also
+watches the machine hosts (they poll the leader) and marks silent ones down
+through the log, so every replica writes off the same tasks."""
+from __future__ import annotations
+
+from typing import Any
+
+from schedlab.actors.coordinator.replica import CoordinatorReplica
+from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, host_of_command, judge, report_down, watch_for
+
+
+class CellReplica(CoordinatorReplica):
+    def __init__(self, *args: Any) -> None:
+        """The base replica's arguments, then the number of machine hosts and
+        the scenario's ``LivenessSpec``."""
+        *base, hosts, liveness = args
+        super().__init__(*base)
+        scale = self.rt.clock.scale  # type: ignore[attr-defined]
+        self.watch = watch_for(int(hosts), HOST_TIMEOUT_WALL_S * scale, liveness, scale)
+        self.led_term = -1
+        self.rid = 0
+
+    async def on_start(self) -> None:
+        await super().on_start()
+        self.spawn_loop(self._watch_loop())
+
+    async def propose(self, client_id: str, request_id: int, command: Any) -> tuple:
+        self._heard(command)
+        return await super().propose(client_id, request_id, command)
+
+    async def query(self, command: Any) -> tuple:
+        self._heard(command)
+        return await super().query(command)
+
+    def _heard(self, command: Any) -> None:
+        host = host_of_command(command)
+        if host is not None:
+            self.watch.heard(host, self.rt.now())
+
+    async def _watch_loop(self) -> None:
+        while await self.nap(self.watch.timeout / 4):
+            if not (self.running and self.node.is_leader):
+                continue
+            now = self.rt.now()
+            if self.led_term != self.node.term:
+                # A new leader has heard from nobody yet: a full grace period
+                # each, from when a host stuck on the old leader could reach us.
+                self.led_term = self.node.term
+                self.watch.grace(now, give_up=True)
+                continue
+            silent = judge(self.watch, self.log, now, self.node.sm.inner.down)
+            if not silent:
+                continue
+            self.rid += 1
+            ok, result, _err, _hint = await super().propose(f"{self.name}-t{self.led_term}-watch", self.rid, ("down", silent, now))
+            if ok:
+                report_down(self.log, silent, *result, by=self.name, watch=self.watch)

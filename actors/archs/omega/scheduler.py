@@ -1,0 +1,230 @@
+"""An Omega scheduler actor: a thin shell over ``OmegaSchedulerCore``.
+
+Per attempt: sync the local copy by delta, think for t_job + t_task x tasks
+(really waiting, so other schedulers commit meanwhile), place on the local
+copy, send one transaction. The cell state hands committed tasks to the
+machine hosts when they next poll; the scheduler never talks to hosts.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import numpy as np
+
+from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.events import span_stamp
+from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.schedulers.model.wire import pack_claims, pack_tasks, unpack_delta
+from schedlab.schedulers.model.jobs import Job
+from schedlab.schedulers.archs.omega.scheduler import JobProgress, OmegaSchedulerCore, SchedulerParams
+from schedlab.schedulers.model.seeding import rng_for
+from schedlab.schedulers.shared_state.cell import LocalCopy
+
+
+class OmegaScheduler(ActorShell):
+    LOST_POLL_WALL_S = 0.25
+
+    def __init__(
+        self,
+        rt: Runtime,
+        name: str,
+        params: SchedulerParams,
+        seed: int,
+        cell: Any,
+        metrics: Any,
+        flush_interval: float,
+    ) -> None:
+        super().__init__(rt, name, metrics, flush_interval)
+        self.params = params
+        self.seed = seed
+        self.cell = cell  # an actors.cell_endpoint endpoint: one actor or a Raft group
+        self.core: OmegaSchedulerCore | None = None
+        self.current: JobProgress | None = None
+        self.wakeup = asyncio.Event()
+        self.think_s = 0.0
+        self.refreshed_at = 0.0  # perf_counter() of the request that last refreshed the copy
+        self.rtt_s = 0.002
+        self._early: list[Job] = []
+        self._early_recover: list[dict] | None = None
+        self.jobs: dict[int, Job] = {}  # every job routed here: lost tasks are found by job
+        self.lost_cursor = 0
+
+    async def on_start(self) -> None:
+        self.cell.bind(self.rt, self.name, self.log)
+        snap = unpack_delta(await self.cell.snapshot())
+        self.core = OmegaSchedulerCore(self.params, LocalCopy(snap), rng_for(self.seed, self.name))
+        self.log.emit("scheduler_start", seed=self.seed, policy=getattr(self.params.policy, "__name__", "?"))
+        if self._early:
+            self.core.submit(self._early)
+            self._early = []
+        if self._early_recover is not None:
+            await self._recover(self._early_recover)
+            self._early_recover = None
+        self.spawn_loop(self._loop())
+        self.spawn_loop(self._lost_loop())
+
+    async def submit(self, jobs: list[dict]) -> None:
+        # A job we already have (recovered, or sent twice around a restart)
+        # is not queued again: it may be placed, running or finished already.
+        parsed = [j for j in map(Job.from_wire, jobs) if j.job_id not in self.jobs]
+        self.jobs.update((j.job_id, j) for j in parsed)
+        if self.core is None:
+            self._early.extend(parsed)
+        else:
+            self.core.submit(parsed)
+        self.wakeup.set()
+
+    async def recover(self, jobs: list[dict]) -> None:
+        """A restarted scheduler's queue, from every job routed to its
+        predecessor (the submitter keeps them): what the cell state holds as
+        placed stays placed; the rest is queued again."""
+        if self.core is None:
+            self._early_recover = (self._early_recover or []) + jobs
+            return
+        await self._recover(jobs)
+
+    async def _recover(self, wire_jobs: list[dict]) -> None:
+        assert self.core is not None
+        jobs = [j for j in map(Job.from_wire, wire_jobs) if j.job_id not in self.jobs]  # not resubmitted meanwhile
+        self.jobs.update((j.job_id, j) for j in jobs)
+        cursor, placed = await self.cell.recover([j.job_id for j in jobs])
+        self.lost_cursor = max(self.lost_cursor, int(cursor))
+        queued = done = 0
+        for job in jobs:
+            have = placed.get(job.job_id, [])
+            pending = np.setdiff1d(np.arange(job.tasks), np.asarray(have, dtype=np.int64))
+            if pending.size == 0:
+                # Its job_scheduled event may have died with the old incarnation.
+                self.log.emit("job_scheduled", job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+                done += 1
+            elif len(have):
+                self.core.resume(job, pending)
+                queued += 1
+            else:
+                self.core.submit([job])
+                queued += 1
+        self.log.emit("scheduler_recovered", jobs=len(jobs), already_placed=done, queued=queued)
+        self.wakeup.set()
+
+    async def _lost_loop(self) -> None:
+        """Tasks written off with a failed machine are placed again by the
+        scheduler that owns their job."""
+        while await self.nap_wall(self.LOST_POLL_WALL_S):
+            try:
+                cursor, lost = await self.cell.lost(self.lost_cursor)
+            except Exception:  # the cell state is between leaders: next time
+                continue
+            self.lost_cursor = int(cursor)
+            mine: dict[int, list[int]] = {}
+            for job_id, task in lost:
+                if job_id in self.jobs:
+                    mine.setdefault(int(job_id), []).append(int(task))
+            for job_id, tasks in mine.items():
+                assert self.core is not None
+                self.core.resume(self.jobs[job_id], np.asarray(sorted(tasks)))
+            if mine:
+                self.log.emit("tasks_requeued", scheduler=self.name, tasks=sum(map(len, mine.values())), jobs=len(mine))
+                self.wakeup.set()
+
+    async def _wait_for_work(self) -> None:
+        assert self.core is not None
+        due = self.core.next_due()
+        self.wakeup.clear()
+        timeout = None if due is None else max(0.0, self.rt.clock.wall(due - self.rt.now()))  # type: ignore[attr-defined]
+        try:
+            await asyncio.wait_for(self.wakeup.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    async def _loop(self) -> None:
+        core = self.core
+        assert core is not None
+        while self.running:
+            jp = core.next_job(self.rt.now())
+            if jp is None:
+                await self._wait_for_work()
+                continue
+            self.current = jp
+            await self._attempt(core, jp)
+            self.current = None
+
+    async def _attempt(self, core: OmegaSchedulerCore, jp: JobProgress) -> None:
+        started = self.rt.now()
+        first = core.begin_attempt(jp, started)
+        if first:
+            # Later attempts are visible in their txn events (attempt number).
+            self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts, first=True, scheduler=self.name)
+        if time.perf_counter() - self.refreshed_at > self.rtt_s:
+            # A copy refreshed less than one round trip ago is as fresh as a
+            # sync could make it; skipping the sync then saves a round trip
+            # per attempt for a busy scheduler without making it see less.
+            w0 = time.perf_counter()
+            core.local.apply(unpack_delta(await self.cell.sync(core.local.version)))
+            self._refreshed(w0)
+
+        think = core.think_time(jp)
+        t0 = self.rt.now()
+        if not await self.nap(think):
+            core.queue.appendleft(jp)  # stopping: back in the queue, reported pending
+            return
+        spent = self.rt.now() - t0
+        self.think_s += spent
+
+        plan = core.plan(jp)
+        rtt_ms = 0.0
+        if len(plan.claims):
+            w0 = time.perf_counter()
+            job = jp.job
+            meta = pack_tasks(plan.tasks, np.asarray(job.durations, dtype=np.float64)[plan.tasks])
+            try:
+                mask, delta = await self.cell.commit(self.name, pack_claims(plan.claims), core.local.version, job.job_id, meta, self.rt.now())
+            except Exception as e:  # the cell state is gone (a dead actor); the job retries
+                self.log.emit("commit_failed", job_id=job.job_id, error=f"{type(e).__name__}: {e}")
+                accepted = np.zeros(len(plan.claims), dtype=bool)
+            else:
+                accepted = np.frombuffer(mask, dtype=bool)
+                core.local.apply(unpack_delta(delta))
+                self._refreshed(w0)
+            rtt_ms = (time.perf_counter() - w0) * 1e3
+        else:
+            accepted = np.zeros(0, dtype=bool)
+        now = self.rt.now()
+        outcome = core.settle(jp, plan, accepted, now)
+        self.log.emit(
+            "txn",
+            scheduler=self.name,
+            job_id=jp.job.job_id,
+            claims=len(plan.claims),
+            committed=int(accepted.sum()),
+            conflicted=int(len(accepted) - accepted.sum()),
+            think=round(spent, 6),
+            **span_stamp(started, now),  # t is now, not when the line is stamped: the checker reads t - span
+            rtt_ms=round(rtt_ms, 3),
+            # [task, machine] per committed claim: the checker follows each one
+            # to its launch (or to the failure of the host it was meant for).
+            placed=np.stack([outcome.committed_tasks, outcome.machines], axis=1).tolist() if len(outcome.committed_tasks) else [],
+        )
+        if outcome.status == "scheduled":
+            self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts)
+        elif outcome.status == "abandoned":
+            self.log.emit("job_abandoned", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts, unplaced=int(jp.pending.size))
+
+    def _refreshed(self, sent_at: float) -> None:
+        """The copy is as of when the request was sent; keep a smoothed RTT."""
+        now = time.perf_counter()
+        self.rtt_s = 0.8 * self.rtt_s + 0.2 * (now - sent_at)
+        self.refreshed_at = sent_at
+
+    def on_stopping(self) -> None:
+        self.wakeup.set()
+
+    async def on_stop(self) -> dict:
+        assert self.core is not None
+        waiting = list(self.core.queue)
+        if self.current is not None:
+            waiting.append(self.current)
+        for jp in waiting:
+            self.log.emit("job_pending", job_id=jp.job.job_id, scheduler=self.name, unplaced=int(jp.pending.size), attempts=jp.attempts)
+        return {"name": self.name, "think_s": self.think_s, "pending": len(waiting)}

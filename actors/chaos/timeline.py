@@ -1,0 +1,229 @@
+"""Carries out faults during a run: the scenario's timeline and whatever the
+chaos script posts meanwhile. The driver owns every actor, so it is the one
+that kills, restarts, pauses, slows and partitions them; the chaos script
+only asks (through the chaos inbox).
+
+Each fault is logged as a ``fault`` event; killing the current leader starts
+a failover record, closed when the driver sees a new leader (``failover``
+event). When the first write succeeded after the kill is read from the
+clients' ``coord_ack`` events by the summary.
+"""
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from schedlab.actors.engines import ray_engine
+from schedlab.actors.chaos.inbox import cluster_dir
+from schedlab.actors.coordinator.group import CoordinatorGroup
+from schedlab.actors.common.events import EventLog
+from schedlab.actors.common.members import Members
+from schedlab.actors.archs.mesos.masters import MasterSet
+from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Roster, check, leader_alias, member_index
+
+Leader = Callable[[], "tuple[int, int] | None"]
+
+
+@dataclass
+class Due:
+    """A fault waiting for its time: who asked for it, and the chaos
+    script's ticket to answer (None for the scenario's own faults)."""
+
+    spec: FaultSpec
+    source: str  # "scenario" or "chaos" (a chaos kill's restart is chaos too)
+    ticket: int | None = None
+
+
+class FaultTimeline:
+    def __init__(self, faults: tuple[FaultSpec, ...], roster: Roster, members: Members, group: CoordinatorGroup | None,
+                 masters: MasterSet | None, log: EventLog, seed: int, scale: float, exempt: list[str]) -> None:
+        self.pending = sorted((Due(f, "scenario") for f in faults), key=lambda d: d.spec.at)
+        self.roster = roster
+        self.members = members
+        self.group = group
+        self.masters = masters
+        self.log = log
+        self.rng = np.random.default_rng([seed, 0xC4A05])
+        self.scale = scale
+        self.exempt = exempt  # instruments' actor keys: a slow actor still reports on time
+        self.watching: list[dict[str, Any]] = []  # failovers awaiting a new leader
+        self.done: list[tuple[int, dict]] = []  # (ticket, outcome) for the chaos inbox
+
+    def _schedule(self, due: Due) -> None:
+        self.pending.append(due)
+        self.pending.sort(key=lambda d: d.spec.at)
+
+    def post(self, f: FaultSpec, ticket: int) -> None:
+        """A fault from the chaos script (already checked against the roster there)."""
+        self._schedule(Due(f, "chaos", ticket))
+
+    def step(self, now: float) -> None:
+        while self.pending and self.pending[0].spec.at <= now:
+            due = self.pending.pop(0)
+            f = due.spec
+            try:
+                outcome = self._inject(f, now, due.source)
+            except FaultError as e:
+                outcome = {"kind": f.action, "target": f.target or None, "skipped": str(e)}
+            # Injecting can take a while (finding the leader first): the fault's
+            # time is when it was carried out, here and in the chaos reply alike.
+            t = self.log.now()
+            self.log.emit("fault", t=t, at_s=round(now, 6), source=due.source, **outcome)
+            if due.ticket is not None:
+                self.done.append((due.ticket, {"at_s": round(t, 3), **outcome}))
+        self._watch()
+
+    # ------------------------------------------------------------ targets
+
+    def _leader_of(self, role: str) -> Leader:
+        if role == "master":
+            ms = self.masters
+            assert ms is not None
+
+            def master() -> tuple[int, int] | None:
+                lead = ms.leader()
+                return (int(lead["index"]), int(lead["epoch"])) if lead else None
+            return master
+        group = self.group
+        assert group is not None
+
+        def coordinator() -> tuple[int, int] | None:
+            lead = group.leader()
+            return (int(lead["replica"]), int(lead["term"])) if lead else None
+        return coordinator
+
+    def _live(self, role: str) -> dict[str, Any]:
+        ctl = self._indexed(role)
+        return {f"{role}-{i}": h for i, h in ctl.live.items()} if ctl is not None else self.members.of_role(role)
+
+    def _pick(self, target: str) -> tuple[str, str]:
+        """(role, actor name) of a target that is a name, a role (a live
+        member at random) or a role's leader (whoever leads now)."""
+        role = leader_alias(self.roster, target)
+        if role is not None:
+            lead = self._leader_of(role)()
+            if lead is None:
+                raise FaultError(f"no {role} leader at that moment")
+            return role, f"{role}-{lead[0]}"
+        if target in self.roster.members:
+            live = sorted(self._live(target))
+            if not live:
+                raise FaultError(f"no live {target} to hit")
+            return target, live[int(self.rng.integers(len(live)))]
+        role = self.roster.role_of(target)
+        assert role is not None  # checked against the roster
+        return role, target
+
+    def _side(self, target: str) -> dict[str, Any]:
+        """Live actors on one side of a partition (a name or a whole role)."""
+        if target in self.roster.members:
+            return self._live(target)
+        if leader_alias(self.roster, target):
+            target = self._pick(target)[1]
+        role = self.roster.role_of(target)
+        h = self._live(role or "").get(target)
+        if h is None:
+            raise FaultError(f"{target} is not running")
+        return {target: h}
+
+    # ------------------------------------------------------------ actions
+
+    def _inject(self, f: FaultSpec, now: float, source: str) -> dict[str, Any]:
+        check(f, self.roster)
+        wall = (f.duration or 0.0) / self.scale
+        if f.action == "kill_node":
+            return self._kill_node(f.target)
+        if f.action in ("kill_leader", "kill_master"):
+            role = "coordinator" if f.action == "kill_leader" else "master"
+            lead = self._leader_of(role)()
+            if lead is None:
+                raise FaultError("no leader at that moment")
+            return self._kill(f, role, f"{role}-{lead[0]}", now, lead, source)
+        if f.action == "partition":
+            a = self._side(f.target)
+            b = {n: h for n, h in self._side(f.peer).items() if n not in a}
+            if not a or not b:
+                raise FaultError(f"nothing alive on one side ({f.target} | {f.peer})")
+            keys_a = [ray_engine.actor_key(h) for h in a.values()]
+            keys_b = [ray_engine.actor_key(h) for h in b.values()]
+            ray_engine.outcomes([ray_engine.call(h, "chaos_partition", keys_b, wall) for h in a.values()]
+                             + [ray_engine.call(h, "chaos_partition", keys_a, wall) for h in b.values()], timeout=2.0)
+            return {"kind": "partition", "target": sorted(a), "role": self.roster.role_of(next(iter(a))),
+                    "duration_s": f.duration, "peer": sorted(b)}
+        role, name = self._pick(f.target)
+        if f.action == "restart":
+            self._restart(role, name)
+            return {"kind": "restart", "target": name, "role": role}
+        if f.action == "kill":
+            lead = self._leader_of(role)() if role in self.roster.leader_roles else None
+            return self._kill(f, role, name, now, lead, source)
+        out = {"kind": f.action, "target": name, "role": role, "duration_s": f.duration}
+        if f.action == "pause":
+            ray_engine.call(self._side(name)[name], "chaos_pause", wall)
+            return out
+        ray_engine.call(self._side(name)[name], "chaos_slow", f.delay / self.scale, wall, self.exempt)
+        return {**out, "delay_s": f.delay}
+
+    def _indexed(self, role: str) -> CoordinatorGroup | MasterSet | None:
+        """The controller of a role whose actors are numbered and elect a
+        leader (kill / restart by index); None for singletons in members."""
+        return self.group if role == "coordinator" else self.masters if role == "master" else None
+
+    def _kill(self, f: FaultSpec, role: str, name: str, now: float, lead: tuple[int, int] | None, source: str) -> dict[str, Any]:
+        ctl = self._indexed(role)
+        index = member_index(name) if ctl is not None else None
+        if ctl is not None:
+            ctl.kill(member_index(name))
+        elif not self.members.kill(name):
+            raise FaultError(f"{name} is not running")
+        if f.restart_after is not None:
+            self._schedule(Due(FaultSpec(now + f.restart_after, "restart", name), source))
+        was_leader = lead is not None and lead[0] == index
+        if was_leader:
+            assert lead is not None
+            self.watching.append({"target": name, "term": lead[1], "role": role, "leader": self._leader_of(role)})
+        out: dict[str, Any] = {"kind": f.action, "target": name, "role": role}
+        if role in self.roster.leader_roles:
+            out.update(was_leader=was_leader, term=lead[1] if lead else None)
+        if f.restart_after is not None:
+            out["restart_after_s"] = f.restart_after
+        return out
+
+    def _restart(self, role: str, name: str) -> None:
+        ctl = self._indexed(role)
+        if ctl is not None:
+            ctl.restart(member_index(name))
+        else:
+            self.members.restart(name)
+
+    def _kill_node(self, node: str) -> dict[str, Any]:
+        """A rack failure: SIGKILL to the node's whole process group (raylet,
+        workers, actors), as scripts/cluster.sh kill does."""
+        pid_file = cluster_dir() / f"{node}.pid"
+        try:
+            pid = int(pid_file.read_text().strip())
+        except (OSError, ValueError):
+            raise FaultError(f"{node} was not started by scripts/cluster.sh (no {pid_file}; set SCHEDLAB_CLUSTER_DIR)") from None
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            raise FaultError(f"{node} is already down") from None
+        except PermissionError:
+            os.kill(pid, signal.SIGKILL)
+        return {"kind": "kill_node", "target": node, "role": "node"}
+
+    def _watch(self) -> None:
+        """Close a failover once its role has a leader with a newer term
+        (coordinator) or epoch (master)."""
+        seen: dict[str, tuple[int, int] | None] = {}
+        for w in list(self.watching):
+            if w["role"] not in seen:
+                seen[w["role"]] = w["leader"]()
+            lead = seen[w["role"]]
+            if lead is not None and lead[1] > w["term"]:
+                self.log.emit("failover", role=w["role"], old_leader=w["target"], new_leader=f"{w['role']}-{lead[0]}", term=lead[1])
+                self.watching.remove(w)

@@ -1,0 +1,182 @@
+"""Machine hosts: one actor carrying K emulated machines.
+
+Tasks run for their scaled duration: each flush tick finishes the tasks
+whose emulated end time has passed. A host keeps its own
+account of what runs where, independent of the cell state, and reports any
+launch that would exceed a machine's capacity as an ``overcommit`` event:
+the check that the schedulers' commit path really protects the machines.
+Once per batch interval the host calls the cell state's ``exchange``: its
+finished tasks go back, the tasks committed to its machines come in.
+"""
+from __future__ import annotations
+
+import collections
+import heapq
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.host_watch import report_down
+from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.schedulers.model.wire import pack_release, task_key
+from schedlab.schedulers.model.resources import EPS
+
+# A launch on the wire: [job_id, task_index, machine, request list, duration, start_time]
+# (a list when it crossed msgpack or came from the cell state machine, else a tuple)
+Launch = Sequence[Any]
+
+
+class MachineHost(ActorShell):
+    def __init__(
+        self,
+        rt: Runtime,
+        host_id: int,
+        first_machine: int,
+        capacity: np.ndarray,
+        cell: Any,
+        metrics: Any,
+        flush_interval: float,
+        initial: list[Launch] | None = None,
+        rejoin: bool = False,
+    ) -> None:
+        """``rejoin``: a restarted host, which first tells the cell it is back
+        empty, so what its predecessor ran is written off and placed again."""
+        super().__init__(rt, f"machine-host-{host_id}", metrics, flush_interval)
+        self.host_id = host_id
+        self.first = first_machine
+        self.capacity = np.asarray(capacity, dtype=np.float64)
+        self.used = np.zeros_like(self.capacity)
+        self.cell = cell  # an actors.cell_endpoint endpoint
+        self._unsent = b""  # finished tasks a failed exchange did not deliver
+        self.running_tasks: dict[tuple[int, int], tuple[int, np.ndarray, str]] = {}  # -> (local machine, request, owner)
+        self.ends: list[tuple[float, int, int]] = []  # heap of (emulated end, job, task)
+        self.done_machines: list[int] = []
+        self.done_requests: list[np.ndarray] = []
+        self.done_keys: list[int] = []
+        self.recently_done: collections.deque[tuple[int, int]] = collections.deque(maxlen=2000)
+        self.done_events: list[list] = []
+        self.overcommits = 0
+        self._initial = initial or []
+        self.rejoining = rejoin
+
+    async def on_start(self) -> None:
+        self.cell.bind(self.rt, self.name, self.log, self.agent_report, self._reset)
+        if self.rejoining:
+            lost, unpulled = await self.cell.rejoin(self.host_id)
+            if lost or unpulled:
+                report_down(self.log, [self.host_id], lost, unpulled, by=self.name)
+        if self._initial:
+            self._launch(self._initial, prefill=True)
+            self._initial = []
+
+    def _launch(self, tasks: list[Launch], prefill: bool) -> None:
+        """Start tasks whose claims already committed. Each (job, task) pair is
+        launched at most once while running; a repeat is logged, not run."""
+        started = []
+        # A launch may carry its owner (the Mesos framework) as a 7th field.
+        for job_id, task, machine, request, duration, start, *owner in tasks:
+            key = (job_id, task)
+            if key in self.running_tasks:
+                self.log.emit("double_launch", job_id=job_id, task=task, machine=machine)
+                continue
+            local = machine - self.first
+            req = np.asarray(request, dtype=np.float64)
+            self.used[local] += req
+            if np.any(self.used[local] > self.capacity[local] + EPS):
+                self.overcommits += 1
+                self.log.emit("overcommit", machine=machine, used=self.used[local].tolist(), capacity=self.capacity[local].tolist())
+            self.running_tasks[key] = (local, req, owner[0] if owner else "")
+            if not math.isinf(duration):
+                heapq.heappush(self.ends, (start + duration, job_id, task))
+            started.append([job_id, task, machine, *request, start])
+        if started:
+            self.log.emit("tasks_launched", host=self.host_id, prefill=prefill, tasks=started)
+
+    def _complete_due(self) -> None:
+        """Finish every task whose end time has passed. Completions are
+        reported once per batch interval anyway, so one check per flush
+        replaces a timer per task (and its wake-up) at no loss of accuracy:
+        the event carries each task's exact emulated end time."""
+        now = self.rt.now()
+        ends = self.ends
+        while ends and ends[0][0] <= now:
+            end, job_id, task = heapq.heappop(ends)
+            if (job_id, task) not in self.running_tasks:
+                continue  # killed before it ended
+            self._free(job_id, task)
+            self.done_events.append([job_id, task, self.done_machines[-1], round(end, 6)])
+
+    def _free(self, job_id: int, task: int, killed: bool = False) -> None:
+        local, req, _owner = self.running_tasks.pop((job_id, task))
+        self.used[local] -= req
+        self.done_machines.append(local + self.first)
+        self.done_requests.append(req)
+        self.done_keys.append(task_key(job_id, task, killed))
+        if not killed:
+            self.recently_done.append((job_id, task))
+
+    def _kill(self, keys: list) -> None:
+        """The master revoked these tasks: stop them, return their resources."""
+        killed = []
+        for job_id, task in keys:
+            if (job_id, task) in self.running_tasks:
+                self._free(job_id, task, killed=True)
+                killed.append([job_id, task, self.done_machines[-1]])
+        if killed:
+            self.log.emit("tasks_killed", host=self.host_id, tasks=killed)
+
+    def _reset(self) -> None:
+        """We were marked down while alive (paused, cut off, too slow): our
+        tasks were written off and placed again elsewhere. Stop them all and
+        start over empty; their resources were already taken back."""
+        gone = [[j, t, local + self.first] for (j, t), (local, _req, _o) in self.running_tasks.items()]
+        self.running_tasks.clear()
+        self.ends.clear()
+        self.used[:] = 0.0
+        self.done_machines, self.done_requests, self.done_keys, self.done_events = [], [], [], []
+        self.log.emit("host_reset", host=self.host_id, tasks=len(gone))
+        if gone:
+            self.log.emit("tasks_killed", host=self.host_id, tasks=gone, reason="written_off")
+
+    def agent_report(self) -> dict:
+        """What an agent tells a (new) master when it registers."""
+        return {"host": self.host_id, "tasks": [
+            [job_id, task, local + self.first, req.tolist(), owner]
+            for (job_id, task), (local, req, owner) in self.running_tasks.items()
+        ], "finished": list(self.recently_done)}
+
+    async def flush(self, final: bool = False) -> None:
+        if self.running:
+            self._complete_due()
+        if self.done_machines:
+            self.log.emit("tasks_completed", host=self.host_id, tasks=self.done_events)
+            self.done_events = []
+        if self.done_machines and not self._unsent:
+            self._unsent = pack_release(np.asarray(self.done_machines, dtype=np.int64), np.vstack(self.done_requests),
+                                        np.asarray(self.done_keys, dtype=np.int64))
+            self.done_machines, self.done_requests, self.done_keys = [], [], []
+        # Awaited: one exchange in flight per host, so hand-outs and returns
+        # stay in order and a slow cell state slows the polls.
+        try:
+            reply = await self.cell.exchange(self.host_id, self._unsent)
+        except Exception as e:  # the cell state is gone: keep the returns for the next poll
+            self.log.emit("exchange_failed", host=self.host_id, error=f"{type(e).__name__}: {e}")
+        else:
+            self._unsent = b""
+            if isinstance(reply, dict) and reply.get("reset"):
+                self._reset()
+                reply = reply["launches"]
+            # Omega's cell state answers with launches; a Mesos master with (launches, kills).
+            launches, kills = reply if isinstance(reply, tuple) else (reply, [])
+            # Kills first: a preemption frees room for a launch in this same
+            # reply (which may even be the same task, placed again). Masters
+            # withdraw launches not yet handed out instead of killing them.
+            self._kill(kills)
+            self._launch(launches, prefill=False)
+        await super().flush(final)
+
+    async def on_stop(self) -> dict:
+        self._complete_due()
+        return {"host": self.host_id, "running": len(self.running_tasks), "overcommits": self.overcommits}

@@ -1,0 +1,143 @@
+"""Shared shell for every emulation actor: epoch, event batching, stop."""
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from typing import Any, Callable
+
+from schedlab.actors.common.events import EventLog
+from schedlab.actors.engines.ray_engine import Runtime
+
+
+# Lifecycle and internal coroutines: never delayed by a "slow" fault (the
+# actor's own loops call some of them; the driver needs the rest to stop it).
+_UNGATED = frozenset({"start", "stop", "ready", "ping", "flush", "on_start", "on_stop"})
+
+
+def _gated(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    async def gate(self: "ActorShell", *args: Any, **kwargs: Any) -> Any:
+        delay = self.rt.links.delay() if self.rt.links.delay_until else 0.0
+        if delay:
+            await asyncio.sleep(delay)
+        return await fn(self, *args, **kwargs)
+    gate.chaos_gated = True  # type: ignore[attr-defined]
+    return gate
+
+
+class ActorShell:
+    """Owns the actor's event buffer and its background loops.
+
+    Contract: ``start(epoch)`` once; ``stop()`` wakes every loop from its nap
+    and waits for it to finish what it was doing (never cancelling a loop
+    mid-call: a reply lost to cancellation is a commit or launch lost), then
+    flushes every buffered event to the collector and only then returns, so
+    when the driver has every stop reply, events.jsonl is complete."""
+
+    STOP_GRACE_S = 30.0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every message an actor receives passes the chaos gate (a "slow"
+        # fault delays it); one wrapper here instead of a check per method.
+        super().__init_subclass__(**kwargs)
+        for name, fn in list(vars(cls).items()):
+            if not name.startswith(("_", "chaos_")) and name not in _UNGATED and asyncio.iscoroutinefunction(fn):
+                # An override that calls super() already passes its base's gate.
+                if not any(getattr(vars(b).get(name), "chaos_gated", False) for b in cls.__mro__[1:]):
+                    setattr(cls, name, _gated(fn))
+
+    # Events are not urgent: shipping them less often than launches and
+    # completions keeps the collector's share of two cores small.
+    EVENT_FLUSH_EVERY = 5
+
+    def __init__(self, rt: Runtime, name: str, metrics: Any, flush_interval: float) -> None:
+        self.rt = rt
+        self.name = name
+        self.metrics = metrics
+        self.flush_interval = flush_interval
+        self._flushes = 0
+        self._stopping = asyncio.Event()
+        self.log = EventLog(name, rt.now)
+        self._tasks: list[asyncio.Task] = []
+        self.running = False
+
+    async def ready(self) -> str:
+        return self.name
+
+    async def ping(self) -> None:
+        return None
+
+    # ------------------------------------------------ chaos (actors.chaos_executor)
+
+    def chaos_pause(self, seconds: float) -> None:
+        """Freeze the whole actor, timers included, like a stopped process:
+        a plain (not async) method blocks the actor's event loop."""
+        time.sleep(seconds)
+
+    async def chaos_slow(self, delay_s: float, seconds: float, exempt: list[str]) -> None:
+        self.rt.links.exempt = set(exempt)
+        self.rt.links.slow(delay_s, seconds)
+
+    async def chaos_partition(self, peers: list[str], seconds: float) -> None:
+        self.rt.links.partition(peers, seconds)
+
+    async def chaos_heal(self) -> None:
+        self.rt.links.heal()
+
+    async def start(self, epoch: float) -> None:
+        self.rt.set_epoch(epoch)  # type: ignore[attr-defined]
+        self.running = True
+        self.spawn_loop(self._flush_loop())
+        await self.on_start()
+
+    def spawn_loop(self, coro: Any) -> None:
+        self._tasks.append(asyncio.get_running_loop().create_task(coro))
+
+    async def on_start(self) -> None:
+        """Subclasses start their own loops here."""
+
+    def on_stopping(self) -> None:
+        """Subclasses wake loops that wait on something other than a nap."""
+
+    async def on_stop(self) -> Any:
+        """Subclasses settle their state here; the return value goes to the driver."""
+        return None
+
+    async def flush(self, final: bool = False) -> None:
+        """Send what is buffered; subclasses extend with their own batches and,
+        when ``final``, wait for their deliveries before returning."""
+        self._flushes += 1
+        if not final and self._flushes % self.EVENT_FLUSH_EVERY:
+            return
+        lines = self.log.drain()
+        if lines and self.metrics is not None:
+            await self.rt.call(self.metrics, "record", lines)
+
+    async def nap_wall(self, seconds: float) -> bool:
+        """Sleep ``seconds`` of wall time; False if stop() came meanwhile."""
+        try:
+            await asyncio.wait_for(self._stopping.wait(), max(0.0, seconds))
+        except asyncio.TimeoutError:
+            return self.running
+        return False
+
+    async def nap(self, emulated: float) -> bool:
+        """Sleep ``emulated`` seconds; False if stop() came meanwhile."""
+        return await self.nap_wall(self.rt.clock.wall(emulated))  # type: ignore[attr-defined]
+
+    async def _flush_loop(self) -> None:
+        while await self.nap_wall(self.flush_interval):
+            await self.flush()
+
+    async def stop(self) -> Any:
+        self.running = False
+        self._stopping.set()
+        self.on_stopping()
+        done, late = await asyncio.wait(self._tasks, timeout=self.STOP_GRACE_S) if self._tasks else (set(), set())
+        for t in late:  # a loop stuck on a dead peer: nothing left to save
+            t.cancel()
+        self._tasks.clear()
+        result = await self.on_stop()
+        await self.flush(final=True)
+        return result

@@ -1,0 +1,128 @@
+"""The submitter: releases the workload's jobs at their arrival times and
+routes each to one scheduler of its class by hashing the job id.
+
+It is also the job store a restarted scheduler or framework recovers its
+queue from (as a Kubernetes scheduler re-lists pods from the API server):
+it keeps every job it routed to each, and a batch that could not be
+delivered (its scheduler was dead) waits for the next delivery."""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.schedulers.model.seeding import route
+
+
+class Submitter(ActorShell):
+    DELIVERY_WAIT_S = 1.0  # a slower answer is a paused scheduler, not a lost batch
+
+    def __init__(
+        self,
+        rt: Runtime,
+        jobs: list[dict],
+        routes: dict[str, list[tuple[str, Any]]],
+        metrics: Any,
+        flush_interval: float,
+        await_admission: bool = False,
+    ) -> None:
+        """``await_admission``: the target is a stateless front end (Borg's),
+        which keeps nothing to recover from: wait for each batch to be
+        admitted, however long a pause takes, and resend it if the front end
+        died (admission ignores a job it already has)."""
+        super().__init__(rt, "submitter", metrics, flush_interval)
+        self.await_admission = await_admission
+        self.jobs = sorted(jobs, key=lambda j: j["submit_time"])
+        self.routes = routes  # job class -> [(scheduler name, handle)]
+        self.next = 0
+        self.routed: dict[str, list[dict]] = {}  # scheduler name -> every job sent its way
+        self.undelivered: dict[str, list[dict]] = {}
+        self.handles = {name: h for targets in routes.values() for name, h in targets}
+        # Bumped when a scheduler is restarted and recovers everything routed
+        # to it: a delivery to its predecessor that fails afterwards is not
+        # queued again (the recovery has those jobs).
+        self.incarnation: dict[str, int] = {}
+
+    async def on_start(self) -> None:
+        self.spawn_loop(self._loop())
+
+    async def _loop(self) -> None:
+        while self.running and (self.next < len(self.jobs) or any(self.undelivered.values())):
+            now = self.rt.now()
+            while self.next < len(self.jobs) and self.jobs[self.next]["submit_time"] <= now:
+                job = dict(self.jobs[self.next])
+                self.next += 1
+                targets = self.routes[job["job_class"]]
+                name, _ = targets[route(job["job_id"], len(targets))]
+                # Wait time counts from the actual release, not the planned arrival.
+                job["planned_time"], job["submit_time"] = job["submit_time"], now
+                self.routed.setdefault(name, []).append(job)
+                self.undelivered.setdefault(name, []).append(job)
+                self.log.emit(
+                    "job_submitted",
+                    job_id=job["job_id"],
+                    job_class=job["job_class"],
+                    kind=job["kind"],
+                    tasks=len(job["durations"]),
+                    request=job["request"],
+                    scheduler=name,
+                )
+            await self._deliver()
+            if self.next < len(self.jobs) or any(self.undelivered.values()):
+                # Release at most once per flush interval: one submit message
+                # per scheduler per interval, however dense the arrivals.
+                # Wait time still counts from the actual release.
+                gap = (self.rt.clock.wall(self.jobs[self.next]["submit_time"] - self.rt.now())  # type: ignore[attr-defined]
+                       if self.next < len(self.jobs) else self.flush_interval * 4)
+                if not await self.nap_wall(max(gap, self.flush_interval / 2)):
+                    break
+
+    async def _deliver(self) -> None:
+        """Awaited, so a job logged as submitted has reached its scheduler
+        before stop() returns (or is reported undelivered): the accounting at
+        the end can trust it."""
+        names = [n for n, b in self.undelivered.items() if b]
+        batches = [self.undelivered.pop(n) for n in names]
+        sent_to = [self.incarnation.get(n, 0) for n in names]
+        wait = None if self.await_admission else self.DELIVERY_WAIT_S
+        got = await asyncio.gather(*(asyncio.wait_for(self.rt.call(self.handles[n], "submit", b), wait)
+                                     for n, b in zip(names, batches)), return_exceptions=True)
+        for n, b, g, inc in zip(names, batches, got, sent_to):
+            # A paused scheduler gets the batch when it wakes (the request has
+            # left); a dead or cut-off one did not: keep it for its successor,
+            # unless that successor has already recovered every job of ours.
+            if isinstance(g, BaseException) and not isinstance(g, asyncio.TimeoutError) and self.incarnation.get(n, 0) == inc:
+                self.undelivered.setdefault(n, [])[:0] = b
+
+    async def reroute(self, name: str, handle: Any, recover: bool) -> None:
+        """``name`` was restarted. A scheduler or framework recovers its
+        queue from every job ever routed to it (it works out which are
+        already placed); a stateless front end just gets what was not delivered."""
+        self.handles[name] = handle
+        if recover:
+            self.incarnation[name] = self.incarnation.get(name, 0) + 1
+            self.undelivered.pop(name, None)
+            try:
+                await self.rt.call(handle, "recover", self.routed.get(name, []))
+            except Exception as e:  # dead again already: its successor recovers
+                self.log.emit("recover_failed", scheduler=name, error=type(e).__name__)
+        else:
+            await self._deliver()
+
+    async def orphaned(self, names: list[str]) -> None:
+        """These schedulers were killed during the run (dead at the end, or
+        restarted and maybe still recovering): the jobs routed to them are
+        reported pending (unless they were scheduled, which the summary
+        knows), not silently lost with their queues."""
+        for name in names:
+            held = {j["job_id"] for j in self.undelivered.get(name, [])}
+            self.undelivered.setdefault(name, []).extend(j for j in self.routed.get(name, []) if j["job_id"] not in held)
+
+    async def on_stop(self) -> dict:
+        # A job whose scheduler was down at the end never got in, or died in
+        # its queue, or waits in a successor's unfinished recovery: pending, not lost.
+        for name, jobs in self.undelivered.items():
+            for job in jobs:
+                self.log.emit("job_pending", job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]), orphaned=True)
+        return {"released": self.next, "planned": len(self.jobs)}

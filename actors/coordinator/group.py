@@ -1,0 +1,111 @@
+"""Driver-side handle on a coordinator group: start, find the leader, kill,
+restart, wait for convergence, collect applied logs. Used by run.py (and the
+fault timeline); actors never use it."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from schedlab.actors.engines import ray_engine
+from schedlab.actors.coordinator.replica import CoordinatorReplica, replica_name
+from schedlab.actors.coordinator.replica_set import ReplicaSet
+from schedlab.schedulers.scenario.parse import CoordinatorSpec
+
+
+class CoordinatorGroup(ReplicaSet):
+    def __init__(self, spec: CoordinatorSpec, namespace: str, data_dir: Path, make_sm: Callable[[], Any],
+                 rt: Any, metrics: Any, seed: int, sample_interval: float | None, on_spawn: Callable[[Any], Any],
+                 replica_cls: type = CoordinatorReplica, extra: tuple = ()) -> None:
+        """``replica_cls`` / ``extra``: a replica subclass (the Borgmaster) and
+        the arguments it takes after the base ones."""
+        super().__init__()
+        self.replica_cls = replica_cls
+        self.extra = extra
+        self.spec = spec
+        self.namespace = namespace
+        self.dir = data_dir
+        self.make_sm = make_sm
+        self.rt = rt
+        self.metrics = metrics
+        self.seed = seed
+        self.sample_interval = sample_interval
+        self.on_spawn = on_spawn  # registers the handle for cleanup
+
+    def spawn(self, i: int) -> Any:
+        s = self.spec
+        h = ray_engine.spawn(
+            self.replica_cls, replica_name(i), self.namespace, self.rt, i, s.replicas,
+            str(self.dir / replica_name(i)), self.make_sm, self.metrics, self.seed, s.tick_ms / 1e3,
+            s.election_ticks, s.heartbeat_ticks, s.snapshot_threshold, 2.0, self.sample_interval, *self.extra,
+        )
+        self.on_spawn(h)
+        self.live[i] = h
+        return h
+
+    def spawn_all(self) -> list[Any]:
+        return [self.spawn(i) for i in range(self.spec.replicas)]
+
+    def start(self, epoch: float, indices: list[int] | None = None) -> None:
+        self.epoch = epoch
+        hs = [self.live[i] for i in (indices if indices is not None else list(self.live))]
+        ray_engine.gather([ray_engine.call(h, "ready") for h in hs], timeout=120)
+        self.push_peers()
+        ray_engine.gather([ray_engine.call(h, "start", epoch) for h in hs])
+
+    def push_peers(self, wait: bool = True) -> None:
+        """Tell every live replica the current handle of every other one."""
+        refs = [ray_engine.call(h, "set_peers", dict(self.live)) for h in self.live.values()]
+        if wait:
+            ray_engine.gather(refs, timeout=30)
+
+    def statuses(self, starting_too: bool = True) -> list[dict]:
+        # A replica dying as we ask is not a leader: failures are dropped.
+        members = self.live if starting_too else self.up()
+        got = ray_engine.outcomes([ray_engine.call(h, "status") for h in members.values()], timeout=2.0)
+        return [st for st in got if isinstance(st, dict)]
+
+    def leader(self) -> dict | None:
+        """The live replica leading the highest term, if there is exactly one
+        (of those up: see ReplicaSet.up)."""
+        st = self.statuses(starting_too=False)
+        if not st:
+            return None
+        top = max(s["term"] for s in st)
+        leaders = [s for s in st if s["role"] == "leader" and s["term"] == top]
+        return leaders[0] if len(leaders) == 1 else None
+
+    def wait_leader(self, timeout: float = 30.0, newer_than: int = -1) -> dict:
+        end = time.time() + timeout
+        while time.time() < end:
+            lead = self.leader()
+            if lead is not None and lead["term"] > newer_than:
+                return lead
+            time.sleep(0.02)
+        raise TimeoutError(f"no coordinator leader within {timeout:g}s")
+
+    def restart(self, i: int) -> None:
+        """Same name, same directory: the new incarnation recovers from disk.
+        Does not wait for the actor to come up (seconds on a loaded machine):
+        Ray runs the queued set_peers and start calls once it exists, and the
+        driver's fault timeline must not stall meanwhile."""
+        self.kill(i)
+        h = self.spawn(i)
+        self.push_peers(wait=False)
+        self.starting[i] = ray_engine.call(h, "start", self.epoch)
+
+    def converge(self, timeout: float = 5.0) -> None:
+        """Wait until every live replica applied what the leader committed."""
+        end = time.time() + timeout
+        while time.time() < end:
+            st = self.statuses()
+            if st and len({s["last_applied"] for s in st}) == 1:
+                return
+            time.sleep(0.05)
+
+    def applied(self) -> dict[int, list[tuple]]:
+        refs = {i: ray_engine.call(h, "applied") for i, h in self.live.items()}
+        return {i: ray_engine.gather([r], timeout=30)[0] for i, r in refs.items()}
+
+    def stop(self) -> list[Any]:
+        return ray_engine.gather([ray_engine.call(h, "stop") for h in self.live.values()], timeout=60)

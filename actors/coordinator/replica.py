@@ -1,0 +1,174 @@
+"""A coordinator replica: drives the pure Raft core (actors.consensus) on Ray.
+
+The actor only does timers and I/O: a tick loop (``tick_wall`` seconds per
+Raft tick), peer messages as actor calls (one ``deliver`` call per peer per
+Ready, carrying every message for it), the log and term/vote on local disk
+(``actors.raft_disk``), and client proposals that resolve once their entry is
+applied. Named ``coordinator-<i>``; a replica restarted under the same name
+and directory recovers from disk.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from schedlab.actors.common.shell import ActorShell
+from schedlab.schedulers.consensus.core import RaftNode
+from schedlab.schedulers.consensus.messages import ClientReply, ClientRequest, decode, encode
+from schedlab.schedulers.consensus.statemachine import StateMachine
+from schedlab.actors.coordinator.raft_disk import DiskStorage
+from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.schedulers.model.seeding import rng_for
+
+
+def replica_name(i: int) -> str:
+    return f"coordinator-{i}"
+
+
+class CoordinatorReplica(ActorShell):
+    def __init__(
+        self,
+        rt: Runtime,
+        index: int,
+        replicas: int,
+        data_dir: str,
+        make_state_machine: Callable[[], StateMachine],
+        metrics: Any,
+        seed: int = 0,
+        tick_wall: float = 0.015,
+        election_ticks: tuple[int, int] = (10, 20),
+        heartbeat_ticks: int = 3,
+        snapshot_threshold: int = 1000,
+        proposal_timeout: float = 2.0,
+        sample_interval: float | None = None,
+    ) -> None:
+        super().__init__(rt, replica_name(index), metrics, tick_wall)
+        self.index = index
+        self.storage = DiskStorage(data_dir)
+        incarnation = len(list(self.storage.dir.glob("incarnation-*")))
+        (self.storage.dir / f"incarnation-{incarnation}").touch()
+        self.node = RaftNode.restore(
+            index, range(replicas), rng_for(seed, f"{self.name}/{incarnation}"), make_state_machine(),
+            self.storage.hard_state, self.storage.snapshot, self.storage.entries,
+            election_ticks=election_ticks, heartbeat_ticks=heartbeat_ticks, snapshot_threshold=snapshot_threshold,
+        )
+        self.tick_wall = tick_wall
+        self.proposal_timeout = proposal_timeout
+        self.peers: dict[int, Any] = {}
+        self.waiting: dict[tuple[str, int], asyncio.Future] = {}
+        self._last_role = (self.node.term, self.node.role.value, self.node.leader_id)
+        self.sample_interval = sample_interval
+        self._next_sample = 0.0
+        self._pending_process = False
+
+    # ----------------------------------------------------------------- loops
+
+    async def on_start(self) -> None:
+        self.log.emit("replica_start", replica=self.index, term=self.node.term, log_last=self.node.log.last_index)
+        self.spawn_loop(self._tick_loop())
+
+    async def _tick_loop(self) -> None:
+        while await self.nap_wall(self.tick_wall):
+            self.node.tick()
+            self._process()
+            if self.sample_interval and self.node.is_leader and self.rt.now() >= self._next_sample:
+                # The leader speaks for the cell: one utilisation sample per interval.
+                cpu, mem, version = self.node.sm.inner.query(("sample",))
+                self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=version)
+                self._next_sample = self.rt.now() + self.sample_interval
+
+    async def set_peers(self, peers: dict[int, Any]) -> None:
+        """Handles of the current incarnations of peers, pushed by the driver
+        on start and on every restart (a restarted replica is a new actor; a
+        handle to the old one would talk to nobody). Name lookups would be
+        blocking GCS round trips inside the event loop."""
+        for i, h in peers.items():
+            if i != self.index:
+                self.peers[int(i)] = h
+
+    # ----------------------------------------------------------------- I/O
+
+    def _process(self) -> None:
+        ready = self.node.ready()
+        if ready.is_empty():
+            return
+        self.storage.persist(ready)  # durable before anything leaves
+        by_dst: dict[int, list[bytes]] = {}
+        for m in ready.messages:
+            by_dst.setdefault(m.dst, []).append(encode(m))
+        for dst, blobs in by_dst.items():
+            h = self.peers.get(dst)
+            if h is not None:
+                self.rt.send(h, "deliver", blobs)
+        for r in ready.replies:
+            fut = self.waiting.pop((r.client_id, r.request_id), None)
+            if fut is not None and not fut.done():
+                fut.set_result(r)
+        role = (self.node.term, self.node.role.value, self.node.leader_id)
+        if role != self._last_role:
+            self._last_role = role
+            self.log.emit("raft_role", replica=self.index, term=role[0], role=role[1], leader=role[2],
+                          commit_index=self.node.commit_index)
+
+    def _process_soon(self) -> None:
+        """Coalesce: proposals arriving in the same loop turn share one Ready,
+        so followers get one AppendEntries for all of them, not one each."""
+        if not self._pending_process:
+            self._pending_process = True
+
+            def run() -> None:
+                self._pending_process = False
+                self._process()
+
+            asyncio.get_running_loop().call_soon(run)
+
+    async def query(self, command: Any) -> tuple:
+        """A read served by the leader from its applied state, without a log
+        entry: (ok, result, error, leader hint). Omega tolerates a read that
+        is a moment stale, since every commit is validated anyway."""
+        if not self.running or not self.node.is_leader:
+            return (False, None, "not_leader", self.node.leader_id)
+        return (True, self.node.sm.inner.query(command), None, self.index)
+
+    async def deliver(self, blobs: list[bytes]) -> None:
+        """Messages from one peer, in the order it produced them."""
+        if not self.running:
+            return
+        for b in blobs:
+            m = decode(b)
+            if m.dst == self.index:
+                self.node.step(m)
+        self._process()
+
+    async def propose(self, client_id: str, request_id: int, command: Any) -> tuple:
+        """Replicate ``command``; reply once applied (ok, result, error, leader hint).
+        Safe to retry with the same ids: it is applied at most once."""
+        if not self.running:
+            return (False, None, "stopped", None)
+        key = (client_id, request_id)
+        fut = self.waiting.get(key)
+        if fut is None or fut.done():
+            fut = asyncio.get_running_loop().create_future()
+            self.waiting[key] = fut
+        self.node.propose(ClientRequest(client_id, request_id, command))
+        self._process_soon()
+        try:
+            r: ClientReply = await asyncio.wait_for(asyncio.shield(fut), self.proposal_timeout)
+        except asyncio.TimeoutError:
+            return (False, None, "timeout", self.node.leader_id)
+        return (r.ok, r.result, r.error, r.leader_hint)
+
+    async def status(self) -> dict:
+        n = self.node
+        return {"replica": self.index, "term": n.term, "role": n.role.value, "leader": n.leader_id,
+                "commit_index": n.commit_index, "last_applied": n.last_applied, "log_last": n.log.last_index}
+
+    async def applied(self) -> list[tuple]:
+        """Every entry this replica (all its incarnations) applied, in order."""
+        return self.storage.applied()
+
+    async def on_stop(self) -> dict:
+        for fut in self.waiting.values():
+            if not fut.done():
+                fut.cancel()
+        return await self.status()

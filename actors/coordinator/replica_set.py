@@ -1,0 +1,26 @@
+"""Driver-side base of the numbered actors that elect a leader (coordinator
+replicas, Mesos masters): which incarnation of each is live, which restarted
+ones are still starting, and killing one."""
+from __future__ import annotations
+
+from typing import Any
+
+from schedlab.actors.engines import ray_engine
+
+
+class ReplicaSet:
+    def __init__(self) -> None:
+        self.live: dict[int, Any] = {}
+        self.starting: dict[int, Any] = {}  # restarted member -> its start call
+        self.epoch = 0.0
+
+    def up(self) -> dict[int, Any]:
+        """Live members whose start returned: one still starting cannot lead,
+        and asking it would stall the driver until Ray has its worker up."""
+        return ray_engine.up(self.live, self.starting)
+
+    def kill(self, i: int) -> None:
+        self.starting.pop(i, None)
+        h = self.live.pop(i, None)
+        if h is not None:
+            ray_engine.kill_all([h])

@@ -1,0 +1,440 @@
+"""The Mesos master's allocator: who gets the next offer, and the offer books.
+
+Pure (no Ray, no clock: every call takes ``now``). The master actor owns one
+``Allocator`` and rebuilds it from scratch after a failover, from what agents
+and frameworks report when they re-register: nothing here is persistent.
+
+Accounting, per framework: ``allocated`` = resources of its running tasks +
+resources it holds idle (rigid frameworks gathering a gang) + resources in
+its outstanding offers, as in Mesos, where offered resources count towards a
+framework's share. Per machine: ``free`` is what is neither used, held nor
+offered; only registered agents have any.
+
+Ordering policies (``ALLOCATION_POLICIES``, extensible with
+``register_allocation_policy``) are small functions
+``order(allocated[U,R], total[R], weights[U], priorities[U]) -> indices``.
+Offering to the lowest dominant share first, one offer at a time, is DRF's
+progressive filling done online (``schedulers.allocation.drf`` is the
+static form).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from schedlab.schedulers.allocation.fairness import dominant_shares
+from schedlab.schedulers.model.resources import EPS
+
+TaskKey = tuple[int, int]  # (job id, task index)
+OrderPolicy = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def _shares(allocated: np.ndarray, total: np.ndarray) -> np.ndarray:
+    return dominant_shares(total, allocated, np.ones(allocated.shape[0]))
+
+
+def drf_order(allocated: np.ndarray, total: np.ndarray, weights: np.ndarray, priorities: np.ndarray) -> np.ndarray:
+    """Lowest dominant share first; ties by registration order."""
+    return np.lexsort((np.arange(len(weights)), _shares(allocated, total)))
+
+
+def weighted_order(allocated: np.ndarray, total: np.ndarray, weights: np.ndarray, priorities: np.ndarray) -> np.ndarray:
+    """Weighted DRF: lowest dominant share per unit of weight first."""
+    return np.lexsort((np.arange(len(weights)), _shares(allocated, total) / weights))
+
+
+def priority_order(allocated: np.ndarray, total: np.ndarray, weights: np.ndarray, priorities: np.ndarray) -> np.ndarray:
+    """Strict priority (highest first); DRF among equal priorities."""
+    return np.lexsort((np.arange(len(weights)), _shares(allocated, total), -priorities))
+
+
+ALLOCATION_POLICIES: dict[str, OrderPolicy] = {
+    "drf": drf_order,
+    "weighted": weighted_order,
+    "priority": priority_order,
+}
+
+
+def register_allocation_policy(name: str, policy: OrderPolicy) -> None:
+    if not callable(policy):
+        raise TypeError(f"allocation policy {name!r} must be callable")
+    ALLOCATION_POLICIES[name] = policy
+
+
+def get_allocation_policy(name: str) -> OrderPolicy:
+    try:
+        return ALLOCATION_POLICIES[name]
+    except KeyError:
+        raise KeyError(f"unknown allocation policy {name!r}; known: {', '.join(sorted(ALLOCATION_POLICIES))}") from None
+
+
+@dataclass
+class Offer:
+    offer_id: int
+    framework: str
+    machines: np.ndarray  # int64 [k]
+    resources: np.ndarray  # [k, R]
+    made_at: float
+    expires_at: float
+
+
+@dataclass
+class Account:
+    name: str
+    index: int
+    weight: float = 1.0
+    priority: int = 0
+    guarantee: float = 0.0
+    wants: bool = True
+    allocated: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    last_offer_at: float = 0.0
+    starving_since: float | None = None
+
+
+@dataclass
+class Launch:
+    key: TaskKey
+    machine: int
+    request: np.ndarray
+
+
+@dataclass
+class AcceptResult:
+    ok: bool  # False: the offer was rescinded (or never made); nothing launched
+    launched: np.ndarray  # bool per launch
+    held: np.ndarray  # bool per hold
+    returned: np.ndarray  # [R] offered resources handed back unused
+
+
+class Allocator:
+    def __init__(self, capacity: np.ndarray, policy: OrderPolicy, granularity: str, offer_timeout: float) -> None:
+        if granularity not in ("cell", "agent"):
+            raise ValueError(f"granularity must be 'cell' or 'agent', got {granularity!r}")
+        self.capacity = np.asarray(capacity, dtype=np.float64)
+        self.total = self.capacity.sum(axis=0)
+        self.policy = policy
+        self.granularity = granularity
+        self.offer_timeout = offer_timeout
+        m = self.capacity.shape[0]
+        self.registered = np.zeros(m, dtype=bool)
+        self.free = np.zeros_like(self.capacity)
+        self.accounts: dict[str, Account] = {}
+        self.offers: dict[int, Offer] = {}
+        self.filters: dict[str, dict[int, float]] = {}  # framework -> machine -> refused until
+        self.tasks: dict[TaskKey, tuple[str, int, np.ndarray]] = {}
+        self.held: dict[str, dict[int, np.ndarray]] = {}
+        self.revoking: set[TaskKey] = set()
+        self.next_offer = 1
+        self._agent_cursor = 0
+
+    # ------------------------------------------------------------ membership
+
+    def account(self, name: str) -> Account:
+        """The framework's account, created on first mention (an agent may
+        report a framework's tasks before the framework re-registers)."""
+        a = self.accounts.get(name)
+        if a is None:
+            a = Account(name, len(self.accounts), allocated=np.zeros_like(self.total))
+            self.accounts[name] = a
+        return a
+
+    def add_framework(self, name: str, weight: float = 1.0, priority: int = 0, guarantee: float = 0.0,
+                      wants: bool = True, now: float = 0.0) -> Account:
+        a = self.account(name)
+        a.weight, a.priority, a.guarantee, a.wants = float(weight), int(priority), float(guarantee), wants
+        a.last_offer_at = now
+        return a
+
+    def set_wants(self, name: str, wants: bool) -> None:
+        """Revive (True) or suppress (False) offers; reviving clears refuse filters."""
+        a = self.account(name)
+        if wants and not a.wants:
+            self.filters.pop(name, None)
+        a.wants = wants
+
+    def add_agent(self, machines: np.ndarray, tasks: list[tuple[TaskKey, str, int, np.ndarray]]) -> None:
+        """Register an agent's machines with the tasks it reports running.
+        Re-registering drops what was known about those machines first."""
+        ms = np.asarray(machines, dtype=np.int64)
+        if self.registered[ms].any():
+            self.remove_agent(ms)
+        self.registered[ms] = True
+        self.free[ms] = self.capacity[ms]
+        for key, fw, machine, request in tasks:
+            self.add_task(key, fw, machine, request)
+
+    def remove_agent(self, machines: np.ndarray) -> list[TaskKey]:
+        """An agent is gone: rescind offers touching it, forget its tasks and
+        holds. Returns the keys of the tasks that were on it."""
+        ms = set(np.asarray(machines, dtype=np.int64).tolist())
+        for oid, o in list(self.offers.items()):
+            if ms & set(o.machines.tolist()):
+                self._close(oid)
+        lost = [k for k, (_, m, _) in self.tasks.items() if m in ms]
+        for k in lost:
+            fw, m, req = self.tasks.pop(k)
+            self.accounts[fw].allocated -= req
+        for fw, h in self.held.items():
+            for m in ms & set(h):
+                self.accounts[fw].allocated -= h.pop(m)
+        idx = np.fromiter(ms, dtype=np.int64)
+        self.registered[idx] = False
+        self.free[idx] = 0.0
+        return lost
+
+    def add_task(self, key: TaskKey, framework: str, machine: int, request: np.ndarray) -> None:
+        req = np.asarray(request, dtype=np.float64)
+        self.tasks[key] = (framework, int(machine), req)
+        self.free[machine] -= req
+        self.account(framework).allocated += req
+
+    def release(self, keys: list[TaskKey]) -> int:
+        """Tasks ended (finished or killed): their resources are free again.
+        Unknown keys are ignored (a report from before a re-registration)."""
+        n = 0
+        for key in keys:
+            found = self.tasks.pop(key, None)
+            if found is None:
+                continue
+            fw, m, req = found
+            self.free[m] += req
+            self.accounts[fw].allocated -= req
+            self.revoking.discard(key)
+            n += 1
+        return n
+
+    # ------------------------------------------------------------ offering
+
+    def _filtered(self, fw: str, now: float) -> np.ndarray:
+        mask = np.zeros(self.capacity.shape[0], dtype=bool)
+        f = self.filters.get(fw)
+        if f:
+            for m, until in list(f.items()):
+                if until > now:
+                    mask[m] = True
+                else:
+                    del f[m]
+        return mask
+
+    def _order(self, names: list[str]) -> list[str]:
+        if not names:
+            return []
+        accts = [self.accounts[n] for n in names]
+        alloc = np.vstack([a.allocated for a in accts])
+        order = self.policy(alloc, self.total, np.array([a.weight for a in accts]), np.array([a.priority for a in accts]))
+        return [names[i] for i in np.asarray(order).tolist()]
+
+    def _make(self, fw: str, machines: np.ndarray, now: float) -> Offer:
+        res = self.free[machines].copy()
+        self.free[machines] = 0.0
+        a = self.accounts[fw]
+        a.allocated += res.sum(axis=0)
+        a.last_offer_at = now
+        o = Offer(self.next_offer, fw, machines, res, now, now + self.offer_timeout)
+        self.next_offer += 1
+        self.offers[o.offer_id] = o
+        return o
+
+    def allocate(self, now: float) -> list[Offer]:
+        """One allocation round: offer what is free to frameworks that want it.
+
+        ``cell`` granularity: each framework without an outstanding offer, in
+        policy order, is offered everything free that it has not refused (the
+        Omega paper's model of Mesos: one framework at a time sees the whole
+        free cell). ``agent``: each agent's free resources go to the first
+        framework in policy order not refusing it, re-ordering after every
+        offer (progressive filling in agent-sized steps)."""
+        wanting = [n for n, a in self.accounts.items() if a.wants]
+        made: list[Offer] = []
+        has_free = (self.free > EPS).any(axis=1) & self.registered
+        if self.granularity == "cell":
+            busy = {o.framework for o in self.offers.values()}
+            for fw in self._order([n for n in wanting if n not in busy]):
+                rows = np.flatnonzero(has_free & ~self._filtered(fw, now))
+                if rows.size:
+                    made.append(self._make(fw, rows, now))
+                    has_free[rows] = False
+            return made
+        m = self.capacity.shape[0]
+        machines = np.flatnonzero(has_free)
+        if machines.size == 0 or not wanting:
+            return made
+        # Start where the last round stopped, so low-numbered agents are not always first.
+        machines = np.roll(machines, -int(np.searchsorted(machines, self._agent_cursor % m)))
+        filtered = {fw: self._filtered(fw, now) for fw in wanting}
+        for machine in machines.tolist():
+            for fw in self._order(wanting):
+                if not filtered[fw][machine]:
+                    made.append(self._make(fw, np.array([machine], dtype=np.int64), now))
+                    break
+            self._agent_cursor = machine + 1
+        return made
+
+    def _close(self, offer_id: int) -> Offer:
+        o = self.offers.pop(offer_id)
+        self.free[o.machines] += o.resources
+        self.accounts[o.framework].allocated -= o.resources.sum(axis=0)
+        return o
+
+    def decline(self, offer_id: int, framework: str, refuse_seconds: float, now: float) -> bool:
+        """Hand an offer back; its machines are not offered to ``framework``
+        again for ``refuse_seconds``. False if the offer was already rescinded."""
+        o = self.offers.get(offer_id)
+        if o is None or o.framework != framework:
+            return False
+        self._close(offer_id)
+        if refuse_seconds > 0:
+            f = self.filters.setdefault(framework, {})
+            for m in o.machines.tolist():
+                f[m] = now + refuse_seconds
+        return True
+
+    def expire(self, now: float) -> list[Offer]:
+        """Rescind every offer past its timeout."""
+        return [self._close(oid) for oid, o in list(self.offers.items()) if o.expires_at <= now]
+
+    def rescind_all(self) -> list[Offer]:
+        return [self._close(oid) for oid in list(self.offers)]
+
+    def accept(self, offer_id: int | None, framework: str, launches: list[Launch], holds: list[tuple[int, np.ndarray]]) -> AcceptResult:
+        """Launch tasks on an offer (and/or on resources the framework holds),
+        hold more of the offer, return the rest.
+
+        ``offer_id`` None uses held resources only. A launch takes from the
+        framework's held resources on its machine first, then from the offer;
+        a launch that fits in neither, or repeats a running task, is refused.
+        An offer that was rescinded refuses everything (``ok`` False)."""
+        n_l, n_h = len(launches), len(holds)
+        if offer_id is not None:
+            o = self.offers.get(offer_id)
+            if o is None or o.framework != framework:
+                return AcceptResult(False, np.zeros(n_l, bool), np.zeros(n_h, bool), np.zeros_like(self.total))
+            self.offers.pop(offer_id)
+            remaining = {int(m): r.copy() for m, r in zip(o.machines.tolist(), o.resources)}
+        else:
+            remaining = {}
+        acct = self.account(framework)
+        held = self.held.setdefault(framework, {})
+        launched = np.zeros(n_l, dtype=bool)
+        for i, ln in enumerate(launches):
+            req = np.asarray(ln.request, dtype=np.float64)
+            h = held.get(ln.machine, np.zeros_like(self.total))
+            r = remaining.get(ln.machine, np.zeros_like(self.total))
+            if ln.key in self.tasks or np.any(h + r + EPS < req):
+                continue
+            from_held = np.minimum(h, req)
+            if ln.machine in held:
+                held[ln.machine] = h - from_held
+                if not (held[ln.machine] > EPS).any():
+                    del held[ln.machine]
+            if ln.machine in remaining:
+                remaining[ln.machine] = r - (req - from_held)
+            # Offered or held resources were already counted as this framework's.
+            self.tasks[ln.key] = (framework, ln.machine, req)
+            launched[i] = True
+        kept = np.zeros(n_h, dtype=bool)
+        for i, (machine, req) in enumerate(holds):
+            req = np.asarray(req, dtype=np.float64)
+            r = remaining.get(machine)
+            if r is None or np.any(r + EPS < req):
+                continue
+            remaining[machine] = r - req
+            held[machine] = held.get(machine, np.zeros_like(self.total)) + req
+            kept[i] = True
+        returned = np.zeros_like(self.total)
+        for m, r in remaining.items():
+            r = np.maximum(r, 0.0)
+            self.free[m] += r
+            returned += r
+        acct.allocated -= returned
+        return AcceptResult(True, launched, kept, returned)
+
+    def unhold(self, framework: str, machine: int, request: np.ndarray) -> None:
+        """A framework gives back resources it held (a gang it gave up on)."""
+        held = self.held.get(framework, {})
+        if machine not in held:
+            return
+        give = np.minimum(held[machine], np.asarray(request, dtype=np.float64))
+        held[machine] -= give
+        if not (held[machine] > EPS).any():
+            del held[machine]
+        self.free[machine] += give
+        self.accounts[framework].allocated -= give
+
+    # -------------------------------------------------------- measurements
+
+    def shares(self) -> dict[str, float]:
+        names = list(self.accounts)
+        if not names:
+            return {}
+        alloc = np.vstack([self.accounts[n].allocated for n in names])
+        return dict(zip(names, _shares(alloc, self.total).tolist()))
+
+    def locked(self) -> np.ndarray:
+        """Resources sitting in outstanding offers."""
+        out = np.zeros_like(self.total)
+        for o in self.offers.values():
+            out += o.resources.sum(axis=0)
+        return out
+
+    def held_total(self) -> np.ndarray:
+        out = np.zeros_like(self.total)
+        for h in self.held.values():
+            for r in h.values():
+                out += r
+        return out
+
+    def used(self) -> np.ndarray:
+        out = np.zeros_like(self.total)
+        for _, _, req in self.tasks.values():
+            out += req
+        return out
+
+    # ---------------------------------------------------------- revocation
+
+    def starving(self, now: float, timeout: float) -> list[str]:
+        """Frameworks below their guarantee that want resources and got no
+        offer for ``timeout``: the ones revocation is for."""
+        shares = self.shares()
+        out = []
+        for n, a in self.accounts.items():
+            if a.wants and shares[n] + EPS < a.guarantee:
+                if a.starving_since is None:
+                    a.starving_since = now
+                if now - max(a.starving_since, a.last_offer_at) >= timeout:
+                    out.append(n)
+            else:
+                a.starving_since = None
+        return out
+
+    def revocations(self, starving: list[str]) -> list[TaskKey]:
+        """Tasks to kill so the starving frameworks can reach their
+        guarantees: from frameworks above their own guarantee, most recently
+        started jobs first, never taking a victim below its guarantee.
+        One wave at a time: while earlier revocations are still being carried
+        out (their resources not yet released) nothing more is revoked, since
+        the shares do not show them yet."""
+        if not starving or self.revoking:
+            return []
+        shares = self.shares()
+        need = sum(self.accounts[n].guarantee - shares[n] for n in starving)
+        victims = sorted((n for n, a in self.accounts.items() if n not in starving and shares[n] > a.guarantee + EPS),
+                         key=lambda n: shares[n] - self.accounts[n].guarantee, reverse=True)
+        out: list[TaskKey] = []
+        for v in victims:
+            room = shares[v] - self.accounts[v].guarantee
+            mine = sorted((k for k, (fw, _, _) in self.tasks.items() if fw == v and k not in self.revoking), reverse=True)
+            for k in mine:
+                if need <= EPS or room <= EPS:
+                    break
+                req = self.tasks[k][2]
+                share = float(np.max(np.where(self.total > 0, req / np.where(self.total > 0, self.total, 1), 0)))
+                if share > room + EPS:
+                    continue
+                out.append(k)
+                self.revoking.add(k)
+                room -= share
+                need -= share
+        return out

@@ -1,0 +1,124 @@
+"""Decision logic of one Omega scheduler, free of Ray and clocks.
+
+The actor drives it: ``submit`` jobs, ask ``next_job(now)``, spend
+``think_time`` really waiting, ``plan`` on the synced local copy, send the
+claims, then ``settle`` with what committed. Retries and abandonment are
+decided here so they can be unit-tested without an event loop.
+"""
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from schedlab.schedulers.model.jobs import Job
+from schedlab.schedulers.shared_state.commit import Claims
+from schedlab.schedulers.placement.policies import PlacementPolicy
+from schedlab.schedulers.shared_state.cell import LocalCopy
+
+
+@dataclass
+class JobProgress:
+    job: Job
+    pending: np.ndarray  # task indices not yet committed
+    attempts: int = 0
+    first_attempt: float | None = None
+    not_before: float = 0.0  # emulated time before which a retry is pointless
+
+
+@dataclass(frozen=True)
+class SchedulerParams:
+    name: str
+    t_job: float
+    t_task: float
+    policy: PlacementPolicy
+    max_attempts: int = 1000
+    retry_backoff: float = 1.0  # emulated seconds to wait when nothing fit
+
+
+@dataclass(frozen=True)
+class Plan:
+    claims: Claims
+    tasks: np.ndarray  # task index per claim
+
+
+@dataclass
+class Outcome:
+    status: str  # "scheduled" | "abandoned" | "retry"
+    committed_tasks: np.ndarray
+    machines: np.ndarray  # machine per committed task
+
+
+@dataclass
+class OmegaSchedulerCore:
+    params: SchedulerParams
+    local: LocalCopy
+    rng: np.random.Generator
+    queue: collections.deque[JobProgress] = field(default_factory=collections.deque)
+
+    def submit(self, jobs: list[Job]) -> None:
+        for job in jobs:
+            self.queue.append(JobProgress(job, np.arange(job.tasks)))
+
+    def resume(self, job: Job, pending: np.ndarray) -> JobProgress:
+        """Queue tasks of a job some attempt already began (lost with a
+        machine, or found unplaced by a restarted scheduler): no new first
+        attempt, so the job's wait time keeps its original start."""
+        jp = JobProgress(job, np.asarray(pending, dtype=np.int64), attempts=0, first_attempt=-1.0)
+        self.queue.append(jp)
+        return jp
+
+    def next_job(self, now: float) -> JobProgress | None:
+        """Pop the first job that is due (FIFO otherwise); None if none is."""
+        for i, jp in enumerate(self.queue):
+            if jp.not_before <= now:
+                del self.queue[i]
+                return jp
+        return None
+
+    def next_due(self) -> float | None:
+        """Earliest time a queued job becomes due (None when the queue is empty)."""
+        return min((jp.not_before for jp in self.queue), default=None)
+
+    def think_time(self, jp: JobProgress) -> float:
+        return self.params.t_job + self.params.t_task * int(jp.pending.size)
+
+    def begin_attempt(self, jp: JobProgress, now: float) -> bool:
+        """Count an attempt; returns True when it is the job's first."""
+        jp.attempts += 1
+        first = jp.first_attempt is None
+        if first:
+            jp.first_attempt = now
+        return first
+
+    def plan(self, jp: JobProgress) -> Plan:
+        """Place pending tasks on a scratch copy of the local state: the local
+        copy itself changes only through deltas from the cell state, so a
+        rejected claim never leaves a phantom reservation behind."""
+        work = self.local.free.copy()
+        request = jp.job.request_vector()
+        machines = self.params.policy(work, request, int(jp.pending.size), self.rng)
+        ok = machines >= 0
+        m = machines[ok].astype(np.int64)
+        claims = Claims(
+            machine=m,
+            request=np.tile(request, (m.size, 1)),
+            seen_seq=self.local.seq[m].copy(),
+        )
+        return Plan(claims, jp.pending[ok])
+
+    def settle(self, jp: JobProgress, plan: Plan, accepted: np.ndarray, now: float) -> Outcome:
+        """Record what committed; requeue, finish or abandon the job."""
+        done = plan.tasks[accepted]
+        machines = plan.claims.machine[accepted]
+        jp.pending = np.setdiff1d(jp.pending, done, assume_unique=True)
+        if jp.pending.size == 0:
+            return Outcome("scheduled", done, machines)
+        if jp.attempts >= self.params.max_attempts:
+            return Outcome("abandoned", done, machines)
+        if len(plan.tasks) == 0:
+            # Nothing fit on our copy: waiting for the cell to change beats spinning.
+            jp.not_before = now + self.params.retry_backoff
+        self.queue.append(jp)
+        return Outcome("retry", done, machines)

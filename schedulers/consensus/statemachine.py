@@ -1,0 +1,98 @@
+"""The state-machine protocol, a key-value example, and exactly-once delivery.
+
+A state machine must be deterministic: every replica applies the same
+commands in the same order and must reach the same state and results.
+Commands, results and snapshots cross the wire, so they are msgpack values.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import msgpack
+
+from schedlab.schedulers.consensus.messages import LogEntry
+
+
+class StateMachine(Protocol):
+    def apply(self, command: Any) -> Any:
+        """Apply one committed command; return its (msgpack-able) result."""
+
+    def snapshot(self) -> bytes:
+        """The whole state as bytes; ``restore(snapshot())`` must reproduce it."""
+
+    def restore(self, data: bytes) -> None:
+        """Replace the whole state with a ``snapshot()``."""
+
+
+class KVStateMachine:
+    """A dict of key -> value. Commands: ("set", k, v) -> v, ("incr", k) ->
+    the new value (missing keys start at 0), ("get", k) -> value or None,
+    ("del", k) -> removed value or None."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+
+    def apply(self, command: Any) -> Any:
+        op, key, *rest = command
+        if op == "set":
+            self.data[key] = rest[0]
+            return rest[0]
+        if op == "incr":
+            self.data[key] = self.data.get(key, 0) + (rest[0] if rest else 1)
+            return self.data[key]
+        if op == "get":
+            return self.data.get(key)
+        if op == "del":
+            return self.data.pop(key, None)
+        raise ValueError(f"unknown KV command {op!r}")
+
+    def snapshot(self) -> bytes:
+        return msgpack.packb(self.data, use_bin_type=True)
+
+    def restore(self, data: bytes) -> None:
+        self.data = dict(msgpack.unpackb(data, raw=False, use_list=False))
+
+
+class ExactlyOnce:
+    """Wraps a state machine so a retried client request applies once.
+
+    Per client it keeps the last applied request_id and its result (Raft
+    thesis §6.3). Clients have one request outstanding and number them
+    upwards, so a request_id at or below the last one is a retry or a stale
+    duplicate: it is not applied again, and a retry of the last request gets
+    the original result. The table is part of the snapshot, because a replica
+    restored from a snapshot must dedup exactly as one that replayed the log.
+    """
+
+    def __init__(self, inner: StateMachine) -> None:
+        self.inner = inner
+        self.sessions: dict[str, tuple[int, Any]] = {}
+
+    def lookup(self, client_id: str, request_id: int) -> tuple[bool, Any]:
+        """(already applied?, its result if it was the client's last request)."""
+        last = self.sessions.get(client_id)
+        if last is None or request_id > last[0]:
+            return False, None
+        return True, (last[1] if request_id == last[0] else None)
+
+    def apply(self, entry: LogEntry) -> tuple[Any, bool]:
+        """(result, duplicate?) for one committed entry; no-ops yield None."""
+        if entry.command is None:
+            return None, False
+        if entry.client_id is None:
+            return self.inner.apply(entry.command), False
+        seen, result = self.lookup(entry.client_id, entry.request_id)
+        if seen:
+            return result, True
+        result = self.inner.apply(entry.command)
+        self.sessions[entry.client_id] = (entry.request_id, result)
+        return result, False
+
+    def snapshot(self) -> bytes:
+        table = [(c, rid, res) for c, (rid, res) in sorted(self.sessions.items())]
+        return msgpack.packb((self.inner.snapshot(), table), use_bin_type=True)
+
+    def restore(self, data: bytes) -> None:
+        inner, table = msgpack.unpackb(data, raw=False, use_list=False)
+        self.inner.restore(inner)
+        self.sessions = {c: (rid, res) for c, rid, res in table}

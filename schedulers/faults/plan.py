@@ -1,0 +1,260 @@
+"""The fault vocabulary shared by scenario files and the chaos script.
+
+A fault names an action, a target (an actor's name, a role to pick a member
+of, or ``node-<i>``) and how long it lasts. What targets exist is a
+``Roster``: scenario files are checked against the roster their own scenario
+will start, the chaos script against the one a running emulation publishes.
+Everything here is pure: the monkey draws from a ``numpy.random.Generator``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, table_array
+
+ACTIONS = ("kill", "restart", "kill_leader", "kill_master", "kill_node", "pause", "slow", "partition")
+# Roles of the emulated system. The submitter and the metrics collector are
+# the experiment's instruments, not part of the system: never fault targets.
+ROLES = ("machine", "scheduler", "framework", "cellstate", "coordinator", "master", "frontend")
+INSTRUMENTS = ("submitter", "metrics", "chaos-inbox")
+LASTING = ("pause", "slow", "partition")  # need a duration
+
+
+class FaultError(ValueError):
+    """A fault that cannot be carried out; str() is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    at: float  # emulated seconds into the run
+    action: str
+    target: str = ""  # actor name, role, or node-<i>; empty for kill_leader / kill_master
+    peer: str = ""  # partition: the other side (actor name or role)
+    duration: float | None = None  # pause / slow / partition: how long, emulated seconds
+    delay: float = 0.0  # slow: added to every message, emulated seconds
+    restart_after: float | None = None  # kill / kill_leader / kill_master: restart the victim this much later
+
+    def to_wire(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in ("", None)}
+
+    @staticmethod
+    def from_wire(d: dict[str, Any]) -> "FaultSpec":
+        return FaultSpec(**d)
+
+
+@dataclass(frozen=True)
+class Roster:
+    """Who can be hit: role -> actor names, which roles come back on a
+    restart, and the cluster's nodes (empty on an embedded Ray)."""
+
+    members: dict[str, list[str]]
+    restartable: frozenset[str] = frozenset()
+    nodes: tuple[str, ...] = ()
+    leader_roles: tuple[str, ...] = ()  # roles that elect a leader ("coordinator", "master")
+
+    def role_of(self, name: str) -> str | None:
+        for role, names in self.members.items():
+            if name in names:
+                return role
+        return None
+
+    def names(self) -> list[str]:
+        return [n for names in self.members.values() for n in names]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"members": self.members, "restartable": sorted(self.restartable), "nodes": list(self.nodes),
+                "leader_roles": list(self.leader_roles)}
+
+    @staticmethod
+    def from_wire(d: dict[str, Any]) -> "Roster":
+        return Roster({k: list(v) for k, v in d["members"].items()}, frozenset(d["restartable"]), tuple(d["nodes"]),
+                      tuple(d["leader_roles"]))
+
+
+LEADER_ALIAS = "-leader"
+
+
+def leader_alias(roster: Roster, name: str) -> str | None:
+    """The role whose current leader ``name`` stands for (``coordinator-leader``,
+    ``master-leader``), resolved when the fault is carried out; else None.
+    Who leads changes during a run, so a plan cannot name it in advance."""
+    role = name[: -len(LEADER_ALIAS)] if name.endswith(LEADER_ALIAS) else ""
+    return role if role in roster.leader_roles else None
+
+
+def member_index(name: str) -> int:
+    """The index of a numbered actor: ``machine-host-3`` -> 3, ``coordinator-0`` -> 0."""
+    return int(name.rsplit("-", 1)[1])
+
+
+def _side(roster: Roster, name: str, what: str) -> str:
+    """The role of a target that is an actor name or a role; else why not."""
+    if name in INSTRUMENTS:
+        raise FaultError(f"{what} {name!r} is an instrument of the experiment (the submitter and metrics "
+                         "collector observe the system; they are not part of it)")
+    if name in roster.members:
+        if not roster.members[name]:
+            raise FaultError(f"{what} role {name!r} has no actors in this run")
+        return name
+    role = roster.role_of(name) or leader_alias(roster, name)
+    if role is None:
+        roles = ", ".join(r for r in ROLES if roster.members.get(r))
+        leaders = "".join(f", {r}{LEADER_ALIAS}" for r in roster.leader_roles)
+        raise FaultError(f"unknown {what} {name!r}: not an actor of this run nor a role ({roles}{leaders})")
+    return role
+
+
+def check(f: FaultSpec, roster: Roster) -> None:
+    """Raise FaultError naming what is wrong with ``f`` in a run with ``roster``."""
+    if f.action not in ACTIONS:
+        raise FaultError(f"unknown action {f.action!r} (one of {', '.join(ACTIONS)})")
+    if f.action in LASTING and (f.duration is None or f.duration <= 0):
+        raise FaultError(f"{f.action} needs a duration > 0 (emulated seconds)")
+    if f.action not in LASTING and f.duration is not None:
+        raise FaultError(f"{f.action} takes no duration (kill takes restart_after)")
+    if f.action == "slow" and f.delay <= 0:
+        raise FaultError("slow needs a delay > 0 (emulated seconds added to every message)")
+    if f.action != "slow" and f.delay:
+        raise FaultError(f"{f.action} takes no delay")
+    if f.action != "partition" and f.peer:
+        raise FaultError(f"{f.action} takes no peer (only partition has two sides)")
+    if f.restart_after is not None and (f.action not in ("kill", "kill_leader", "kill_master") or f.restart_after <= 0):
+        raise FaultError("restart_after must be > 0 and only goes with kill, kill_leader and kill_master")
+    if f.action in ("kill_leader", "kill_master"):
+        role = "coordinator" if f.action == "kill_leader" else "master"
+        if f.target:
+            raise FaultError(f"{f.action} picks its own target (the current leader)")
+        if role not in roster.leader_roles:
+            need = "[coordinator] replicas >= 3 (or architecture \"borg\")" if role == "coordinator" else "architecture \"mesos\""
+            raise FaultError(f"{f.action} needs {need}")
+        if f.action == "kill_master" and len(roster.members.get("master", [])) == 1 and f.restart_after is None:
+            raise FaultError("with a single master, kill_master needs restart_after (or set [mesos] masters >= 2)")
+        return
+    if not f.target:
+        raise FaultError(f"{f.action} needs a target (an actor name or a role)")
+    if f.action == "kill_node":
+        if not f.target.startswith("node-") or not f.target[5:].isdigit():
+            raise FaultError(f"kill_node needs a target node-<i> (got {f.target!r})")
+        if f.target == "node-0":
+            raise FaultError("node-0 is the head node and holds the control plane; kill a worker node (node-1 and up)")
+        if roster.nodes and f.target not in roster.nodes:
+            raise FaultError(f"no {f.target} in this cluster (nodes: {', '.join(roster.nodes)})")
+        return
+    role = _side(roster, f.target, "target")
+    if f.action == "restart" or (f.action == "kill" and f.restart_after is not None):
+        if role not in roster.restartable:
+            raise FaultError(f"a {role} cannot be restarted in this run"
+                             + (" (the single cell state keeps the only copy; set [coordinator] replicas >= 3)" if role == "cellstate" else ""))
+    if f.action == "restart" and (f.target in roster.members or leader_alias(roster, f.target)):
+        raise FaultError("restart needs an actor name, not a role (it brings back one that was killed)")
+    if f.action == "partition":
+        if not f.peer:
+            raise FaultError("partition needs a peer (the other side: an actor name or a role)")
+        _side(roster, f.peer, "peer")
+        if f.peer == f.target and f.target not in roster.members:
+            raise FaultError("partition needs two different sides")
+
+
+def parse_fault(t: Table, duration: float | None, roster: Roster) -> FaultSpec:
+    """One ``[[faults]]`` table; ``duration`` bounds ``at`` when known."""
+    inside = (lambda v: None if 0 < v < duration else f"must be inside the run (0, {duration:g})") if duration else \
+        (lambda v: None if v >= 0 else "must be >= 0")
+    positive = lambda v: None if v > 0 else "must be > 0"  # noqa: E731
+    f = FaultSpec(
+        at=t.get("at", float, check=inside),
+        action=t.get("action", str, check=lambda v: None if v in ACTIONS else f"must be one of {', '.join(ACTIONS)}"),
+        target=t.get("target", str, default=""),
+        peer=t.get("peer", str, default=""),
+        duration=t.get("duration", float, default=None, check=positive) if "duration" in t.data else None,
+        delay=t.get("delay", float, default=0.0, check=positive) if "delay" in t.data else 0.0,
+        restart_after=t.get("restart_after", float, default=None, check=positive) if "restart_after" in t.data else None,
+    )
+    t.done()
+    try:
+        check(f, roster)
+    except FaultError as e:
+        t.fail(t.path, str(e))
+    return f
+
+
+def parse_plan(data: Any, source: str, roster: Roster) -> list[FaultSpec]:
+    """A chaos plan file: ``[[faults]]`` with ``at`` counted from the plan's start."""
+    top = Table(data, "", source)
+    if "faults" not in top.data:
+        top.fail("faults", "a plan needs at least one [[faults]] entry")
+    faults = [parse_fault(t, None, roster) for t in table_array(top, "faults")]
+    top.done()
+    return sorted(faults, key=lambda f: f.at)
+
+
+# ------------------------------------------------------------------ monkey
+
+# What a partition cuts a role off from: the parts of the system it talks to.
+_PEERS = {
+    "machine": ("cellstate", "coordinator", "master"),
+    "scheduler": ("cellstate", "coordinator"),
+    "framework": ("master",),
+    "coordinator": ("coordinator",),
+    "master": ("coordinator", "framework", "machine"),
+    "cellstate": ("scheduler", "machine"),
+    "frontend": ("coordinator",),
+}
+
+
+@dataclass
+class Monkey:
+    """Random faults over chosen roles. Every kill comes back (restart_after),
+    so a long soak never drains the cell or loses a replica majority; the
+    victim and any peer are named here, from the seeded generator."""
+
+    roster: Roster
+    roles: tuple[str, ...]
+    rng: np.random.Generator
+    lasting: float = 5.0  # emulated seconds a pause / slow / partition lasts (at most)
+    back_after: float = 5.0  # emulated seconds before a killed actor restarts
+    delay: float = 0.5  # emulated seconds a slow link adds
+    actions: tuple[str, ...] = field(default=("kill", "pause", "slow", "partition"))
+
+    def __post_init__(self) -> None:
+        bad = [r for r in self.roles if r not in ROLES]
+        if bad:
+            raise FaultError(f"unknown role {bad[0]!r} (one of {', '.join(ROLES)})")
+        self.roles = tuple(r for r in self.roles if self.roster.members.get(r))
+        if not self.roles:
+            raise FaultError("none of the chosen roles has actors in this run")
+
+    def draw(self, at: float) -> FaultSpec:
+        role = self.roles[int(self.rng.integers(len(self.roles)))]
+        # A role that elects a leader: its leader is one more victim to draw
+        # (pauses and partitions of the leader are what test a failover).
+        lead = role in self.roster.leader_roles
+        names = self.roster.members[role] + ([f"{role}{LEADER_ALIAS}"] if lead else [])
+        victim = names[int(self.rng.integers(len(names)))]
+        choices = [a for a in self.actions if a != "kill" or role in self.roster.restartable]
+        if lead and "kill" in choices:
+            choices.append("kill_leader" if role == "coordinator" else "kill_master")
+        action = choices[int(self.rng.integers(len(choices)))]
+        span = float(self.rng.uniform(0.2, 1.0)) * self.lasting
+        if action in ("kill_leader", "kill_master") or (action == "kill" and leader_alias(self.roster, victim)):
+            return FaultSpec(at, "kill_leader" if role == "coordinator" else "kill_master", restart_after=self.back_after)
+        if action == "kill":
+            return FaultSpec(at, "kill", victim, restart_after=self.back_after)
+        if action == "pause":
+            return FaultSpec(at, "pause", victim, duration=span)
+        if action == "slow":
+            return FaultSpec(at, "slow", victim, duration=span, delay=self.delay)
+        peers = [p for p in _PEERS[role] if [n for n in self.roster.members.get(p, []) if n != victim]]
+        if not peers:
+            return FaultSpec(at, "pause", victim, duration=span)
+        return FaultSpec(at, "partition", victim, peer=peers[int(self.rng.integers(len(peers)))], duration=span)
+
+
+def shifted(f: FaultSpec, by: float) -> FaultSpec:
+    return replace(f, at=f.at + by)
+
+
+__all__ = ["ACTIONS", "ROLES", "FaultError", "FaultSpec", "Monkey", "Roster", "check", "parse_fault", "parse_plan",
+           "ScenarioError"]

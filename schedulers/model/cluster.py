@@ -1,0 +1,79 @@
+"""Cell model: machines with capacity, attributes and a class.
+
+The cell is held as numpy arrays (one row per machine) because every policy
+works on whole-cell vectors; per-machine Python objects would make a
+10,000-machine placement pass slow.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from schedlab.schedulers.model.resources import NDIM
+
+
+@dataclass(frozen=True)
+class MachineClass:
+    """A homogeneous group of machines in a scenario."""
+
+    name: str
+    count: int
+    capacity: tuple[float, ...]  # indexed by RESOURCES
+    racks: int = 1
+    labels: tuple[str, ...] = ()
+
+
+@dataclass
+class Cell:
+    """Static description of a cell: capacity and attributes per machine."""
+
+    capacity: np.ndarray  # [M, R]
+    rack: np.ndarray  # [M] int
+    machine_class: np.ndarray  # [M] int index into classes
+    classes: tuple[MachineClass, ...]
+    labels: tuple[frozenset[str], ...] = field(default=())
+
+    @property
+    def size(self) -> int:
+        return int(self.capacity.shape[0])
+
+    def total(self) -> np.ndarray:
+        return self.capacity.sum(axis=0)
+
+
+def build_cell(classes: tuple[MachineClass, ...]) -> Cell:
+    """Lay machines out class after class; racks are numbered cell-wide so two
+    classes never share a rack (a rack is a failure domain of one hardware kind)."""
+    caps: list[np.ndarray] = []
+    racks: list[np.ndarray] = []
+    kinds: list[np.ndarray] = []
+    labels: list[frozenset[str]] = []
+    rack_base = 0
+    for ci, mc in enumerate(classes):
+        if len(mc.capacity) != NDIM:
+            raise ValueError(f"machine class {mc.name}: capacity needs {NDIM} dimensions")
+        caps.append(np.tile(np.asarray(mc.capacity, dtype=np.float64), (mc.count, 1)))
+        racks.append(rack_base + np.arange(mc.count) % max(1, mc.racks))
+        kinds.append(np.full(mc.count, ci))
+        labels.extend([frozenset(mc.labels)] * mc.count)
+        rack_base += max(1, mc.racks)
+    if not caps:
+        capacity = np.zeros((0, NDIM))
+        return Cell(capacity, np.zeros(0, int), np.zeros(0, int), classes, ())
+    return Cell(
+        capacity=np.concatenate(caps),
+        rack=np.concatenate(racks).astype(np.int64),
+        machine_class=np.concatenate(kinds).astype(np.int64),
+        classes=classes,
+        labels=tuple(labels),
+    )
+
+
+def host_of(machine: int | np.ndarray, machines_per_actor: int) -> int | np.ndarray:
+    """Which host actor carries a machine: contiguous blocks of K machines."""
+    return machine // machines_per_actor
+
+
+def host_count(machines: int, machines_per_actor: int) -> int:
+    return -(-machines // machines_per_actor)

@@ -1,0 +1,178 @@
+"""Seeded synthetic workloads: job classes, distributions, prefill.
+
+Same seed, same job list: each class draws from its own generator
+(``rng_for(seed, "workload/<class>")``), so classes are independent.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from schedlab.schedulers.model.cluster import Cell
+from schedlab.schedulers.model.jobs import Job, JobKind
+from schedlab.schedulers.placement.policies import random_first_fit
+from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.model.seeding import rng_for
+
+DIST_KINDS = ("constant", "exponential", "lognormal", "empirical", "uniform")
+# A job's tasks are drawn, rounded up, at least 1 and at most this many: a
+# heavy-tailed draw cannot build one giant job (see schedulers.scenario_limits,
+# which also refuses classes whose mean or maximum is above it).
+MAX_TASKS_PER_JOB = 100_000
+
+
+@dataclass(frozen=True)
+class Dist:
+    """A univariate distribution.
+
+    * constant: ``value``
+    * exponential: ``mean``
+    * lognormal: ``mean`` and ``sigma`` (sigma of the underlying normal; mu is
+      chosen so the distribution's mean is ``mean``)
+    * uniform: ``low``, ``high``
+    * empirical: ``values`` with optional ``weights``
+    """
+
+    kind: str
+    value: float = 0.0
+    mean: float = 0.0
+    sigma: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+    values: tuple[float, ...] = ()
+    weights: tuple[float, ...] = ()
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        if self.kind == "constant":
+            return np.full(size, self.value, dtype=np.float64)
+        if self.kind == "exponential":
+            return rng.exponential(self.mean, size)
+        if self.kind == "lognormal":
+            mu = math.log(self.mean) - self.sigma**2 / 2
+            return rng.lognormal(mu, self.sigma, size)
+        if self.kind == "uniform":
+            return rng.uniform(self.low, self.high, size)
+        if self.kind == "empirical":
+            p = None
+            if self.weights:
+                w = np.asarray(self.weights, dtype=np.float64)
+                p = w / w.sum()
+            return rng.choice(np.asarray(self.values, dtype=np.float64), size=size, p=p)
+        raise ValueError(f"unknown distribution {self.kind!r}")
+
+    def expected(self) -> float:
+        if self.kind == "constant":
+            return self.value
+        if self.kind in ("exponential", "lognormal"):
+            return self.mean
+        if self.kind == "uniform":
+            return (self.low + self.high) / 2
+        if self.weights:
+            w = np.asarray(self.weights, dtype=np.float64)
+            return float(np.dot(self.values, w / w.sum()))
+        return float(np.mean(self.values))
+
+    def maximum(self) -> float:
+        """Largest value the distribution can produce (inf when unbounded)."""
+        if self.kind == "constant":
+            return self.value
+        if self.kind == "uniform":
+            return self.high
+        if self.kind == "empirical":
+            return max(self.values)
+        return math.inf
+
+
+@dataclass(frozen=True)
+class JobClass:
+    """A stream of similar jobs. ``duration`` is ignored for service jobs,
+    whose tasks run until the end of the run."""
+
+    name: str
+    kind: JobKind
+    interarrival: Dist
+    tasks: Dist  # rounded up, at least 1, at most MAX_TASKS_PER_JOB
+    duration: Dist
+    request: tuple[Dist, ...]  # per task, indexed by RESOURCES
+    priority: int = 0
+    interarrival_mode: str = "exponential"  # or "fixed": interarrival.expected() apart
+    start: float | None = None  # the first arrival (emulated s); None: one interarrival after 0
+
+
+def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
+    n = max(1, math.ceil(min(float(jc.tasks.sample(rng, 1)[0]), MAX_TASKS_PER_JOB)))
+    request = tuple(float(max(0.0, d.sample(rng, 1)[0])) for d in jc.request)
+    if jc.kind is JobKind.SERVICE:
+        durations = (math.inf,) * n
+    else:
+        durations = tuple(float(x) for x in np.maximum(jc.duration.sample(rng, n), 1e-3))
+    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations)
+
+
+def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> list[Job]:
+    """All jobs arriving in [0, horizon), sorted by submit time; ids are dense
+    and assigned in that order so they are stable for a given seed."""
+    raw: list[tuple[float, int, JobClass, np.random.Generator]] = []
+    for ci, jc in enumerate(classes):
+        rng = rng_for(seed, f"workload/{jc.name}")
+        t = 0.0
+        first = True
+        while True:
+            if first and jc.start is not None:
+                t = jc.start
+            elif jc.interarrival_mode == "fixed":
+                t += jc.interarrival.expected()
+            else:
+                t += float(jc.interarrival.sample(rng, 1)[0])
+            first = False
+            if t >= horizon:
+                break
+            raw.append((t, ci, jc, rng))
+    raw.sort(key=lambda r: (r[0], r[1]))
+    # Draw each job's shape in arrival order per class so the list depends only on seed.
+    return [_job(i, jc, t, rng) for i, (t, _ci, jc, rng) in enumerate(raw)]
+
+
+@dataclass(frozen=True)
+class Prefill:
+    """Tasks already running when measurement starts."""
+
+    jobs: tuple[Job, ...]
+    machines: tuple[np.ndarray, ...]  # per job, machine index per task
+    free: np.ndarray  # [M, R] free resources after prefill
+
+
+def prefill(cell: Cell, classes: tuple[JobClass, ...], target: float, seed: int) -> Prefill:
+    """Place long-running jobs shaped like the workload's classes (service
+    first, as the Omega simulator does) with randomized first fit until mean cpu
+    utilisation reaches ``target``. Prefill jobs get negative ids."""
+    free = cell.capacity.copy()
+    if target <= 0 or not classes:
+        return Prefill((), (), free)
+    rng = rng_for(seed, "prefill")
+    ordered = sorted(classes, key=lambda c: c.kind is not JobKind.SERVICE)
+    cpu = RESOURCES.index("cpu")
+    total = cell.capacity[:, cpu].sum()
+    jobs: list[Job] = []
+    placed: list[np.ndarray] = []
+    misses = 0
+    draws = 0
+    while (total - free[:, cpu].sum()) / total < target and misses < 50:
+        # Round-robin over classes by draw, not by success, so one class that
+        # no longer fits does not end the prefill while others still would.
+        jc = ordered[draws % len(ordered)]
+        draws += 1
+        job = _job(-(len(jobs) + 1), jc, 0.0, rng)
+        # Prefill tasks outlive the run: they model the standing load.
+        job = Job(job.job_id, job.job_class, JobKind.SERVICE, job.priority, 0.0, job.request, (math.inf,) * job.tasks)
+        work = free.copy()
+        machines = random_first_fit(work, job.request_vector(), job.tasks, rng)
+        if (machines < 0).any():
+            misses += 1
+            continue
+        free = work
+        jobs.append(job)
+        placed.append(machines)
+    return Prefill(tuple(jobs), tuple(placed), free)

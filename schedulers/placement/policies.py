@@ -1,0 +1,121 @@
+"""Placement policies: choose a machine for each task of a job.
+
+Contract shared by every policy (and by user policies registered here)::
+
+    policy(free, request, n_tasks, rng) -> machines
+
+``free`` is the caller's *local copy* of free resources, shape [M, R]; the
+policy subtracts what it places from it, so consecutive calls see their own
+earlier choices. ``machines`` has length ``n_tasks``: a machine index per task,
+or -1 where nothing fits. Policies never over-fill a row of ``free``.
+Randomness only through ``rng``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from schedlab.schedulers.model.resources import EPS
+
+PlacementPolicy = Callable[[np.ndarray, np.ndarray, int, np.random.Generator], np.ndarray]
+
+
+def slots(free: np.ndarray, request: np.ndarray) -> np.ndarray:
+    """How many copies of ``request`` each machine can still hold."""
+    need = request > 0
+    if not need.any():
+        # A zero request fits anywhere; cap so arithmetic stays finite.
+        return np.full(free.shape[0], 1 << 30, dtype=np.int64)
+    per_dim = np.floor((free[:, need] + EPS) / request[need])
+    return np.maximum(per_dim.min(axis=1), 0).astype(np.int64)
+
+
+def _commit_counts(free: np.ndarray, request: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Subtract ``counts[m]`` copies of request from free, return the per-task list."""
+    free -= counts[:, None] * request[None, :]
+    return np.repeat(np.arange(free.shape[0]), counts)
+
+
+def _pad(placed: np.ndarray, n_tasks: int) -> np.ndarray:
+    out = np.full(n_tasks, -1, dtype=np.int64)
+    out[: placed.size] = placed
+    return out
+
+
+def first_fit(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+    """Each task on the lowest-numbered machine it fits on (packs the front)."""
+    s = slots(free, request)
+    before = np.cumsum(s) - s
+    counts = np.clip(n_tasks - before, 0, s)
+    return _pad(_commit_counts(free, request, counts), n_tasks)
+
+
+def random_first_fit(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+    """Each task on a machine drawn uniformly from those it fits on.
+
+    This is the Omega simulator's default: independent random choices spread a
+    job's tasks, so concurrent schedulers collide only by chance."""
+    s = slots(free, request)
+    out = np.full(n_tasks, -1, dtype=np.int64)
+    for t in range(n_tasks):
+        candidates = np.flatnonzero(s)
+        if candidates.size == 0:
+            break
+        m = int(candidates[rng.integers(candidates.size)])
+        s[m] -= 1
+        free[m] -= request
+        out[t] = m
+    return out
+
+
+def _scored(free: np.ndarray, request: np.ndarray, n_tasks: int, sign: float) -> np.ndarray:
+    # Leftover after placing, normalised per dimension so cpu and memory weigh alike.
+    scale = np.maximum(free.max(axis=0), EPS)
+    out = np.full(n_tasks, -1, dtype=np.int64)
+    s = slots(free, request)
+    for t in range(n_tasks):
+        ok = s > 0
+        if not ok.any():
+            break
+        leftover = ((free - request) / scale).sum(axis=1)
+        score = np.where(ok, sign * leftover, np.inf)
+        m = int(np.argmin(score))
+        s[m] -= 1
+        free[m] -= request
+        out[t] = m
+    return out
+
+
+def best_fit(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+    """Each task where it leaves the least free (packs tightly)."""
+    return _scored(free, request, n_tasks, 1.0)
+
+
+def worst_fit(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+    """Each task where it leaves the most free (spreads load)."""
+    return _scored(free, request, n_tasks, -1.0)
+
+
+PLACEMENT_POLICIES: dict[str, PlacementPolicy] = {
+    "random_first_fit": random_first_fit,
+    "first_fit": first_fit,
+    "best_fit": best_fit,
+    "worst_fit": worst_fit,
+}
+
+
+def register_policy(name: str, policy: PlacementPolicy) -> None:
+    """Make a user policy selectable by name from a scenario.
+
+    Register before the run starts. The driver resolves names to functions and
+    hands the function itself to each scheduler actor (Ray pickles it by
+    value), so a policy defined in a scenario script works on every node."""
+    PLACEMENT_POLICIES[name] = policy
+
+
+def get_policy(name: str) -> PlacementPolicy:
+    try:
+        return PLACEMENT_POLICIES[name]
+    except KeyError:
+        raise KeyError(f"unknown placement policy {name!r}; known: {sorted(PLACEMENT_POLICIES)}") from None
