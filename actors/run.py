@@ -24,11 +24,12 @@ from schedlab.actors.common.metrics import MetricsCollector, read_events
 from schedlab.actors.common.submitter import Submitter
 from schedlab.actors.analysis.saved_run import write_run_info
 from schedlab.actors.analysis.summary import summarize
-from schedlab.actors.topology import Plan, build_borg, build_mesos, build_omega
+from schedlab.actors.arch import architecture
+from schedlab.actors.topology import Build, Plan
 from schedlab.schedulers.model.cluster import build_cell, host_count
-from schedlab.schedulers.archs.mesos.allocator import get_allocation_policy
 from schedlab.schedulers.placement.policies import PlacementPolicy, get_policy
 from schedlab.schedulers.faults.plan import FaultSpec
+from schedlab.schedulers.arch import Decider, all_roles, spec_of
 from schedlab.schedulers.scenario.parse import Scenario, roster_for
 from schedlab.schedulers.model.workload import Prefill, generate_jobs, prefill
 
@@ -83,15 +84,14 @@ def run_scenario(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plan = plan_run(sc)
-    deciders = sc.omega.schedulers if sc.omega else sc.mesos.frameworks if sc.mesos else ()
-    policy_fns = {s.name: (policies or {}).get(s.policy) or get_policy(s.policy) for s in deciders}
+    arch = architecture(sc.architecture)
+    policy_fns = {d.name: (policies or {}).get(d.policy) or get_policy(d.policy)
+                  for d in spec_of(sc.architecture).deciders(sc) if d.policy is not None}
     run_id = uuid.uuid4().hex[:8]
     namespace = f"schedlab-{run_id}"
     started_ray = ray_engine.connect(address, namespace)
-    for fn in policy_fns.values():
+    for fn in [*policy_fns.values(), *(arch.ship(sc) if arch.ship else [])]:
         ray_engine.ship_by_value(fn)
-    if sc.mesos is not None:
-        ray_engine.ship_by_value(get_allocation_policy(sc.mesos.allocator))
     started = Started()
     try:
         summary = _run(plan, out, namespace, started, policy_fns, on_progress, on_started)
@@ -125,12 +125,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         "roster": roster.to_wire(), "time_scale": scale, "duration": sc.duration, "architecture": sc.architecture,
         "seed": sc.seed, "scenario": sc.name, "out": str(out)}))
     members = Members(namespace, started.add)
-    if sc.architecture == "mesos":
-        topo = build_mesos(plan, out, namespace, rt, metrics, members, policy_fns)
-    elif sc.architecture == "borg":
-        topo = build_borg(plan, out, namespace, rt, metrics, members, policy_fns)
-    else:
-        topo = build_omega(plan, out, namespace, rt, metrics, members, policy_fns)
+    topo = architecture(sc.architecture).build(Build(plan, out, namespace, rt, metrics, members, policy_fns))
     group, cell, core_actors = topo.group, topo.cell, topo.core
     hosts = []
     host_node: dict[str, tuple[str, str]] = {}  # host name -> (node label, node id) it was placed on
@@ -147,10 +142,12 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         ))
     scheds, names, routes = topo.schedulers, topo.names, topo.routes
     submitter = started.add(ray_engine.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush,
-                                          sc.architecture == "borg"))
-    members.on_restart.append(lambda role, name, h: ray_engine.call(submitter, "reroute", name, h, role != "frontend")
-                              if role in ("scheduler", "framework", "frontend") else None)
+                                             topo.await_admission))
+    roles = all_roles()  # what each role's members are to the submitter
+    members.on_restart.append(lambda role, name, h: ray_engine.call(submitter, "reroute", name, h, roles[role].recovers)
+                              if roles[role].routed else None)
     ray_engine.gather([ray_engine.call(h, "ready") for h in started.handles], timeout=300)
+    spawned = _spawned(members, topo)
 
     rtt = measure_rtt(core_actors[0])
     rtt_p50 = float(np.median(rtt))
@@ -166,8 +163,8 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         # The cell state must have a leader before anyone asks it for a snapshot.
         group.start(epoch)
         group.wait_leader()
-    if topo.masters is not None:
-        topo.masters.epoch = epoch  # a restarted master joins the same clock
+    for ctl in topo.controllers.values():
+        ctl.epoch = epoch  # a restarted member joins the same clock
     members.epoch = epoch
     actors = ([] if group else core_actors) + topo.start_with_hosts + [*hosts, *scheds, submitter]
     ray_engine.gather([ray_engine.call(h, "start", epoch) for h in actors] + [ray_engine.call(inbox, "started", epoch)])
@@ -175,7 +172,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         on_started(namespace, ray_engine.gcs_address())
     driver_log = EventLog("driver", lambda: (time.time() - epoch) * scale)
     live_hosts = members.handles  # a host killed by a fault leaves it (and a restarted one comes back)
-    faults = FaultTimeline(sc.faults, roster, members, group, topo.masters, driver_log, sc.seed, scale,
+    faults = FaultTimeline(sc.faults, roster, members, topo.all_controllers(), driver_log, sc.seed, scale,
                            [ray_engine.actor_key(metrics)])
     end_wall = epoch + sc.duration / scale
     wall0 = time.time()
@@ -207,11 +204,11 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     # A scheduler killed during the run is dead now, or restarted and perhaps
     # still recovering its queue when the run ended: either way the jobs
     # routed to it are reported pending unless the summary knows them scheduled.
-    dead = [n for n, role in members.roles.items() if role in ("scheduler", "framework") and n in members.killed]
+    dead = [n for n, role in members.roles.items() if roles[role].recovers and n in members.killed]
     if dead:
         ray_engine.gather([ray_engine.call(submitter, "orphaned", dead)])
     # Stop in dependency order: no new jobs, then no new launches, then machines.
-    scheds = [h for n, h in members.handles.items() if members.roles[n] in ("scheduler", "framework", "frontend")]
+    scheds = [h for n, h in members.handles.items() if roles[members.roles[n]].routed]
     for stage in ([submitter], scheds, list(members.of_role("machine").values()), topo.stop_after_hosts()):
         _stop(stage, driver_log)
         if stage is scheds:
@@ -232,21 +229,35 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         "time_scale": scale, "emulated_seconds": sc.duration, "wall_seconds": wall_seconds,
         "machines_per_actor": k, "host_actors": len(hosts), "substrate": substrate,
         "warnings": warnings, "scheduler_names": names, "namespace": namespace,
-        "replicas": sc.coordinator.replicas, "frameworks": names if sc.architecture == "mesos" else [],
+        "replicas": sc.coordinator.replicas, **topo.info,
         "placement": {"nodes": [label for label, _ in nodes], "hosts": {h: w[0] for h, w in host_node.items()}} if host_node else None,
     }
     summary = summarize(events, info, plan.cell, applied if group is not None else None)
     summary["namespace"] = namespace
+    summary["actors"] = spawned
     return summary
+
+
+def _spawned(members: Members, topo: Any) -> dict[str, list[str]]:
+    """The system's actors as first started, by role (the roster, as built)."""
+    out: dict[str, list[str]] = {}
+    for name, role in members.roles.items():
+        out.setdefault(role, []).append(name)
+    for role, ctl in topo.all_controllers().items():
+        out.setdefault(role, []).extend(f"{role}-{i}" for i in sorted(ctl.live))
+    return {r: sorted(names, key=_natural) for r, names in out.items()}
+
+
+def _natural(name: str) -> tuple[str, int]:
+    head, _, tail = name.rpartition("-")
+    return (head, int(tail)) if tail.isdigit() else (name, -1)
 
 
 def think_time_warnings(sc: Scenario, rtt_emulated: float) -> list[str]:
     """Where a think time is shorter than a round trip, the run measures Ray,
     not the scheduler: say so and suggest a scale that fits."""
     out = []
-    deciders = list(sc.omega.schedulers if sc.omega else sc.mesos.frameworks if sc.mesos else ())
-    if sc.borg is not None:
-        deciders.append(_Think("borgmaster", sc.borg.t_job, sc.borg.t_task))
+    deciders: list[Decider] = spec_of(sc.architecture).deciders(sc)
     for s in deciders:
         think = s.t_job + s.t_task
         if think < rtt_emulated:
@@ -257,13 +268,6 @@ def think_time_warnings(sc: Scenario, rtt_emulated: float) -> list[str]:
                 f"the scheduler. A time_scale of {fit:.3g} or less fits."
             )
     return out
-
-
-@dataclass(frozen=True)
-class _Think:
-    name: str
-    t_job: float
-    t_task: float
 
 
 def _stop(handles: list[Any], log: EventLog) -> None:

@@ -48,8 +48,8 @@ def main() -> None:
     base = load_scenario(Path(__file__).with_name("quickstart.toml"), [f"duration={args.duration}"])
     results = {}
     for policy in ("worst_fit", "tightest_cpu"):
-        scheds = tuple(dataclasses.replace(s, policy=policy) for s in base.omega.schedulers)
-        sc = dataclasses.replace(base, name=f"quickstart-{policy}", omega=dataclasses.replace(base.omega, schedulers=scheds))
+        scheds = tuple(dataclasses.replace(s, policy=policy) for s in base.section.schedulers)
+        sc = dataclasses.replace(base, name=f"quickstart-{policy}", section=dataclasses.replace(base.section, schedulers=scheds))
         results[policy] = run_scenario(sc, Path(args.out) / policy)
     print(f"{'policy':<14} {'scheduled':>9} {'wait p50':>9} {'wait p90':>9} {'conflict fr.':>12} {'cpu util':>9}")
     for policy, s in results.items():

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.chaos.inbox import cluster_dir
-from schedlab.schedulers.faults.plan import ROLES, FaultError, FaultSpec, Monkey, Roster, check, parse_plan
+from schedlab.schedulers.arch import all_roles
+from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Monkey, Roster, check, parse_plan
 from schedlab.schedulers.scenario.toml_table import ScenarioError, read_toml
 from schedlab.scripts.exits import EXIT_BAD_INPUT, error
 
@@ -107,7 +108,7 @@ def _print(outcome: dict, f: FaultSpec) -> None:
 
 def _one_shot(args: argparse.Namespace) -> FaultSpec:
     a = args.action
-    if a in ("kill", "kill-leader", "kill-master"):
+    if a == "kill" or a.replace("-", "_") in _leader_kills():
         return FaultSpec(0.0, a.replace("-", "_"), getattr(args, "target", ""), restart_after=args.restart_after)
     if a == "restart":
         return FaultSpec(0.0, "restart", args.target)
@@ -131,9 +132,10 @@ def run_chaos(args: argparse.Namespace) -> int:
             except ScenarioError as e:
                 raise ChaosError(str(e)) from None
         if args.action == "monkey":
-            bad = [r for r in args.roles if r not in ROLES]
+            roles = all_roles()
+            bad = [r for r in args.roles if r not in roles]
             if bad:
-                raise ChaosError(f"--roles: unknown role {bad[0]!r} (one of {', '.join(ROLES)})")
+                raise ChaosError(f"--roles: unknown role {bad[0]!r} (one of {', '.join(roles)})")
             if not args.every > 0:
                 raise ChaosError(f"--every: must be > 0 wall seconds (got {args.every:g})")
         address, namespace, embedded = _target(args)
@@ -173,9 +175,10 @@ def _monkey(run: Attached, args: argparse.Namespace) -> int:
     """Random faults, one every ``--every`` wall seconds on average (seeded),
     until ``--for`` wall seconds pass or the run ends."""
     try:
-        monkey = Monkey(run.roster, tuple(args.roles or [r for r in ROLES if run.roster.members.get(r)]),
+        monkey = Monkey(run.roster, tuple(args.roles or [r for r in run.roster.members if run.roster.members[r]]),
                         np.random.default_rng(args.seed), lasting=args.lasting * run.scale,
-                        back_after=args.back_after * run.scale, delay=args.delay_ms / 1e3 * run.scale)
+                        back_after=args.back_after * run.scale, delay=args.delay_ms / 1e3 * run.scale,
+                        known=tuple(all_roles()))
     except FaultError as e:
         error(str(e))
         return EXIT_BAD_INPUT
@@ -208,6 +211,11 @@ def _monkey(run: Attached, args: argparse.Namespace) -> int:
     return 0
 
 
+def _leader_kills() -> dict[str, str]:
+    """Every registered leader-kill action -> the role whose leader it kills."""
+    return {r.kill_leader: name for name, r in all_roles().items() if r.kill_leader}
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -221,9 +229,10 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--namespace", help="the run's namespace, schedlab-<id> (printed by schedlab run)")
     acts = c.add_subparsers(dest="action", required=True)
     acts.add_parser("roster", help="list the run's actors by role")
-    for name, helptext in (("kill", "kill an actor (a name, or a role: a random live one)"),
-                           ("kill-leader", "kill the coordinator group's current leader"),
-                           ("kill-master", "kill the leading Mesos master")):
+    kills = [("kill", "kill an actor (a name, or a role: a random live one)")]
+    kills += [(action.replace("_", "-"), f"kill the current {role} leader ({all_roles()[role].about})")
+              for action, role in _leader_kills().items()]
+    for name, helptext in kills:
         k = acts.add_parser(name, help=helptext)
         if name == "kill":
             k.add_argument("target")

@@ -159,7 +159,7 @@ def _common(sp: argparse.ArgumentParser, out_help: str) -> None:
     sp.add_argument("--time-scale", type=float, help="override emulated seconds per wall second")
     sp.add_argument("--address", help="join the Ray cluster at this address (default: RAY_ADDRESS, else embedded local Ray)")
     sp.add_argument("--set", action="append", metavar="KEY=VALUE",
-                    help="override one scenario value, e.g. omega.schedulers.1.t_job=30 (repeatable)")
+                    help="override one scenario value, e.g. workload.classes.0.interarrival=2 (repeatable)")
     sp.add_argument("--report", action="store_true", help="write report.md with plots at the end (needs the plot extra)")
 
 
@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-progress", action="store_true", help="no live progress display")
     r.set_defaults(fn=cmd_run)
     c = sub.add_parser("compare", help="run one scenario on several architectures and compare them")
-    c.add_argument("scenario", help="scenario TOML file with [omega], [mesos] and/or [borg] sections (or `architectures = [...]`)")
+    c.add_argument("scenario", help="scenario TOML file (or shipped name) with a section per architecture (or `architectures = [...]`)")
     _common(c, "output directory (default runs/<name>-compare-<time>); one subdirectory per architecture")
     c.set_defaults(fn=cmd_compare)
     from schedlab.scripts.chaos import add_parser as add_chaos

@@ -9,6 +9,8 @@ from typing import Any
 
 from rich.table import Table
 
+from schedlab.actors.arch import conflicted, of_summary
+
 ROWS = (
     ("jobs submitted / scheduled", "jobs"),
     ("abandoned / pending / rejected", "unfinished"),
@@ -28,18 +30,11 @@ def _pp(d: dict) -> str:
 
 
 def conflicts(summary: dict) -> tuple[str, float | None]:
-    """What 'the scheduler's work was refused' means in each architecture:
-    Omega transactions with a conflict, Mesos offers declined or rescinded,
-    Borg placements refused when the log applied them."""
-    arch = summary["architecture"]
-    if arch == "mesos":
-        o = summary["mesos"]["offers"]
-        refused = o["declined"] + o["rescinded"]
-        return f"{refused} / {o['made']} offers", (refused / o["made"] if o["made"] else None)
-    txns = sum(s["attempts"] for s in summary["schedulers"])
-    bad = sum(s["transactions"]["conflicted"] for s in summary["schedulers"])
-    what = "txns" if arch == "omega" else "placements"
-    return f"{bad} / {txns} {what}", (bad / txns if txns else None)
+    """What 'the scheduler's work was refused' means in the summary's
+    architecture (its registration says: conflicted transactions, declined
+    offers, refused placements), as text and a ratio."""
+    arch = of_summary(summary)
+    return (arch.refused if arch is not None else conflicted)(summary)
 
 
 def compare_row(summary: dict) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from schedlab.actors.arch import of_summary
+
 
 # Beyond this many faults (a soak, a monkey) the table counts them by kind;
 # summary.json keeps every one.
@@ -94,31 +96,19 @@ def summary_table(s: dict) -> Table:
         t.add_row("utilization", f"cpu {u['cpu_mean']:.1%}  mem {u['mem_mean']:.1%}")
     sub = s["substrate"]
     t.add_row("substrate round trip", f"{sub['rtt_wall_ms_p50']:.2f} ms wall = {sub['rtt_emulated_s_p50']:.3g} s emulated (p50)")
-    m = s.get("mesos")
-    if m:
-        o = m["offers"]
-        t.add_row("offers", f"made {o['made']}  accepted {o['accepted']}  declined {o['declined']}  rescinded {o['rescinded']}  "
-                            f"locked {m['locked_resource_s']['cpu']:.4g} cpu-s")
-        for name, fw in m["frameworks"].items():
-            loc = f"  locality {fw['locality_fraction']:.0%}" if fw["locality_fraction"] is not None else ""
-            share = f"  share {fw['dominant_share_mean']:.2f}" if fw["dominant_share_mean"] is not None else ""
-            t.add_row(f"  {name}", f"ramp-up p50 {_p(fw['ramp_up_s']).split(' / ')[0]}s  completion p50 "
-                                   f"{_p(fw['completion_s']).split(' / ')[0]}s{share}{loc}")
+    arch = of_summary(s)
+    for label, value in (arch.table_rows(s) if arch is not None and arch.table_rows else []):
+        t.add_row(label, value)
     for f in s.get("failovers", []):
+        recovery = f.get("recovery", "first write")  # what ended the downtime
         if f["downtime_wall_s"] is None:
-            what = "not every agent and framework re-registered" if f["role"] == "master" else "no write succeeded afterwards"
-            t.add_row(f"  failover {f['target']}", f"killed at {f['killed_at_s']:g}s; {what}")
+            t.add_row(f"  failover {f['target']}", f"killed at {f['killed_at_s']:g}s; {recovery}: not before the end")
             continue
-        if f["role"] == "master":
-            t.add_row(f"failover {f['target']}",
-                      f"killed at {f['killed_at_s']:g}s, {f['new_leader']} elected after {f['election_wall_s']:.2f}s wall; "
-                      f"all re-registered after {f['downtime_wall_s']:.2f}s wall = {f['downtime_emulated_s']:.3g}s emulated")
-            continue
-        t.add_row(
-            f"failover {f['target']}",
-            f"killed at {f['killed_at_s']:g}s, {f['new_leader']} elected after {f['election_wall_s']:.2f}s wall; "
-            f"first write after {f['downtime_wall_s']:.2f}s wall = {f['downtime_emulated_s']:.3g}s emulated",
-        )
+        elected = (f"{f['new_leader']} elected after {f['election_wall_s']:.2f}s wall; "
+                   if f.get("election_wall_s") is not None else "")
+        t.add_row(f"failover {f['target']}",
+                  f"killed at {f['killed_at_s']:g}s, {elected}{recovery} after {f['downtime_wall_s']:.2f}s wall"
+                  f" = {f['downtime_emulated_s']:.3g}s emulated")
     pl = s.get("placement")
     if pl:
         by_node: dict[str, list[str]] = {}

@@ -1,28 +1,26 @@
 """``schedlab report DIR``: write DIR/report.md with PNG plots in DIR/plots/.
 
 DIR is a run (summary.json + events.jsonl), a comparison (subdirectories that
-are runs, e.g. OUT/omega, OUT/mesos, OUT/borg) or a sweep (sweep.json +
+are runs, one per architecture: OUT/<architecture>) or a sweep (sweep.json +
 sweep.csv). This module decides *what* to plot from events and summaries
 (pure, no matplotlib) and writes the markdown; ``scripts.plots`` draws.
 A plot whose data is absent is skipped with a line saying why, never an error.
 """
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.analysis.stats import by_event
 from schedlab.actors.analysis.summary import first_attempts
-from schedlab.scripts import plots
+from schedlab.actors.analysis import plots
+from schedlab.actors.arch import of_summary
 from schedlab.scripts.compare import ROWS, compare_row
-from schedlab.scripts.report_parts import Events, Figure, PlotSpec, ReportError, Skip, figure_md, load_json, md_table
+from schedlab.actors.analysis.report_parts import Events, Figure, PlotSpec, ReportError, Skip, figure_md, load_json, md_table
 
-OFFER_BINS = 40
 
 
 def write_report(path: Path) -> Path:
@@ -115,41 +113,18 @@ def scheduler_data(summary: dict, ev: Events) -> Any:
     return summary.get("schedulers") or Skip("summary.json lists no schedulers")
 
 
-def offer_data(summary: dict, ev: Events) -> Any:
-    made, closed = ev.get("offers_made", []), ev.get("offers_closed", [])
-    if not made and not closed:
-        return Skip("no offers_made / offers_closed events")
-    times: dict[str, dict[str, list[float]]] = collections.defaultdict(lambda: collections.defaultdict(list))
-    for e in made:
-        for _oid, fw, *_rest in e["offers"]:
-            times[fw]["made"].append(e["t"])
-    for e in closed:
-        for _oid, fw, outcome, *_rest in e["offers"]:
-            times[fw][outcome].append(e["t"])
-    edges = np.linspace(0.0, float(summary["emulated_seconds"]), OFFER_BINS + 1)
-    counts = {fw: {k: np.histogram(ts, bins=edges)[0] for k, ts in by_kind.items()} for fw, by_kind in sorted(times.items())}
-    for c in counts.values():
-        c.setdefault("made", np.zeros(OFFER_BINS, dtype=int))
-    return {"edges": edges, "frameworks": counts}
+def leader_events(summary: dict) -> list[tuple[str, str, Callable[[dict], str | None]]]:
+    """(row label, event, who leads according to that event or None): the
+    coordinator's Raft leaders, and the leader changes the summary's
+    architecture registers."""
+    arch = of_summary(summary)
+    own = [(le.label, le.event, le.who) for le in (arch.leaders if arch is not None else ())]
+    return [("Raft leader", "raft_role", lambda e: e["actor"] if e.get("role") == "leader" else None), *own]
 
 
-def share_data(summary: dict, ev: Events) -> Any:
-    fws = summary.get("mesos", {}).get("frameworks", {})
-    series = {fw: d["dominant_share"] for fw, d in sorted(fws.items()) if d.get("dominant_share")}
-    return series or Skip("summary.json has no mesos.frameworks.*.dominant_share series")
-
-
-# (row label, event, who leads according to that event or None)
-LEADER_EVENTS: tuple[tuple[str, str, Callable[[dict], str | None]], ...] = (
-    ("Raft leader", "raft_role", lambda e: e["actor"] if e.get("role") == "leader" else None),
-    ("Mesos master", "master_elected", lambda e: e.get("master", e["actor"])),
-    ("Borgmaster", "borgmaster_elected", lambda e: e["actor"]),
-)
-
-
-def leader_changes(ev: Events) -> dict[str, list[tuple[float, str]]]:
+def leader_changes(ev: Events, summary: dict) -> dict[str, list[tuple[float, str]]]:
     out = {}
-    for label, name, who in LEADER_EVENTS:
+    for label, name, who in leader_events(summary):
         changes: list[tuple[float, str]] = []
         seen: set[tuple[str, Any]] = set()
         for e in sorted(ev.get(name, []), key=lambda e: e["t"]):
@@ -173,7 +148,7 @@ def _target(f: dict) -> str:
 def timeline_data(summary: dict, ev: Events) -> Any:
     faults = [{**f, "target": _target(f)} for f in summary.get("faults", [])]
     failovers = summary.get("failovers", [])
-    leaders = leader_changes(ev)
+    leaders = leader_changes(ev, summary)
     if not faults and not failovers and all(len(c) <= 1 for c in leaders.values()):
         return Skip("no faults, failovers or leader changes in this run")
     return {"faults": faults, "failovers": failovers, "leaders": leaders, "end": float(summary["emulated_seconds"])}
@@ -189,30 +164,21 @@ RUN_PLOTS = (
              wait_data, plots.wait_cdf),
     PlotSpec("schedulers", "Busyness and conflicts per scheduler",
              "Left: share of the run each scheduler spent thinking (busyness) and also syncing and committing (occupancy); "
-             "right: conflicted per committed transaction, raw counts on the bars (Omega: commits that hit a conflict; "
-             "Mesos: launches the master refused; Borg: placements refused when the replicated log applied them).",
+             "right: conflicted per committed transaction, raw counts on the bars.",
              scheduler_data, plots.schedulers),
-)
-MESOS_PLOTS = (
-    PlotSpec("offers", "Resource offers over time",
-             "Per framework and time bin: offers closed, stacked by outcome (accepted, declined, rescinded on timeout); "
-             "the black line counts offers made.",
-             offer_data, plots.offers),
-    PlotSpec("dominant_share", "Dominant share over time",
-             "Each framework's DRF dominant share (the larger of its cpu and memory share of the cell) as the master sampled it; "
-             "DRF tries to keep these equal.",
-             share_data, plots.dominant_share),
 )
 TIMELINE = PlotSpec(
     "failovers", "Faults, failovers and leaders",
     "Top: one row per fault target, a marker per injected fault and a grey bar while it lasted; red spans are failover "
-    "downtime (leader kill to the first acknowledged write, or to every agent and framework re-registering for a Mesos "
-    "master; a dotted red line when no recovery was observed before the run ended); lower rows show which replica led when.",
+    "downtime (leader kill to its recovery: the first acknowledged write, or what the role's failover record names; "
+    "a dotted red line when no recovery was observed before the run ended); lower rows show which replica led when.",
     timeline_data, plots.timeline)
 
 
 def plot_specs(summary: dict) -> tuple[PlotSpec, ...]:
-    return RUN_PLOTS + (MESOS_PLOTS if summary.get("architecture") == "mesos" else ()) + (TIMELINE,)
+    arch = of_summary(summary)
+    own = arch.plots() if arch is not None and arch.plots is not None else ()
+    return RUN_PLOTS + own + (TIMELINE,)
 
 
 def render(spec: PlotSpec, summary: dict, ev: Events, plot_dir: Path, rel: str) -> Figure:
@@ -223,7 +189,10 @@ def render(spec: PlotSpec, summary: dict, ev: Events, plot_dir: Path, rel: str) 
         return Figure(spec.title, None, data.reason)
     spec.draw(data, png)
     extra = failover_table(summary) if spec is TIMELINE else ""
-    return Figure(spec.title, f"{rel}/{spec.name}.png", spec.how, extra)
+    how = spec.how
+    if spec.name == "schedulers" and (arch := of_summary(summary)) is not None:
+        how += f" Conflicts here: {arch.refused_means}."
+    return Figure(spec.title, f"{rel}/{spec.name}.png", how, extra)
 
 
 # ---- markdown ----------------------------------------------------------------

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from schedlab.scripts import plots
-from schedlab.scripts.report_parts import Figure, ReportError, figure_md, load_json, md_table
+from schedlab.actors.analysis import plots
+from schedlab.actors.analysis.report_parts import Figure, ReportError, figure_md, load_json, md_table
 from schedlab.scripts.sweep_grid import toml_value
 
 

@@ -26,7 +26,7 @@ SHIPPED = Path(schedlab.__file__).resolve().parent / "scenarios"
 
 @dataclass(frozen=True)
 class Shipped:
-    name: str  # relative to the scenarios folder, no suffix: "quickstart", "paper/omega_paper"
+    name: str  # relative to the scenarios folder, no suffix: "quickstart", "paper/raft_election"
     path: Path
     description: str
 
@@ -70,7 +70,7 @@ def describe(path: Path) -> str:
 
 def resolve(arg: str | Path) -> Path:
     """``arg`` as a file: an existing path as given, else a shipped scenario
-    by name (``quickstart``, ``quickstart.toml``, ``paper/omega_paper``).
+    by name (``quickstart``, ``quickstart.toml``, ``paper/raft_election``).
     ScenarioError when it is neither."""
     p = Path(arg)
     if p.exists():
@@ -97,7 +97,7 @@ def copy_shipped(dest: Path, force: bool = False) -> list[Path]:
 
 
 def apply_set(data: dict, assignment: str) -> None:
-    """``omega.schedulers.1.t_job=30``: set one value in the raw TOML data, the
+    """``workload.classes.0.interarrival=2``: set one value in the raw TOML data, the
     value parsed as TOML (so 30 is a number, "x" a string, true a bool)."""
     path, sep, raw = assignment.partition("=")
     if not sep or not path:

@@ -1,6 +1,6 @@
 """Soak: each architecture runs for a while under the chaos monkey.
 
-    python scripts/soak.py [SCENARIO.toml] [--arch borg,mesos,omega] [--minutes 10] [--every 5] [--seed 0]
+    python scripts/soak.py [SCENARIO.toml] [--arch NAME,NAME] [--minutes 10] [--every 5] [--seed 0]
 
 For each architecture: the scenario runs here (embedded Ray, or --address),
 ``schedlab chaos --run OUT monkey`` runs as a separate process against it,

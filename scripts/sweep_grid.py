@@ -149,7 +149,7 @@ def aggregate(summaries: list[dict[str, Any]]) -> dict[str, tuple[float, float]]
 def write_csv(path: Path, keys: list[str], rows: list[dict[str, Any]]) -> None:
     """One row per (point, architecture): the point, its settings, then
     ``M.median`` and ``M.mad`` for every metric any row has (empty when a
-    row has none: a Mesos row has no Omega columns)."""
+    row has none: one architecture's row lacks another's columns)."""
     metrics = sorted(set().union(*(r["metrics"] for r in rows))) if rows else []
     header = ["point", "architecture", "seeds", "ok_runs", "violations", *keys]
     header += [f"{m}.{s}" for m in metrics for s in ("median", "mad")]

@@ -268,9 +268,9 @@ def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
     assert untraced_commits(ev, 4) == 1
     # Borg's replicated write-off record (shipped by the last leader) accounts
     # for it when the leader that wrote the machine off died with its events.
-    ev["borg_written_off_final"] = [{"event": "borg_written_off_final", "t": 99.0, "tasks": [[1, 1, 5, 9.5]]}]
+    ev["written_off_final"] = [{"event": "written_off_final", "t": 99.0, "tasks": [[1, 1, 5, 9.5]]}]
     assert untraced_commits(ev, 4) == 0
-    ev["borg_written_off_final"][0]["tasks"] = [[1, 1, 5, 8.0]]  # written off before this attempt: not this commit
+    ev["written_off_final"][0]["tasks"] = [[1, 1, 5, 8.0]]  # written off before this attempt: not this commit
     assert untraced_commits(ev, 4) == 1
 
 

@@ -67,8 +67,8 @@ def test_no_cluster_at_address() -> None:
 
 def test_set_overrides_nested_values() -> None:
     sc = load_scenario(ROOT / "scenarios/omega_conflicts.toml", ["omega.schedulers.1.t_job=30", "omega.conflict_mode=sequence"])
-    assert sc.omega.schedulers[1].t_job == 30.0
-    assert sc.omega.conflict_mode.value == "sequence"
+    assert sc.section.schedulers[1].t_job == 30.0
+    assert sc.section.conflict_mode.value == "sequence"
     with pytest.raises(ScenarioError, match="unknown key"):
         load_scenario(ROOT / "scenarios/omega_conflicts.toml", ["omega.schedulers.0.speed=3"])
     with pytest.raises(ScenarioError, match="expected KEY=VALUE"):

@@ -28,8 +28,8 @@ def test_parse_comparison_gives_one_scenario_per_architecture() -> None:
     scs = parse_comparison(three_way(), "cmp.toml")
     assert [s.architecture for s in scs] == ["borg", "mesos", "omega"]
     assert all(s.cell == scs[0].cell and s.workload == scs[0].workload and s.seed == scs[0].seed for s in scs)
-    assert scs[0].borg is not None and scs[0].omega is None and scs[0].coordinator.replicas == 5
-    assert scs[1].mesos is not None and scs[2].omega is not None and scs[2].coordinator.replicas == 1
+    assert scs[0].architecture == "borg" and scs[0].coordinator.replicas == 5
+    assert scs[1].architecture == "mesos" and scs[2].architecture == "omega" and scs[2].coordinator.replicas == 1
     # Without the list: every architecture that has a section.
     data = three_way()
     del data["architectures"]

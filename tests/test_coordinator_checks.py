@@ -77,8 +77,14 @@ def test_checker_counts_lost_duplicated_and_split_brain() -> None:
     # A replica that caught up by InstallSnapshot holds what the snapshot covers.
     caught_up = [(3, 1, None, None, "snapshot")]
     assert check_coordinator(ev, {0: good, 1: caught_up})["lost_acked"] == 0
+    # A replica merely behind (restarted late, still catching up at the end)
+    # holds a prefix of the log: nothing lost. One that applied past an
+    # acknowledged write without it lost it; so did every log that lacks it.
     behind = [(2, 1, None, None, "snapshot")]
-    assert check_coordinator(ev, {0: good, 1: behind})["lost_acked"] == 1
+    assert check_coordinator(ev, {0: good, 1: behind})["lost_acked"] == 0
+    diverged = [(1, 1, "s", 1, False), (2, 1, "s", 2, False), (3, 2, "x", 9, False), (4, 2, "x", 10, False)]
+    assert check_coordinator(ev, {0: good, 1: diverged})["lost_acked"] == 1
+    assert check_coordinator(ev, {1: behind})["lost_acked"] == 3  # no surviving log holds any of them
 
 
 @pytest.mark.parametrize("coordinator,faults,problem", [
@@ -88,7 +94,7 @@ def test_checker_counts_lost_duplicated_and_split_brain() -> None:
     ({}, [{"at": 10.0, "action": "kill_leader"}], "faults[0]: kill_leader needs [coordinator] replicas >= 3"),
     ({"replicas": 3}, [{"at": 10.0, "action": "kill", "target": "coordinator-7"}], "faults[0]: unknown target 'coordinator-7'"),
     ({"replicas": 3}, [{"at": 900.0, "action": "kill_leader"}], "faults[0].at: must be inside the run"),
-    ({"replicas": 3}, [{"at": 10.0, "action": "explode"}], "faults[0].action: must be one of kill, restart, kill_leader, kill_master, kill_node, pause, slow, partition"),
+    ({"replicas": 3}, [{"at": 10.0, "action": "explode"}], "faults[0].action: must be one of kill, restart, kill_node, pause, slow, partition, kill_leader, kill_master"),
 ])
 def test_bad_coordinator_and_fault_settings(coordinator: dict, faults: list, problem: str) -> None:
     data = small_scenario_data(coordinator=coordinator, faults=faults) if faults else small_scenario_data(coordinator=coordinator)

@@ -2,6 +2,7 @@
 wire forms) and an actor's link faults (``actors.link_faults``). Pure: no Ray."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -15,14 +16,21 @@ from schedlab.schedulers.scenario.toml_table import ScenarioError
 
 # A roster like an Omega run with a replicated coordinator and a Mesos-ish
 # master pair: every role the checks care about, two of them electing leaders.
+KILLS = {"kill_leader": "coordinator", "kill_master": "master"}
+PEERS = {"machine": ("cellstate", "coordinator", "master"), "scheduler": ("cellstate", "coordinator"),
+         "framework": ("master",), "coordinator": ("coordinator",), "master": ("coordinator", "framework", "machine"),
+         "cellstate": ("scheduler", "machine")}
 ROSTER = Roster(
     members={"machine": ["machine-host-0", "machine-host-1"], "scheduler": ["sched-0"], "cellstate": ["cellstate"],
              "coordinator": ["coord-0", "coord-1", "coord-2"], "master": ["master-0"]},
     restartable=frozenset({"machine", "scheduler", "coordinator", "master"}),
     leader_roles=("coordinator", "master"),
+    kill_leader=KILLS,
+    peers=PEERS,
+    no_restart={"cellstate": "the single cell state keeps the only copy"},
 )
-WITH_NODES = Roster(ROSTER.members, ROSTER.restartable, ("node-0", "node-1"), ROSTER.leader_roles)
-NO_LEADERS = Roster(ROSTER.members, ROSTER.restartable)
+WITH_NODES = dataclasses.replace(ROSTER, nodes=("node-0", "node-1"))
+NO_LEADERS = Roster(ROSTER.members, ROSTER.restartable, unavailable={"kill_leader": "[coordinator] replicas >= 3"})
 
 
 def F(action: str, target: str = "", **kw: Any) -> FaultSpec:
@@ -134,7 +142,8 @@ def rosters(draw: st.DrawFn) -> Roster:
         if r not in present and draw(st.booleans()):
             members[r] = []
     leaders = tuple(r for r in ("coordinator", "master") if r in present and draw(st.booleans()))
-    return Roster(members, frozenset(r for r in MONKEY_ROLES if r != "cellstate"), (), leaders)
+    return Roster(members, frozenset(r for r in MONKEY_ROLES if r != "cellstate"), (), leaders,
+                  {a: r for a, r in KILLS.items() if r in leaders}, PEERS)
 
 
 @settings(max_examples=200, deadline=None)
@@ -144,7 +153,7 @@ def test_monkey_draws_only_valid_faults_on_chosen_roles(roster: Roster, data: st
     chosen = data.draw(st.lists(st.sampled_from(present), min_size=1, unique=True))
     absent = [r for r in MONKEY_ROLES if r not in present]
     extra = data.draw(st.lists(st.sampled_from(absent), unique=True)) if absent else []
-    monkey = Monkey(roster, tuple(chosen + extra), np.random.default_rng(seed))
+    monkey = Monkey(roster, tuple(chosen + extra), np.random.default_rng(seed), known=MONKEY_ROLES)
     assert set(monkey.roles) == set(chosen)  # empty roles dropped, chosen ones kept
     for i in range(50):
         f = monkey.draw(float(i))
@@ -179,7 +188,10 @@ def test_monkey_rejects_unknown_and_empty_roles() -> None:
     with pytest.raises(FaultError, match="unknown role 'gremlin'"):
         Monkey(ROSTER, ("machine", "gremlin"), np.random.default_rng(0))
     sparse = Roster({"machine": ["m-0"], "scheduler": [], "master": []}, frozenset({"machine"}))
-    assert Monkey(sparse, ("scheduler", "machine", "framework"), np.random.default_rng(0)).roles == ("machine",)
+    # Roles the run does not have (or has nobody in) are left out; unknown names are refused.
+    assert Monkey(sparse, ("scheduler", "machine", "framework"), np.random.default_rng(0), known=MONKEY_ROLES).roles == ("machine",)
+    with pytest.raises(FaultError, match="unknown role 'framework'"):
+        Monkey(sparse, ("machine", "framework"), np.random.default_rng(0))  # known: the roster's own roles
     with pytest.raises(FaultError, match="none of the chosen roles"):
         Monkey(sparse, ("scheduler", "master"), np.random.default_rng(0))
 

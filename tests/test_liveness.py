@@ -124,3 +124,12 @@ def test_watch_properties(hosts: int, timeout: float, share: float, min_hosts: i
         if v.down:
             assert len(v.down) < min_hosts or len(v.down) < share * (hosts - len(down))
         down |= set(v.down)
+
+
+def test_a_stopped_watch_writes_off_nobody() -> None:
+    # At a run's end the hosts stop first: their silence is not a failure.
+    w = HostWatch(hosts=2, timeout=10, spec=NO_DISRUPTION)
+    w.grace(0)
+    w.check(5, set())
+    w.stop()
+    assert w.check(9, set()).down == [] and w.check(30, set()).down == [] and w.check(60, set()).down == []

@@ -60,7 +60,7 @@ def _imports(path: Path, package: str) -> set[str]:
             continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("schedlab"):
             out.add(node.module)
-            out.update(f"{node.module}.{a.name}" for a in node.names)  # "from schedlab.scripts import plots"
+            out.update(f"{node.module}.{a.name}" for a in node.names)  # "from schedlab.actors.analysis import plots"
         elif isinstance(node, ast.ImportFrom) and node.level:
             base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
             out.add(f"{base}.{node.module}" if node.module else base)

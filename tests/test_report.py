@@ -209,7 +209,7 @@ def test_leader_changes_ignore_reannouncements() -> None:
     from schedlab.actors.analysis.stats import by_event
     from schedlab.scripts.report import leader_changes
 
-    changes = leader_changes(by_event(make_events("omega", faults=True)))
+    changes = leader_changes(by_event(make_events("omega", faults=True)), {"architecture": "omega"})
     assert changes == {"Raft leader": [(1.0, "coordinator-0"), (45.0, "coordinator-1"), (76.0, "coordinator-2")]}
 
 

@@ -26,10 +26,10 @@ def _err(data: dict) -> str:
 def test_small_scenario_parses_with_defaults() -> None:
     sc = parse_scenario(small_scenario_data(), "ok.toml")
     assert sc.cell.machines == 12
-    assert sc.omega.conflict_mode is ConflictMode.RESOURCE
-    assert sc.omega.txn_mode is TxnMode.INCREMENTAL
-    assert sc.omega.max_attempts == 1000
-    assert [s.count for s in sc.omega.schedulers] == [2, 1]
+    assert sc.section.conflict_mode is ConflictMode.RESOURCE
+    assert sc.section.txn_mode is TxnMode.INCREMENTAL
+    assert sc.section.max_attempts == 1000
+    assert [s.count for s in sc.section.schedulers] == [2, 1]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "scenarios").glob("*.toml")))
@@ -217,6 +217,6 @@ def test_mesos_data_replicas_are_bounded_by_what_a_framework_holds() -> None:
     del data["omega"]
     data["workload"]["classes"][0]["interarrival"] = 0.5  # 600,000 jobs x 3 tasks
     data["mesos"] = {"frameworks": [{"name": "f", "classes": ["batch", "service"], "data_replicas": 3}]}
-    assert parse_scenario(data, "ok.toml").mesos.frameworks[0].data_replicas == 3
+    assert parse_scenario(data, "ok.toml").section.frameworks[0].data_replicas == 3
     data["mesos"]["frameworks"][0]["data_replicas"] = 10
     assert "mesos.frameworks[0].data_replicas: ~" in _err(data)

@@ -29,8 +29,8 @@ def _err(data: dict) -> str:
 
 def test_minimal_mesos_scenario_has_defaults() -> None:
     sc = parse_scenario(mesos_data(), "m.toml")
-    assert sc.architecture == "mesos" and sc.omega is None and isinstance(sc.mesos, MesosSpec)
-    m = sc.mesos
+    assert sc.architecture == "mesos" and isinstance(sc.section, MesosSpec)
+    m = sc.section
     assert (m.allocator, m.granularity, m.allocation_interval, m.offer_timeout) == ("drf", "cell", 1.0, 30.0)
     assert (m.max_attempts, m.masters, m.master_lease_ms, m.revocation, m.starvation_timeout) == (1000, 1, 1000.0, False, 30.0)
     hadoop, mpi = m.frameworks
@@ -41,7 +41,7 @@ def test_minimal_mesos_scenario_has_defaults() -> None:
 
 def test_omega_scenario_has_no_mesos() -> None:
     sc = parse_scenario(small_scenario_data(), "o.toml")
-    assert sc.mesos is None and sc.omega is not None
+    assert sc.architecture == "omega"
 
 
 def test_full_mesos_spec() -> None:
@@ -54,7 +54,7 @@ def test_full_mesos_spec() -> None:
     data["mesos"]["frameworks"][1]["guarantee"] = 0.4
     data["faults"] = [{"at": 50.0, "action": "kill_master"}, {"at": 20.0, "action": "kill", "target": "master-2", "restart_after": 5.0}]
     sc = parse_scenario(data, "full.toml")
-    m = sc.mesos
+    m = sc.section
     assert (m.allocator, m.granularity, m.allocation_interval, m.offer_timeout, m.max_attempts) == ("weighted", "agent", 0.5, 10.0, 7)
     assert (m.masters, m.master_lease_ms, m.revocation, m.starvation_timeout) == (3, 250.0, True, 12.0)
     f = m.frameworks[0]
@@ -167,7 +167,7 @@ def test_guarantees_accepted_iff_they_fit_the_cell(gs: list[float]) -> None:
     data = mesos_data()
     data["mesos"]["frameworks"] = [{"name": f"f{i}", "classes": ["batch", "service"], "guarantee": g} for i, g in enumerate(gs)]
     if sum(gs) <= 1 + 1e-9:
-        assert [f.guarantee for f in parse_scenario(data, "ok.toml").mesos.frameworks] == gs
+        assert [f.guarantee for f in parse_scenario(data, "ok.toml").section.frameworks] == gs
     else:
         assert "mesos.frameworks: guarantees add up to more than the whole cell" in _err(data)
 
@@ -178,6 +178,6 @@ def test_standby_masters_need_replicated_coordinator(masters: int, replicas: int
     data = mesos_data(masters=masters)
     data["coordinator"] = {"replicas": replicas}
     if masters == 1 or replicas >= 3:
-        assert parse_scenario(data, "ok.toml").mesos.masters == masters
+        assert parse_scenario(data, "ok.toml").section.masters == masters
     else:
         assert "mesos.masters: standby masters" in _err(data)

@@ -1,6 +1,7 @@
 """Collateral damage: tasks written off on machines that no fault touched.
 
-A watcher (cell state, master, Borgmaster) that writes off a host kills
+A watcher (whatever keeps the cell's state: an architecture's cell state,
+master or replicated leader) that writes off a host kills
 everything that host runs: right when the host really died, collateral when
 it was healthy and the trouble was the control plane's own (a paused or
 partitioned leader, a new leader that judged too early). Policy evictions

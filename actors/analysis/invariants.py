@@ -85,7 +85,7 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
         if machine // k in zombie:
             # A host written off while stalled (paused, cut off) can still act
             # on a reply it received before: what it starts then is killed when
-            # it learns it was written off (Borg's Borglet does the same). Its
+            # it learns it was written off (every host does the same). Its
             # resources were already given back, so it is not a placement.
             continue
         if kind == 3:
@@ -107,7 +107,15 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
 
 def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None) -> dict[str, int]:
     """Every write a client saw acknowledged must be in the applied log of
-    every surviving replica, once; at most one leader per term."""
+    every surviving replica that applied that far, once; at most one leader
+    per term.
+
+    An acknowledged write is committed on a majority, so it is lost when no
+    surviving replica applied it, or when a replica applied past its index
+    without it (its log holds something else there). A replica that is
+    merely behind (restarted late, still catching up when the run ended:
+    seconds of wall time on a loaded machine) holds a prefix of the log and
+    loses nothing."""
     leaders: dict[int, set[int]] = collections.defaultdict(set)
     for e in ev.get("raft_role", []):
         if e["role"] == "leader":
@@ -122,27 +130,29 @@ def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None
     per_replica = []
     for records in applied.values():
         at: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
-        snap = 0
+        snap = last = 0
         for index, _term, client, rid, flag in records:
+            last = max(last, index)
             if flag == "snapshot":
                 snap = max(snap, index)
             elif client is not None and not flag:
                 at[(client, rid)].add(index)
                 index_of.setdefault((client, rid), index)
         twice += sum(1 for v in at.values() if len(v) > 1)
-        per_replica.append((at, snap))
-    for at, snap in per_replica:
+        per_replica.append((at, snap, last))
+    lost |= acked - set(index_of)  # in no surviving replica's log at all
+    for at, snap, last in per_replica:
         # A request this replica never applied itself is still held if a
-        # snapshot it took or installed covers the index it was applied at.
-        missing = {k for k in acked - set(at) if not (k in index_of and index_of[k] <= snap)}
-        lost |= missing
+        # snapshot it took or installed covers the index it was applied at,
+        # and not yet due if the replica has not applied that far.
+        lost |= {k for k in acked - set(at) if k in index_of and snap < index_of[k] <= last}
     return {"split_brain": split, "lost_acked": len(lost), "applied_twice": twice}
 
 
 def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     """Committed claims that reached no machine: each (job, task, machine)
     commit must be followed by its launch there, by its loss (re-queued with
-    a failed machine, or in Borg's replicated write-off record), or by the
+    a failed machine, or in a replicated write-off record), or by the
     death of the host it was meant for (whose last events may have died with
     it); or the host was already dead when it committed (nobody knew yet).
     A txn's attempt began at ``t - span``: its ``t`` is the instant the span
@@ -155,10 +165,10 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     for e in ev.get("tasks_lost", []):
         for j, t in e["tasks"]:
             lost[(int(j), int(t))].append(e["t"])
-    # Borg's replicated record of placements taken back (a machine written
+    # A replicated control plane's record of placements taken back (a machine written
     # off, a preemption before launch): it survives the leader that wrote
     # them off dying before its events were shipped.
-    for e in ev.get("borg_written_off_final", []):
+    for e in ev.get("written_off_final", []):
         for j, t, _m, at in e["tasks"]:
             lost[(int(j), int(t))].append(float(at))
     host_gone: dict[int, list[float]] = collections.defaultdict(list)
@@ -198,21 +208,21 @@ def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, a
     submitted = {e["job_id"] for e in ev.get("job_submitted", [])}
     accounted = ({e["job_id"] for e in ev.get("job_scheduled", [])} | {e["job_id"] for e in ev.get("job_abandoned", [])}
                  | {e["job_id"] for e in ev.get("job_pending", [])} | {e["job_id"] for e in ev.get("job_rejected", [])}
-                 | {j for e in ev.get("borg_jobs_final", []) for j in e["scheduled"]})
+                 | {j for e in ev.get("jobs_final", []) for j in e["scheduled"]})
     overcommit, double = check_machines(ev, cell, machines_per_actor)
     coord = check_coordinator(ev, applied)
     txns = ev.get("txn", [])
-    if txns and all("placed" in e for e in txns):  # every commit followed to its end (Mesos runs saved before its txns said where: the count below)
+    if txns and all("placed" in e for e in txns):  # every commit followed to its end (runs saved before txns said where: the count below)
         unlaunched = untraced_commits(ev, machines_per_actor)
     else:
         unlaunched = None
     committed = sum(e["committed"] for e in txns)
     launched = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if not e.get("prefill"))
-    # Launches reported lost and re-queued (a Mesos master failover or
-    # revocation, a Borg machine failure or preemption before launch) were
+    # Launches reported lost and re-queued (a master failover or a
+    # revocation, a machine failure or a preemption before launch) were
     # not silently dropped.
     requeued = sum(len(e["tasks"]) for e in ev.get("tasks_lost", []))
-    # Borg: a launch a dead host made but could not log is known only from
+    # A launch a dead host made but could not log is known only from
     # the machine-down record.
     for down in ev.get("machines_down", []):
         hosts = {f"machine-host-{h}" for h in down["hosts"]}

@@ -8,9 +8,8 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.analysis.invariants import invariants
+from schedlab.actors.arch import of_summary
 from schedlab.actors.analysis.stats import by_event, percentiles
-from schedlab.actors.archs.borg.summary import borg_section
-from schedlab.actors.archs.mesos.summary import master_failovers, mesos_section
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
 from schedlab.schedulers.model.resources import EPS
@@ -27,9 +26,9 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     leader, and when a client's write next succeeded (the blackout users
     feel). Any acknowledged write counts (hosts write every batch interval,
     so the blackout is not stretched by a scheduler that had nothing to
-    commit); ``first_txn_at_s`` is the first Omega transaction after it and
+    commit); ``first_txn_at_s`` is the first cell-state commit after it and
     ``first_placement_at_s`` the first decision that placed a task (any
-    scheduler: a Borgmaster's own writes are not client acks)."""
+    scheduler: a replica's own scheduling writes are not client acks)."""
     # (t, the replica that answered / the actor that placed). ray.kill is
     # asynchronous: the killed leader may still answer for a few wall ms
     # after the fault is logged, and that answer ends no blackout.
@@ -39,7 +38,7 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     elected = sorted(ev.get("failover", []), key=lambda e: e["t"])
     out = []
     for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
-        if not f.get("was_leader") or f.get("role") == "master":
+        if not f.get("was_leader") or f.get("role", "coordinator") != "coordinator":
             continue
         killed, victim = f["t"], f["target"]
         index = member_index(victim)
@@ -49,6 +48,7 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
         placed = next((t for t, a in placements if t > killed and a != victim), None)
         rec = {
             "role": "coordinator", "target": f["target"], "killed_at_s": round(killed, 3),
+            "recovery": "first write",
             "elected_at_s": round(new["t"], 3) if new else None,
             "new_leader": new["new_leader"] if new else None,
             "first_commit_at_s": round(first, 3) if first is not None else None,
@@ -73,7 +73,7 @@ def fault_record(f: dict) -> dict:
 
 
 def first_attempts(ev: dict[str, list[dict]]) -> dict[int, float]:
-    """job -> when it was first tried. The earliest: a new Borgmaster leader
+    """job -> when it was first tried. The earliest: a new scheduling leader
     re-announces a job whose first attempt died with its predecessor."""
     first: dict[int, float] = {}
     for e in ev.get("job_attempt", []):
@@ -94,12 +94,13 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     # jobs it found already placed; the earliest original event wins.
     scheduled = {e["job_id"]: e for e in sorted(ev.get("job_scheduled", []), key=lambda e: (not e.get("recovered", False), -e["t"]))
                  if e["job_id"] in submitted}
-    # Borg: the final leader's replicated record covers jobs whose
-    # job_scheduled event died with a killed leader (no time: not in wait times).
-    final_placed = {j for e in ev.get("borg_jobs_final", []) for j in e["scheduled"] if j in submitted}
+    # A replicated control plane's final record (jobs_final, logged by the
+    # last leader) covers jobs whose job_scheduled event died with a killed
+    # leader (no time: not in wait times).
+    final_placed = {j for e in ev.get("jobs_final", []) for j in e["scheduled"] if j in submitted}
     abandoned = {e["job_id"] for e in ev.get("job_abandoned", []) if e["job_id"] in submitted}
     pending = {e["job_id"] for e in ev.get("job_pending", [])} - set(scheduled) - final_placed - abandoned
-    rejected = {e["job_id"] for e in ev.get("job_rejected", [])}  # Borg: over quota at admission
+    rejected = {e["job_id"] for e in ev.get("job_rejected", [])}  # refused at admission (e.g. over quota)
 
     done_tasks: collections.Counter[int] = collections.Counter()
     for e in ev.get("tasks_completed", []):
@@ -129,7 +130,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
         schedulers.append({
             "name": name,
             "busyness": round(sum(t["think"] for t in ts) / duration, 6),
-            # Busyness counts think time only (the Omega paper's definition);
+            # Busyness counts think time only (as the papers define it);
             # occupancy adds the sync and commit round trips the substrate costs.
             "occupancy": round(sum(t.get("span", t["think"]) for t in ts) / duration, 6),
             # Conflicts per successful transaction: undefined (None) when
@@ -146,7 +147,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     coord_failovers = failovers(ev, float(info["time_scale"]))
     prefill_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if e.get("prefill"))
 
-    return {
+    out = {
         "scenario": info["scenario"],
         "architecture": info["architecture"],
         "seed": info["seed"],
@@ -172,8 +173,7 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "samples": len(samples),
         },
         "substrate": info["substrate"],
-        "failovers": coord_failovers + master_failovers(
-            ev, int(info.get("host_actors") or 0), info.get("frameworks", []), float(info["time_scale"])),
+        "failovers": coord_failovers,
         "faults": [fault_record(f) for f in sorted(ev.get("fault", []), key=lambda e: e["t"])],
         "invariants": checks,
         "coordinator": {
@@ -181,13 +181,18 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "acknowledged_writes": len(ev.get("coord_ack", [])),
             "leader_terms": len({e["term"] for e in ev.get("raft_role", []) if e["role"] == "leader"}),
         },
-        **({"mesos": mesos_section(ev, info.get("frameworks", []), duration)} if info["architecture"] == "mesos" else {}),
-        **({"borg": borg_section(ev, coord_failovers, float(info["time_scale"]))} if info["architecture"] == "borg" else {}),
         # Multi-node clusters: which node each machine host ran on.
         "placement": info.get("placement"),
         "warnings": info.get("warnings", []),
         "events": len(events),
     }
+    # The architecture's own failover records and section (its name as the key).
+    arch = of_summary(out)
+    if arch is not None and arch.failovers is not None:
+        out["failovers"] = coord_failovers + arch.failovers(ev, info)
+    if arch is not None and arch.summary is not None:
+        out[arch.name] = arch.summary(ev, info, out)
+    return out
 
 
 def violations(summary: dict) -> dict[str, int]:

@@ -19,10 +19,9 @@ import numpy as np
 
 from schedlab.actors.engines import ray_engine
 from schedlab.actors.chaos.inbox import cluster_dir
-from schedlab.actors.coordinator.group import CoordinatorGroup
 from schedlab.actors.common.events import EventLog
 from schedlab.actors.common.members import Members
-from schedlab.actors.archs.mesos.masters import MasterSet
+from schedlab.actors.coordinator.replica_set import ReplicaSet
 from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Roster, check, leader_alias, member_index
 
 Leader = Callable[[], "tuple[int, int] | None"]
@@ -39,13 +38,15 @@ class Due:
 
 
 class FaultTimeline:
-    def __init__(self, faults: tuple[FaultSpec, ...], roster: Roster, members: Members, group: CoordinatorGroup | None,
-                 masters: MasterSet | None, log: EventLog, seed: int, scale: float, exempt: list[str]) -> None:
+    def __init__(self, faults: tuple[FaultSpec, ...], roster: Roster, members: Members, controllers: dict[str, ReplicaSet],
+                 log: EventLog, seed: int, scale: float, exempt: list[str]) -> None:
+        """``controllers``: role -> the controller of a role whose members are
+        numbered (``<role>-<i>``) and elect a leader (the coordinator group, an
+        architecture's masters); every other actor is a singleton in ``members``."""
         self.pending = sorted((Due(f, "scenario") for f in faults), key=lambda d: d.spec.at)
         self.roster = roster
         self.members = members
-        self.group = group
-        self.masters = masters
+        self.controllers = controllers
         self.log = log
         self.rng = np.random.default_rng([seed, 0xC4A05])
         self.scale = scale
@@ -80,21 +81,7 @@ class FaultTimeline:
     # ------------------------------------------------------------ targets
 
     def _leader_of(self, role: str) -> Leader:
-        if role == "master":
-            ms = self.masters
-            assert ms is not None
-
-            def master() -> tuple[int, int] | None:
-                lead = ms.leader()
-                return (int(lead["index"]), int(lead["epoch"])) if lead else None
-            return master
-        group = self.group
-        assert group is not None
-
-        def coordinator() -> tuple[int, int] | None:
-            lead = group.leader()
-            return (int(lead["replica"]), int(lead["term"])) if lead else None
-        return coordinator
+        return self.controllers[role].lead
 
     def _live(self, role: str) -> dict[str, Any]:
         ctl = self._indexed(role)
@@ -137,8 +124,8 @@ class FaultTimeline:
         wall = (f.duration or 0.0) / self.scale
         if f.action == "kill_node":
             return self._kill_node(f.target)
-        if f.action in ("kill_leader", "kill_master"):
-            role = "coordinator" if f.action == "kill_leader" else "master"
+        if f.action in self.roster.kill_leader:
+            role = self.roster.kill_leader[f.action]
             lead = self._leader_of(role)()
             if lead is None:
                 raise FaultError("no leader at that moment")
@@ -168,10 +155,10 @@ class FaultTimeline:
         ray_engine.call(self._side(name)[name], "chaos_slow", f.delay / self.scale, wall, self.exempt)
         return {**out, "delay_s": f.delay}
 
-    def _indexed(self, role: str) -> CoordinatorGroup | MasterSet | None:
+    def _indexed(self, role: str) -> ReplicaSet | None:
         """The controller of a role whose actors are numbered and elect a
         leader (kill / restart by index); None for singletons in members."""
-        return self.group if role == "coordinator" else self.masters if role == "master" else None
+        return self.controllers.get(role)
 
     def _kill(self, f: FaultSpec, role: str, name: str, now: float, lead: tuple[int, int] | None, source: str) -> dict[str, Any]:
         ctl = self._indexed(role)
@@ -217,8 +204,7 @@ class FaultTimeline:
         return {"kind": "kill_node", "target": node, "role": "node"}
 
     def _watch(self) -> None:
-        """Close a failover once its role has a leader with a newer term
-        (coordinator) or epoch (master)."""
+        """Close a failover once its role has a leader with a newer term or epoch."""
         seen: dict[str, tuple[int, int] | None] = {}
         for w in list(self.watching):
             if w["role"] not in seen:

@@ -1,6 +1,6 @@
 """How schedulers and hosts reach the cell state: one actor, or a Raft group.
 
-Both endpoints have the same calls, so the Omega scheduler and the
+Both endpoints have the same calls, so a scheduler and the
 machine hosts do not know (or care) whether their commits are replicated.
 Endpoints are picklable recipes; ``bind`` attaches them to the actor that
 uses them.

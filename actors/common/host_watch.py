@@ -1,6 +1,6 @@
 """The shells' side of the host watch (the rules are schedulers.liveness):
-the events a watcher logs. Shared by Omega's cell state (one actor or the
-replicated group's leader), the Mesos master and the Borgmaster.
+the events a watcher logs. Shared by every architecture's keeper of the
+cell's state (a cell-state actor or a replicated leader, a master).
 """
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ class MachineHost(ActorShell):
         """Start tasks whose claims already committed. Each (job, task) pair is
         launched at most once while running; a repeat is logged, not run."""
         started = []
-        # A launch may carry its owner (the Mesos framework) as a 7th field.
+        # A launch may carry its owner (the framework that placed it) as a 7th field.
         for job_id, task, machine, request, duration, start, *owner in tasks:
             key = (job_id, task)
             if key in self.running_tasks:
@@ -168,7 +168,7 @@ class MachineHost(ActorShell):
             if isinstance(reply, dict) and reply.get("reset"):
                 self._reset()
                 reply = reply["launches"]
-            # Omega's cell state answers with launches; a Mesos master with (launches, kills).
+            # An endpoint answers with launches, or with (launches, kills).
             launches, kills = reply if isinstance(reply, tuple) else (reply, [])
             # Kills first: a preemption frees room for a launch in this same
             # reply (which may even be the same task, placed again). Masters

@@ -1,10 +1,10 @@
 """Driver-side register of a run's actors by name and role, with what it
 takes to start each again (a restart after a kill).
 
-Coordinator replicas and Mesos masters have their own controllers (they
-elect leaders and share a directory or a lease); every other actor of the
-emulated system is a singleton recorded here: machine hosts, schedulers,
-frameworks, the Borg frontend, the cell state.
+Numbered roles that elect a leader (the coordinator replicas, an
+architecture's masters) have their own controllers (``ReplicaSet``); every
+other actor of the emulated system is a singleton recorded here: machine
+hosts, schedulers, frameworks, front ends, a cell-state actor.
 """
 from __future__ import annotations
 

@@ -85,9 +85,19 @@ class ActorShell:
     async def chaos_heal(self) -> None:
         self.rt.links.heal()
 
+    async def hosts_stopping(self) -> None:
+        """The run is about to stop the machine hosts: a keeper of the cell's
+        state stops judging their silence (``watch``: its host watch, if it
+        keeps one), or it would write off the whole cell at every run's end."""
+        watch = getattr(self, "watch", None)
+        if watch is not None:
+            watch.stop()
+
     async def start(self, epoch: float) -> None:
         self.rt.set_epoch(epoch)  # type: ignore[attr-defined]
         self.running = True
+        # Every incarnation says it is up: a restart after a fault shows here.
+        self.log.emit("actor_started")
         self.spawn_loop(self._flush_loop())
         await self.on_start()
 

@@ -27,7 +27,7 @@ class Submitter(ActorShell):
         flush_interval: float,
         await_admission: bool = False,
     ) -> None:
-        """``await_admission``: the target is a stateless front end (Borg's),
+        """``await_admission``: the target is a stateless front end,
         which keeps nothing to recover from: wait for each batch to be
         admitted, however long a pause takes, and resend it if the front end
         died (admission ignores a job it already has)."""

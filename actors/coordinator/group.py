@@ -17,7 +17,7 @@ class CoordinatorGroup(ReplicaSet):
     def __init__(self, spec: CoordinatorSpec, namespace: str, data_dir: Path, make_sm: Callable[[], Any],
                  rt: Any, metrics: Any, seed: int, sample_interval: float | None, on_spawn: Callable[[Any], Any],
                  replica_cls: type = CoordinatorReplica, extra: tuple = ()) -> None:
-        """``replica_cls`` / ``extra``: a replica subclass (the Borgmaster) and
+        """``replica_cls`` / ``extra``: a replica subclass that also does an architecture's work (a replicated master) and
         the arguments it takes after the base ones."""
         super().__init__()
         self.replica_cls = replica_cls
@@ -74,6 +74,10 @@ class CoordinatorGroup(ReplicaSet):
         top = max(s["term"] for s in st)
         leaders = [s for s in st if s["role"] == "leader" and s["term"] == top]
         return leaders[0] if len(leaders) == 1 else None
+
+    def lead(self) -> tuple[int, int] | None:
+        lead = self.leader()
+        return (int(lead["replica"]), int(lead["term"])) if lead else None
 
     def wait_leader(self, timeout: float = 30.0, newer_than: int = -1) -> dict:
         end = time.time() + timeout

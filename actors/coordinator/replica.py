@@ -124,7 +124,7 @@ class CoordinatorReplica(ActorShell):
 
     async def query(self, command: Any) -> tuple:
         """A read served by the leader from its applied state, without a log
-        entry: (ok, result, error, leader hint). Omega tolerates a read that
+        entry: (ok, result, error, leader hint). A client tolerates a read that
         is a moment stale, since every commit is validated anyway."""
         if not self.running or not self.node.is_leader:
             return (False, None, "not_leader", self.node.leader_id)

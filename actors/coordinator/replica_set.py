@@ -1,6 +1,7 @@
 """Driver-side base of the numbered actors that elect a leader (coordinator
-replicas, Mesos masters): which incarnation of each is live, which restarted
-ones are still starting, and killing one."""
+replicas, an architecture's replicated masters): which incarnation of each
+is live, which restarted ones are still starting, who leads, and killing or
+restarting one. The fault timeline drives every such role through this."""
 from __future__ import annotations
 
 from typing import Any
@@ -18,6 +19,13 @@ class ReplicaSet:
         """Live members whose start returned: one still starting cannot lead,
         and asking it would stall the driver until Ray has its worker up."""
         return ray_engine.up(self.live, self.starting)
+
+    def lead(self) -> tuple[int, int] | None:
+        """(index, term or epoch) of the current leader, None when there is none."""
+        raise NotImplementedError
+
+    def restart(self, i: int) -> None:
+        raise NotImplementedError
 
     def kill(self, i: int) -> None:
         self.starting.pop(i, None)

@@ -1,0 +1,12 @@
+"""The built-in architectures: one line each, the import path of its
+``ArchSpec`` (``schedulers.arch`` explains the contract). Other
+distributions register theirs under the entry point group
+``schedlab.architectures``."""
+
+BUILTIN = (
+    "schedlab.schedulers.archs.omega.spec:SPEC",
+    "schedlab.schedulers.archs.mesos.spec:SPEC",
+    "schedlab.schedulers.archs.borg.spec:SPEC",
+)
+
+DEFAULT = "omega"  # a scenario without ``architecture = ...``

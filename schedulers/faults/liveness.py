@@ -1,7 +1,7 @@
 """Deciding that a machine is dead: the rules of a control plane's host watch.
 
-Whoever keeps a cell's state (Omega's cell state or its replicated leader,
-the Mesos master, the Borgmaster) hears from every machine host once per
+Whoever keeps a cell's state (a cell-state actor or a replicated leader, a
+master) hears from every machine host once per
 poll and writes off, through its state, the tasks of a host silent too long,
 to be placed again. Writing off a healthy host kills everything it runs, so
 the watch only judges what it can tell apart from its own trouble:
@@ -77,6 +77,12 @@ class HostWatch:
         self.last: dict[int, float] = {}
         self.checked_at = 0.0
         self.disrupted = False
+        self.stopped = False
+
+    def stop(self) -> None:
+        """The run is stopping the hosts: their silence from now on is the
+        run's end, not a failure; nobody is written off any more."""
+        self.stopped = True
 
     def grace(self, now: float, give_up: bool = False) -> None:
         """Every host starts (or restarts) its clock now; ``give_up``: a new
@@ -94,6 +100,8 @@ class HostWatch:
 
     def check(self, now: float, down: set[int]) -> Verdict:
         """Hosts to write off now (never one in ``down``)."""
+        if self.stopped:
+            return Verdict([])
         stalled = now - self.checked_at > self.timeout
         self.checked_at = now
         if stalled:

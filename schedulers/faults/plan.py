@@ -15,10 +15,12 @@ import numpy as np
 
 from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, table_array
 
-ACTIONS = ("kill", "restart", "kill_leader", "kill_master", "kill_node", "pause", "slow", "partition")
-# Roles of the emulated system. The submitter and the metrics collector are
-# the experiment's instruments, not part of the system: never fault targets.
-ROLES = ("machine", "scheduler", "framework", "cellstate", "coordinator", "master", "frontend")
+# The actions every run knows; a role that elects a leader adds its own
+# "kill whoever leads" action (the roster's ``kill_leader``: the
+# coordinator's is kill_leader).
+ACTIONS = ("kill", "restart", "kill_node", "pause", "slow", "partition")
+# The submitter and the metrics collector are the experiment's instruments,
+# not part of the emulated system: never fault targets.
 INSTRUMENTS = ("submitter", "metrics", "chaos-inbox")
 LASTING = ("pause", "slow", "partition")  # need a duration
 
@@ -31,11 +33,11 @@ class FaultError(ValueError):
 class FaultSpec:
     at: float  # emulated seconds into the run
     action: str
-    target: str = ""  # actor name, role, or node-<i>; empty for kill_leader / kill_master
+    target: str = ""  # actor name, role, or node-<i>; empty for a leader kill
     peer: str = ""  # partition: the other side (actor name or role)
     duration: float | None = None  # pause / slow / partition: how long, emulated seconds
     delay: float = 0.0  # slow: added to every message, emulated seconds
-    restart_after: float | None = None  # kill / kill_leader / kill_master: restart the victim this much later
+    restart_after: float | None = None  # kill or a leader kill: restart the victim this much later
 
     def to_wire(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in ("", None)}
@@ -47,13 +49,25 @@ class FaultSpec:
 
 @dataclass(frozen=True)
 class Roster:
-    """Who can be hit: role -> actor names, which roles come back on a
-    restart, and the cluster's nodes (empty on an embedded Ray)."""
+    """Who can be hit: role -> actor names, and what the fault vocabulary
+    needs to know of each role (built from the architecture registry by
+    ``schedulers.scenario.parse.roster_for``; the chaos script gets it from
+    the running emulation, so it needs no registry of its own).
+
+    ``leader_roles``: roles whose members elect a leader; ``kill_leader``:
+    action -> the leader role it kills; ``peers``: what one member of a role
+    talks to (a partition's other side, for the monkey); ``no_restart``:
+    role -> why it cannot be restarted; ``nodes``: the cluster's nodes
+    (empty on an embedded Ray)."""
 
     members: dict[str, list[str]]
     restartable: frozenset[str] = frozenset()
     nodes: tuple[str, ...] = ()
-    leader_roles: tuple[str, ...] = ()  # roles that elect a leader ("coordinator", "master")
+    leader_roles: tuple[str, ...] = ()
+    kill_leader: dict[str, str] = field(default_factory=dict)
+    peers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    no_restart: dict[str, str] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)  # leader kill action -> what a run needs for it
 
     def role_of(self, name: str) -> str | None:
         for role, names in self.members.items():
@@ -64,14 +78,23 @@ class Roster:
     def names(self) -> list[str]:
         return [n for names in self.members.values() for n in names]
 
+    def actions(self) -> tuple[str, ...]:
+        return ACTIONS + tuple(self.kill_leader) + tuple(a for a in self.unavailable if a not in self.kill_leader)
+
+    def leader_kill_of(self, role: str) -> str:
+        return next(a for a, r in self.kill_leader.items() if r == role)
+
     def to_wire(self) -> dict[str, Any]:
         return {"members": self.members, "restartable": sorted(self.restartable), "nodes": list(self.nodes),
-                "leader_roles": list(self.leader_roles)}
+                "leader_roles": list(self.leader_roles), "kill_leader": self.kill_leader,
+                "peers": {r: list(p) for r, p in self.peers.items()}, "no_restart": self.no_restart,
+                "unavailable": self.unavailable}
 
     @staticmethod
     def from_wire(d: dict[str, Any]) -> "Roster":
         return Roster({k: list(v) for k, v in d["members"].items()}, frozenset(d["restartable"]), tuple(d["nodes"]),
-                      tuple(d["leader_roles"]))
+                      tuple(d["leader_roles"]), dict(d["kill_leader"]), {r: tuple(p) for r, p in d["peers"].items()},
+                      dict(d["no_restart"]), dict(d["unavailable"]))
 
 
 LEADER_ALIAS = "-leader"
@@ -101,7 +124,7 @@ def _side(roster: Roster, name: str, what: str) -> str:
         return name
     role = roster.role_of(name) or leader_alias(roster, name)
     if role is None:
-        roles = ", ".join(r for r in ROLES if roster.members.get(r))
+        roles = ", ".join(r for r in roster.members if roster.members[r])
         leaders = "".join(f", {r}{LEADER_ALIAS}" for r in roster.leader_roles)
         raise FaultError(f"unknown {what} {name!r}: not an actor of this run nor a role ({roles}{leaders})")
     return role
@@ -109,8 +132,9 @@ def _side(roster: Roster, name: str, what: str) -> str:
 
 def check(f: FaultSpec, roster: Roster) -> None:
     """Raise FaultError naming what is wrong with ``f`` in a run with ``roster``."""
-    if f.action not in ACTIONS:
-        raise FaultError(f"unknown action {f.action!r} (one of {', '.join(ACTIONS)})")
+    actions = roster.actions()
+    if f.action not in actions:
+        raise FaultError(f"unknown action {f.action!r} (one of {', '.join(actions)})")
     if f.action in LASTING and (f.duration is None or f.duration <= 0):
         raise FaultError(f"{f.action} needs a duration > 0 (emulated seconds)")
     if f.action not in LASTING and f.duration is not None:
@@ -121,17 +145,17 @@ def check(f: FaultSpec, roster: Roster) -> None:
         raise FaultError(f"{f.action} takes no delay")
     if f.action != "partition" and f.peer:
         raise FaultError(f"{f.action} takes no peer (only partition has two sides)")
-    if f.restart_after is not None and (f.action not in ("kill", "kill_leader", "kill_master") or f.restart_after <= 0):
-        raise FaultError("restart_after must be > 0 and only goes with kill, kill_leader and kill_master")
-    if f.action in ("kill_leader", "kill_master"):
-        role = "coordinator" if f.action == "kill_leader" else "master"
+    if f.action in roster.unavailable:
+        raise FaultError(f"{f.action} needs {roster.unavailable[f.action]}")
+    kills = ("kill", *roster.kill_leader)
+    if f.restart_after is not None and (f.action not in kills or f.restart_after <= 0):
+        raise FaultError(f"restart_after must be > 0 and only goes with {', '.join(kills)}")
+    if f.action in roster.kill_leader:
+        role = roster.kill_leader[f.action]
         if f.target:
             raise FaultError(f"{f.action} picks its own target (the current leader)")
-        if role not in roster.leader_roles:
-            need = "[coordinator] replicas >= 3 (or architecture \"borg\")" if role == "coordinator" else "architecture \"mesos\""
-            raise FaultError(f"{f.action} needs {need}")
-        if f.action == "kill_master" and len(roster.members.get("master", [])) == 1 and f.restart_after is None:
-            raise FaultError("with a single master, kill_master needs restart_after (or set [mesos] masters >= 2)")
+        if len(roster.members.get(role, [])) == 1 and f.restart_after is None:
+            raise FaultError(f"with a single {role}, {f.action} needs restart_after (no other {role} takes over)")
         return
     if not f.target:
         raise FaultError(f"{f.action} needs a target (an actor name or a role)")
@@ -146,8 +170,8 @@ def check(f: FaultSpec, roster: Roster) -> None:
     role = _side(roster, f.target, "target")
     if f.action == "restart" or (f.action == "kill" and f.restart_after is not None):
         if role not in roster.restartable:
-            raise FaultError(f"a {role} cannot be restarted in this run"
-                             + (" (the single cell state keeps the only copy; set [coordinator] replicas >= 3)" if role == "cellstate" else ""))
+            why = roster.no_restart.get(role)
+            raise FaultError(f"a {role} cannot be restarted in this run" + (f" ({why})" if why else ""))
     if f.action == "restart" and (f.target in roster.members or leader_alias(roster, f.target)):
         raise FaultError("restart needs an actor name, not a role (it brings back one that was killed)")
     if f.action == "partition":
@@ -165,7 +189,7 @@ def parse_fault(t: Table, duration: float | None, roster: Roster) -> FaultSpec:
     positive = lambda v: None if v > 0 else "must be > 0"  # noqa: E731
     f = FaultSpec(
         at=t.get("at", float, check=inside),
-        action=t.get("action", str, check=lambda v: None if v in ACTIONS else f"must be one of {', '.join(ACTIONS)}"),
+        action=t.get("action", str, check=lambda v: None if v in roster.actions() else f"must be one of {', '.join(roster.actions())}"),
         target=t.get("target", str, default=""),
         peer=t.get("peer", str, default=""),
         duration=t.get("duration", float, default=None, check=positive) if "duration" in t.data else None,
@@ -192,18 +216,6 @@ def parse_plan(data: Any, source: str, roster: Roster) -> list[FaultSpec]:
 
 # ------------------------------------------------------------------ monkey
 
-# What a partition cuts a role off from: the parts of the system it talks to.
-_PEERS = {
-    "machine": ("cellstate", "coordinator", "master"),
-    "scheduler": ("cellstate", "coordinator"),
-    "framework": ("master",),
-    "coordinator": ("coordinator",),
-    "master": ("coordinator", "framework", "machine"),
-    "cellstate": ("scheduler", "machine"),
-    "frontend": ("coordinator",),
-}
-
-
 @dataclass
 class Monkey:
     """Random faults over chosen roles. Every kill comes back (restart_after),
@@ -217,11 +229,13 @@ class Monkey:
     back_after: float = 5.0  # emulated seconds before a killed actor restarts
     delay: float = 0.5  # emulated seconds a slow link adds
     actions: tuple[str, ...] = field(default=("kill", "pause", "slow", "partition"))
+    known: tuple[str, ...] = ()  # every role name the monkey may be given (default: the roster's)
 
     def __post_init__(self) -> None:
-        bad = [r for r in self.roles if r not in ROLES]
+        known = self.known or tuple(self.roster.members)
+        bad = [r for r in self.roles if r not in known]
         if bad:
-            raise FaultError(f"unknown role {bad[0]!r} (one of {', '.join(ROLES)})")
+            raise FaultError(f"unknown role {bad[0]!r} (one of {', '.join(known)})")
         self.roles = tuple(r for r in self.roles if self.roster.members.get(r))
         if not self.roles:
             raise FaultError("none of the chosen roles has actors in this run")
@@ -235,18 +249,18 @@ class Monkey:
         victim = names[int(self.rng.integers(len(names)))]
         choices = [a for a in self.actions if a != "kill" or role in self.roster.restartable]
         if lead and "kill" in choices:
-            choices.append("kill_leader" if role == "coordinator" else "kill_master")
+            choices.append(self.roster.leader_kill_of(role))
         action = choices[int(self.rng.integers(len(choices)))]
         span = float(self.rng.uniform(0.2, 1.0)) * self.lasting
-        if action in ("kill_leader", "kill_master") or (action == "kill" and leader_alias(self.roster, victim)):
-            return FaultSpec(at, "kill_leader" if role == "coordinator" else "kill_master", restart_after=self.back_after)
+        if action in self.roster.kill_leader or (action == "kill" and leader_alias(self.roster, victim)):
+            return FaultSpec(at, self.roster.leader_kill_of(role), restart_after=self.back_after)
         if action == "kill":
             return FaultSpec(at, "kill", victim, restart_after=self.back_after)
         if action == "pause":
             return FaultSpec(at, "pause", victim, duration=span)
         if action == "slow":
             return FaultSpec(at, "slow", victim, duration=span, delay=self.delay)
-        peers = [p for p in _PEERS[role] if [n for n in self.roster.members.get(p, []) if n != victim]]
+        peers = [p for p in self.roster.peers.get(role, ()) if [n for n in self.roster.members.get(p, []) if n != victim]]
         if not peers:
             return FaultSpec(at, "pause", victim, duration=span)
         return FaultSpec(at, "partition", victim, peer=peers[int(self.rng.integers(len(peers)))], duration=span)
@@ -256,5 +270,5 @@ def shifted(f: FaultSpec, by: float) -> FaultSpec:
     return replace(f, at=f.at + by)
 
 
-__all__ = ["ACTIONS", "ROLES", "FaultError", "FaultSpec", "Monkey", "Roster", "check", "parse_fault", "parse_plan",
+__all__ = ["ACTIONS", "FaultError", "FaultSpec", "Monkey", "Roster", "check", "parse_fault", "parse_plan",
            "ScenarioError"]

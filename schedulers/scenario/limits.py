@@ -93,42 +93,35 @@ def check_sizes(top: Table, sc: Scenario, limits: Limits) -> None:
     _check_workload(top, sc)
 
 
-def _n(x: float) -> str:
+def count(x: float) -> str:
+    """A count for an error message: grouped digits, or 3 significant ones when huge."""
     return f"{x:,.0f}" if x < 1e15 else f"{x:.3g}"
 
 
 def _check_cell(top: Table, sc: Scenario, limits: Limits) -> None:
     machines, k = sc.cell.machines, sc.cell.machines_per_actor
     if machines > MAX_MACHINES:
-        top.fail("cell.machine_classes", f"{_n(machines)} machines in all; a cell can have at most {_n(MAX_MACHINES)} "
+        top.fail("cell.machine_classes", f"{count(machines)} machines in all; a cell can have at most {count(MAX_MACHINES)} "
                                          "(the prefill and every placement scan every machine per job)")
     hosts = host_count(machines, k)
     others, key = _other_actors(sc)
     if others > limits.actors:
-        top.fail(key, f"{_n(others)} actors besides the machine hosts; at most {_n(limits.actors)} actors {limits.why}")
+        top.fail(key, f"{count(others)} actors besides the machine hosts; at most {count(limits.actors)} actors {limits.why}")
     if hosts + others > limits.actors:
         need = -(-machines // max(1, limits.actors - others))
         top.fail("cell.machines_per_actor",
-                 f"{_n(machines)} machines at {k} per host actor are {_n(hosts)} host actors (+{others} others); "
-                 f"at most {_n(limits.actors)} actors {limits.why}: raise machines_per_actor to at least {_n(need)}")
+                 f"{count(machines)} machines at {k} per host actor are {count(hosts)} host actors (+{others} others); "
+                 f"at most {count(limits.actors)} actors {limits.why}: raise machines_per_actor to at least {count(need)}")
 
 
 def _other_actors(sc: Scenario) -> tuple[int, str]:
-    """Actors besides the machine hosts, and the key that makes most of them."""
+    """Actors besides the machine hosts, and the scenario key that makes
+    most of them (the architecture's own, from its ArchSpec)."""
+    from schedlab.schedulers.arch import spec_of
+
     replicas = sc.coordinator.replicas if sc.coordinator.replicas > 1 else 0
-    n, key, most = CORE_ACTORS + replicas, "coordinator.replicas", replicas
-    if sc.omega is not None:
-        n += sum(s.count for s in sc.omega.schedulers) + (0 if replicas else 1)  # + cellstate
-        i = max(range(len(sc.omega.schedulers)), key=lambda j: sc.omega.schedulers[j].count)
-        if sc.omega.schedulers[i].count > most:
-            key, most = f"omega.schedulers[{i}].count", sc.omega.schedulers[i].count
-    if sc.mesos is not None:
-        n += len(sc.mesos.frameworks) + sc.mesos.masters
-        if len(sc.mesos.frameworks) > most:
-            key = "mesos.frameworks"
-    if sc.borg is not None:
-        n += 1  # the frontend
-    return n, key
+    made = [("coordinator.replicas", replicas), *spec_of(sc.architecture).actors(sc)]
+    return CORE_ACTORS + sum(n for _, n in made), max(made, key=lambda kn: kn[1])[0]
 
 
 def expected_jobs(jc: JobClass, duration: float) -> float:
@@ -145,30 +138,27 @@ def tasks_per_job(jc: JobClass) -> float:
 
 
 def _check_workload(top: Table, sc: Scenario) -> None:
+    from schedlab.schedulers.arch import spec_of
+
     classes = sc.workload.classes
     for i, jc in enumerate(classes):
         big = jc.tasks.maximum() if jc.tasks.maximum() < float("inf") else jc.tasks.expected()
         if big > MAX_TASKS_PER_JOB:
             what = "up to" if jc.tasks.maximum() < float("inf") else f"{jc.tasks.kind} with a mean of"
-            top.fail(f"workload.classes[{i}].tasks", f"{what} {_n(big)} tasks per job; a job can have at most "
-                                                     f"{_n(MAX_TASKS_PER_JOB)} tasks")
+            top.fail(f"workload.classes[{i}].tasks", f"{what} {count(big)} tasks per job; a job can have at most "
+                                                     f"{count(MAX_TASKS_PER_JOB)} tasks")
     jobs = [expected_jobs(jc, sc.duration) for jc in classes]
     if sum(jobs) > MAX_JOBS:
         i = max(range(len(classes)), key=lambda j: jobs[j])
         top.fail(f"workload.classes[{i}].interarrival",
-                 f"~{_n(sum(jobs))} jobs in the run ({_n(jobs[i])} of them from duration {sc.duration:g} / interarrival "
-                 f"{classes[i].interarrival.expected():g}); a run can generate at most {_n(MAX_JOBS)} jobs")
+                 f"~{count(sum(jobs))} jobs in the run ({count(jobs[i])} of them from duration {sc.duration:g} / interarrival "
+                 f"{classes[i].interarrival.expected():g}); a run can generate at most {count(MAX_JOBS)} jobs")
     tasks = [n * tasks_per_job(jc) for n, jc in zip(jobs, classes)]
     if sum(tasks) > MAX_TASKS:
         i = max(range(len(classes)), key=lambda j: tasks[j])
         top.fail(f"workload.classes[{i}].tasks",
-                 f"~{_n(sum(tasks))} tasks in the run ({_n(jobs[i])} jobs of ~{_n(tasks_per_job(classes[i]))} "
-                 f"tasks from this class); a run can have at most {_n(MAX_TASKS)} tasks")
-    if sc.mesos is not None:
-        per_class = dict(zip((jc.name for jc in classes), tasks))
-        for i, f in enumerate(sc.mesos.frameworks):
-            ids = sum(per_class[c] for c in f.classes) * min(f.data_replicas, sc.cell.machines)
-            if ids > MAX_TASKS:
-                top.fail(f"mesos.frameworks[{i}].data_replicas",
-                         f"~{_n(ids)} machine ids of task input for this framework to hold (tasks x data_replicas); "
-                         f"at most {_n(MAX_TASKS)}")
+                 f"~{count(sum(tasks))} tasks in the run ({count(jobs[i])} jobs of ~{count(tasks_per_job(classes[i]))} "
+                 f"tasks from this class); a run can have at most {count(MAX_TASKS)} tasks")
+    extra = spec_of(sc.architecture).check_sizes
+    if extra is not None:
+        extra(top, sc, dict(zip((jc.name for jc in classes), tasks)))

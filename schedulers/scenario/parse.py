@@ -9,106 +9,23 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from schedlab.schedulers.model.cluster import MachineClass, host_count
-from schedlab.schedulers.faults.plan import FaultSpec, Roster, parse_fault
-from schedlab.schedulers.model.jobs import JobKind
+from schedlab.schedulers import arch as registry
+from schedlab.schedulers.arch import COMMON_ROLES, SectionContext
 from schedlab.schedulers.faults.liveness import LivenessSpec
-from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
-from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
+from schedlab.schedulers.faults.plan import FaultSpec, Roster, parse_fault
+from schedlab.schedulers.model.cluster import MachineClass, host_count
+from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.resources import RESOURCES
-from schedlab.schedulers.archs.borg.spec import BorgSpec, parse_borg
-from schedlab.schedulers.scenario.limits import Limits, check_sizes, local_limits
-from schedlab.schedulers.archs.mesos.spec import MesosSpec, parse_mesos
-from schedlab.schedulers.scenario.toml_table import ScenarioError, check_deciders, table_array, read_dist, Table, fraction, non_negative, one_of, positive
 from schedlab.schedulers.model.workload import Dist, JobClass
+from schedlab.schedulers.scenario.limits import Limits, check_sizes, local_limits
+from schedlab.schedulers.scenario.spec import (CellSpec, CoordinatorSpec, MetricsSpec, Scenario, SubstrateSpec,
+                                               WorkloadSpec)
+from schedlab.schedulers.scenario.toml_table import (ScenarioError, Table, fraction, non_negative, one_of, positive,
+                                                     read_dist, table_array)
 
-__all__ = ["ARCHITECTURES", "FaultSpec", "roster_for", "Scenario", "ScenarioError", "parse_comparison", "parse_scenario"]
-
-ARCHITECTURES = ("omega", "mesos", "borg")
-
-
-@dataclass(frozen=True)
-class CellSpec:
-    machine_classes: tuple[MachineClass, ...]
-    machines_per_actor: int = 1
-
-    @property
-    def machines(self) -> int:
-        return sum(mc.count for mc in self.machine_classes)
-
-
-@dataclass(frozen=True)
-class WorkloadSpec:
-    classes: tuple[JobClass, ...]
-    prefill_utilization: float = 0.0
-
-
-@dataclass(frozen=True)
-class OmegaSchedulerSpec:
-    name: str
-    classes: tuple[str, ...]
-    count: int = 1
-    t_job: float = 0.1
-    t_task: float = 0.005
-    policy: str = "random_first_fit"
-
-
-@dataclass(frozen=True)
-class OmegaSpec:
-    schedulers: tuple[OmegaSchedulerSpec, ...]
-    conflict_mode: ConflictMode = ConflictMode.RESOURCE
-    txn_mode: TxnMode = TxnMode.INCREMENTAL
-    max_attempts: int = 1000
-    retry_backoff: float = 1.0
-
-
-@dataclass(frozen=True)
-class MetricsSpec:
-    sample_interval: float = 5.0  # emulated seconds between utilisation samples
-
-
-@dataclass(frozen=True)
-class SubstrateSpec:
-    """How the emulation uses Ray. Launches, completions and events wait up to
-    ``batch_interval`` wall seconds to travel together: longer means fewer
-    messages (each costs ~0.5 ms of CPU here) but later resource returns."""
-
-    batch_interval: float = 0.05
-
-
-@dataclass(frozen=True)
-class CoordinatorSpec:
-    """``replicas = 1`` is the plain cell-state actor; 3 or more run the cell
-    state as a Raft-replicated state machine on coordinator replicas."""
-
-    replicas: int = 1
-    tick_ms: float = 15.0  # wall milliseconds per Raft tick
-    election_ticks: tuple[int, int] = (10, 20)
-    heartbeat_ticks: int = 3
-    snapshot_threshold: int = 1000
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    architecture: str
-    seed: int
-    time_scale: float
-    duration: float
-    cell: CellSpec
-    workload: WorkloadSpec
-    omega: OmegaSpec | None
-    metrics: MetricsSpec = field(default_factory=MetricsSpec)
-    substrate: SubstrateSpec = field(default_factory=SubstrateSpec)
-    coordinator: CoordinatorSpec = field(default_factory=CoordinatorSpec)
-    faults: tuple[FaultSpec, ...] = ()
-    description: str = ""
-    source: str = "<scenario>"
-    mesos: MesosSpec | None = None
-    borg: BorgSpec | None = None
-    liveness: LivenessSpec = field(default_factory=LivenessSpec)
+__all__ = ["FaultSpec", "roster_for", "Scenario", "ScenarioError", "parse_comparison", "parse_scenario"]
 
 
 def _machine_class(t: Table, index: int) -> MachineClass:
@@ -145,20 +62,6 @@ def _job_class(t: Table) -> JobClass:
     return jc
 
 
-def _scheduler(t: Table, known_classes: set[str]) -> OmegaSchedulerSpec:
-    classes = t.names("classes", known_classes, "job class")
-    spec = OmegaSchedulerSpec(
-        name=t.get("name", str),
-        classes=tuple(classes),
-        count=t.get("count", int, default=1, check=lambda v: None if v > 0 else "must be > 0"),
-        t_job=t.get("t_job", float, default=0.1, check=non_negative),
-        t_task=t.get("t_task", float, default=0.005, check=non_negative),
-        policy=t.get("policy", str, default="random_first_fit", check=one_of(tuple(PLACEMENT_POLICIES))),
-    )
-    t.done()
-    return spec
-
-
 def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None = None) -> Scenario:
     """``data`` as a Scenario, or ScenarioError (one line: file, key, problem).
 
@@ -171,7 +74,8 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
         top.fail("architectures", "this file compares architectures: run it with `schedlab compare`")
     name = top.get("name", str, default=source.rsplit("/", 1)[-1].removesuffix(".toml"))
     description = top.get("description", str, default="")
-    arch = top.get("architecture", str, default="omega", check=one_of(ARCHITECTURES))
+    arch = top.get("architecture", str, default=registry.default_name(), check=one_of(registry.names()))
+    spec = registry.spec_of(arch)
     seed = top.get("seed", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0")
     time_scale = top.get("time_scale", float, default=100.0, check=positive)
     duration = top.get("duration", float, check=positive)
@@ -191,20 +95,14 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     _check_fit(wt, cell, jclasses)
 
     coord_data = top.data.get("coordinator", {})
-    if arch == "borg" and isinstance(coord_data, dict) and "replicas" not in coord_data:
-        # The Borgmaster is replicated by default (five replicas, as in Borg).
-        top.data["coordinator"] = dict(coord_data, replicas=5)
+    if isinstance(coord_data, dict) and "replicas" not in coord_data and spec.default_replicas != 1:
+        top.data["coordinator"] = dict(coord_data, replicas=spec.default_replicas)
     coordinator = _coordinator(top.sub("coordinator", default={}))
-    omega = mesos = borg = None
-    if arch == "omega":
-        omega = _omega(top.sub("omega"), names)
-    elif arch == "mesos":
-        mesos = parse_mesos(top.sub("mesos"), names, mclasses, coordinator.replicas)
-    else:
-        if coordinator.replicas < 3:
-            top.fail("coordinator.replicas", "the Borgmaster needs 3 or more replicas")
-        borg = parse_borg(top.sub("borg", default={}), names, mclasses)
-    for other in ARCHITECTURES:
+    if coordinator.replicas < spec.min_replicas:
+        top.fail("coordinator.replicas", f"architecture {arch!r} needs {spec.min_replicas} or more replicas")
+    ctx = SectionContext(tuple(names), mclasses, coordinator, top)
+    section = spec.parse(top.sub(arch) if spec.section_required else top.sub(arch, default={}), ctx)
+    for other in registry.names():
         if other != arch and other in top.data:
             top.fail(other, f"is for architecture = {other!r}; this scenario is {arch!r}")
 
@@ -221,8 +119,8 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
         disruption_min_hosts=lt.get("disruption_min_hosts", int, default=2, check=lambda v: None if v >= 1 else "must be >= 1"),
     )
     lt.done()
-    sc = Scenario(name, arch, seed, time_scale, duration, cell, workload, omega, metrics, substrate, coordinator,
-                  (), description, source, mesos, borg, liveness)
+    sc = Scenario(name, arch, seed, time_scale, duration, cell, workload, section, metrics, substrate, coordinator,
+                  (), description, source, liveness)
     check_sizes(top, sc, limits or local_limits())  # before roster_for: it names every host actor
     roster = roster_for(sc)
     faults = tuple(parse_fault(x, duration, roster) for x in (table_array(top, "faults") if "faults" in top.data else []))
@@ -231,38 +129,37 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
 
 
 def roster_for(sc: Scenario, nodes: tuple[str, ...] = ()) -> Roster:
-    """The actors a run of ``sc`` starts, by role (what faults can hit)."""
+    """The actors a run of ``sc`` starts, by role (what faults can hit), with
+    what the fault vocabulary needs to know of each role."""
+    spec = registry.spec_of(sc.architecture)
     replicas = [f"coordinator-{i}" for i in range(sc.coordinator.replicas)] if sc.coordinator.replicas > 1 else []
     members: dict[str, list[str]] = {
         "machine": [f"machine-host-{i}" for i in range(host_count(sc.cell.machines, sc.cell.machines_per_actor))],
         "coordinator": replicas,
+        **spec.roster(sc),
     }
-    leaders = ["coordinator"] if replicas else []
-    if sc.omega is not None:
-        members["scheduler"] = [f"scheduler-{s.name}-{i}" for s in sc.omega.schedulers for i in range(s.count)]
-        members["cellstate"] = [] if replicas else ["cellstate"]
-    if sc.mesos is not None:
-        members["framework"] = [f"framework-{f.name}" for f in sc.mesos.frameworks]
-        members["master"] = [f"master-{i}" for i in range(sc.mesos.masters)]
-        leaders.append("master")
-    if sc.borg is not None:
-        members["frontend"] = ["borg-frontend"]
-    return Roster(members, frozenset({"machine", "scheduler", "framework", "coordinator", "master", "frontend"}),
-                  nodes, tuple(leaders))
-
-
-def _omega(ot: Table, names: list[str]) -> OmegaSpec:
-    scheds = tuple(_scheduler(x, set(names)) for x in table_array(ot, "schedulers"))
-    check_deciders(ot, "schedulers", scheds, names, "scheduler")
-    omega = OmegaSpec(
-        schedulers=scheds,
-        conflict_mode=ConflictMode(ot.get("conflict_mode", str, default="resource", check=one_of(tuple(m.value for m in ConflictMode)))),
-        txn_mode=TxnMode(ot.get("transaction_mode", str, default="incremental", check=one_of(tuple(m.value for m in TxnMode)))),
-        max_attempts=ot.get("max_attempts", int, default=1000, check=lambda v: None if v > 0 else "must be > 0"),
-        retry_backoff=ot.get("retry_backoff", float, default=1.0, check=positive),
+    roles = {r.name: r for r in (*COMMON_ROLES, *spec.roles)}
+    leaders = tuple(r for r in members if roles[r].kill_leader and members[r])
+    return Roster(
+        members,
+        restartable=frozenset(r for r in members if not roles[r].no_restart),
+        nodes=nodes,
+        leader_roles=leaders,
+        kill_leader={roles[r].kill_leader: r for r in leaders},
+        peers={r: tuple(p for p in spec.peers.get(r, ()) if p in members) for r in members},
+        no_restart={r: roles[r].no_restart for r in members if roles[r].no_restart},
+        unavailable=_unavailable_leader_kills(members),
     )
-    ot.done()
-    return omega
+
+
+def _unavailable_leader_kills(members: dict[str, list[str]]) -> dict[str, str]:
+    """Leader kills of roles this run has no leader for, and what it would take."""
+    out = {}
+    for spec in (None, *registry.registry().values()):
+        for r in COMMON_ROLES if spec is None else spec.roles:
+            if r.kill_leader and not members.get(r.name) and r.kill_leader not in out:
+                out[r.kill_leader] = "[coordinator] replicas >= 3" if spec is None else f'architecture "{spec.name}"'
+    return out
 
 
 def _coordinator(t: Table) -> CoordinatorSpec:
@@ -296,25 +193,26 @@ def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:
 def parse_comparison(data: dict, source: str = "<scenario>", limits: Limits | None = None) -> list[Scenario]:
     """One scenario per architecture to compare, same cell, workload and seed.
 
-    ``architectures = ["borg", "mesos", "omega"]`` names them (default: every
-    architecture with a section in the file, else the file's own); each gets
-    the file with only its own section. A missing ``[borg]`` means Borg's
-    defaults; Omega and Mesos need their sections (their schedulers)."""
+    ``architectures = [...]`` names them (default: every
+    registered architecture with a section in the file, else the file's
+    own); each gets the file with only its own section. An architecture
+    whose section is optional runs on its defaults when the file has none."""
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: <top level>: must be a table")
+    known = registry.names()
     archs = data.get("architectures")
     if archs is None:
-        archs = [a for a in ARCHITECTURES if a in data] or [data.get("architecture", "omega")]
+        archs = [a for a in known if a in data] or [data.get("architecture", registry.default_name())]
     if not isinstance(archs, list) or not archs or len(set(map(str, archs))) != len(archs):
         raise ScenarioError(f"{source}: architectures: must be a non-empty list of distinct names (got {archs!r})")
     out = []
     for a in archs:
-        if a not in ARCHITECTURES:
-            raise ScenarioError(f"{source}: architectures: {a!r} is not one of {', '.join(ARCHITECTURES)}")
+        if a not in known:
+            raise ScenarioError(f"{source}: architectures: {a!r} is not one of {', '.join(known)}")
         d = copy.deepcopy(data)
         d.pop("architectures", None)
         d["architecture"] = a
-        for other in ARCHITECTURES:
+        for other in known:
             if other != a:
                 d.pop(other, None)
         out.append(parse_scenario(d, source, limits))

@@ -248,8 +248,8 @@ class BorgmasterReplica(CoordinatorReplica):
             sm = self.node.sm.inner
             # The replicated record of every job ever fully placed: a leader
             # killed mid-run took its unflushed job_scheduled events with it.
-            self.log.emit("borg_jobs_final", scheduled=sorted(sm.placed), queued=list(sm.queue.order()))
-            self.log.emit("borg_written_off_final", tasks=sm.written_off)
+            self.log.emit("jobs_final", scheduled=sorted(sm.placed), queued=list(sm.queue.order()))
+            self.log.emit("written_off_final", tasks=sm.written_off)
             # A task evicted whose Borglet had not yet confirmed the kill is
             # pending too: it would be queued again at the confirmation.
             evicting = collections.Counter(j for j, _t in sm.evicted)

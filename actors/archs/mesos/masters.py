@@ -35,6 +35,10 @@ class MasterSet(ReplicaSet):
         leading = [st for st in got if isinstance(st, dict) and st["leading"]]  # a master dying as we ask is not
         return max(leading, key=lambda st: st["epoch"], default=None)
 
+    def lead(self) -> tuple[int, int] | None:
+        lead = self.leader()
+        return (int(lead["index"]), int(lead["epoch"])) if lead else None
+
     def restart(self, i: int) -> None:
         self.kill(i)
         self.starting[i] = ray_engine.call(self.spawn(i), "start", self.epoch)

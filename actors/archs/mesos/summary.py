@@ -102,6 +102,7 @@ def master_failovers(ev: dict[str, list[dict]], hosts: int, frameworks: list[str
         killed = f["t"]
         new = next((e for e in elected if e["t"] >= killed and e["epoch"] != f.get("term")), None)
         rec: dict[str, Any] = {"role": "master", "target": f["target"], "killed_at_s": round(killed, 3),
+                               "recovery": "all re-registered",
                                "new_leader": new["master"] if new else None,
                                "elected_at_s": round(new["t"], 3) if new else None,
                                "election_wall_s": round((new["t"] - killed) / scale, 4) if new else None,

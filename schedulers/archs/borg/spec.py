@@ -1,12 +1,20 @@
-"""The ``[borg]`` section of a scenario: the Borgmaster's scheduler."""
+"""Borg (monolithic, replicated): the ``[borg]`` section of a scenario (the
+Borgmaster's scheduler) and the architecture's registration.
+
+One Borgmaster, replicated on the coordinator group (Raft), schedules by
+priority band with quota at admission, feasibility then scoring, and
+preemption; Borglets (the machine hosts) are polled and silent ones marked
+down. A stateless front end admits jobs into the replicated queue.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from schedlab.schedulers.archs.borg.placement import SCORING
 from schedlab.schedulers.archs.borg.priority import BANDS
-from schedlab.schedulers.model.cluster import MachineClass
+from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, table_array
 
 BAND_NAMES = tuple(b for b, _ in BANDS)
@@ -38,7 +46,8 @@ class BorgSpec:
     requires: tuple[tuple[str, tuple[str, ...]], ...] = ()  # job class -> machine class names / labels
 
 
-def parse_borg(t: Table, job_classes: list[str], machine_classes: tuple[MachineClass, ...]) -> BorgSpec:
+def parse_borg(t: Table, ctx: SectionContext) -> BorgSpec:
+    job_classes, machine_classes = list(ctx.job_classes), ctx.machine_classes
     machine_names = {mc.name for mc in machine_classes} | {lab for mc in machine_classes for lab in mc.labels}
     quota = []
     for q in table_array(t, "quota") if "quota" in t.data else []:
@@ -73,3 +82,40 @@ def parse_borg(t: Table, job_classes: list[str], machine_classes: tuple[MachineC
     )
     t.done()
     return spec
+
+
+FRONTEND = "borg-frontend"
+
+
+def roster(sc: Scenario) -> dict[str, list[str]]:
+    return {"frontend": [FRONTEND]}  # the Borgmaster is the coordinator group
+
+
+def actors(sc: Scenario) -> list[tuple[str, int]]:
+    return [("borg", 1)]
+
+
+def deciders(sc: Scenario) -> list[Decider]:
+    b: BorgSpec = sc.section
+    return [Decider("borgmaster", b.t_job, b.t_task)]
+
+
+SPEC = ArchSpec(
+    name="borg",
+    title="Borg (monolithic, replicated Borgmaster)",
+    parse=parse_borg,
+    roster=roster,
+    actors=actors,
+    deciders=deciders,
+    roles=(Role("frontend", routed=True, about="the Borg front end that admits jobs"),),
+    peers={
+        "machine": ("coordinator",),
+        "coordinator": ("coordinator",),
+        "frontend": ("coordinator",),
+    },
+    example=lambda classes: {"t_job": 0.5, "t_task": 0.01},
+    live="schedlab.actors.archs.borg.architecture:ARCHITECTURE",
+    section_required=False,  # a missing [borg] means the Borgmaster's defaults
+    default_replicas=5,  # the Borgmaster is replicated by default (five replicas, as in Borg)
+    min_replicas=3,
+)

@@ -1,16 +1,21 @@
-"""The ``[mesos]`` section of a scenario: master, allocator and frameworks.
+"""Mesos (two-level): the ``[mesos]`` section of a scenario (master,
+allocator and frameworks) and the architecture's registration.
 
-Inert, validated, frozen data like the rest of the scenario; parsed by
-``parse_mesos`` with errors naming the file, the key and the problem.
+The master's allocator (DRF by default) offers free resources to framework
+schedulers, which place their tasks inside the offers they accept; standby
+masters take over through the coordinator group. Inert, validated, frozen
+data like the rest of the scenario; parsed by ``parse_mesos`` with errors
+naming the file, the key and the problem.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schedlab.schedulers.model.cluster import MachineClass
+from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.mesos.allocator import ALLOCATION_POLICIES
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
 from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, one_of, positive, table_array
 
 GRANULARITIES = ("cell", "agent")
@@ -89,7 +94,8 @@ def _framework(t: Table, known_classes: set[str], machine_names: set[str]) -> Fr
     return spec
 
 
-def parse_mesos(t: Table, job_classes: list[str], machine_classes: tuple[MachineClass, ...], replicas: int) -> MesosSpec:
+def parse_mesos(t: Table, ctx: SectionContext) -> MesosSpec:
+    job_classes, machine_classes, replicas = list(ctx.job_classes), ctx.machine_classes, ctx.coordinator.replicas
     machine_names = {mc.name for mc in machine_classes} | {lab for mc in machine_classes for lab in mc.labels}
     fws = tuple(_framework(x, set(job_classes), machine_names) for x in table_array(t, "frameworks"))
     check_deciders(t, "frameworks", fws, job_classes, "framework")
@@ -114,3 +120,61 @@ def parse_mesos(t: Table, job_classes: list[str], machine_classes: tuple[Machine
     )
     t.done()
     return spec
+
+
+def framework_name(f: FrameworkSpec) -> str:
+    return f"framework-{f.name}"
+
+
+def master_name(i: int) -> str:
+    return f"master-{i}"
+
+
+def roster(sc: Scenario) -> dict[str, list[str]]:
+    ms: MesosSpec = sc.section
+    return {"framework": [framework_name(f) for f in ms.frameworks], "master": [master_name(i) for i in range(ms.masters)]}
+
+
+def actors(sc: Scenario) -> list[tuple[str, int]]:
+    return [("mesos.frameworks", len(sc.section.frameworks)), ("mesos.masters", sc.section.masters)]
+
+
+def deciders(sc: Scenario) -> list[Decider]:
+    return [Decider(f.name, f.t_job, f.t_task, f.policy) for f in sc.section.frameworks]
+
+
+def check_sizes(top: Table, sc: Scenario, tasks: dict[str, float]) -> None:
+    """A framework holds the input locations of every task it is routed
+    (tasks x data_replicas machine ids)."""
+    from schedlab.schedulers.scenario.limits import MAX_TASKS, count
+
+    for i, f in enumerate(sc.section.frameworks):
+        ids = sum(tasks[c] for c in f.classes) * min(f.data_replicas, sc.cell.machines)
+        if ids > MAX_TASKS:
+            top.fail(f"mesos.frameworks[{i}].data_replicas",
+                     f"~{count(ids)} machine ids of task input for this framework to hold (tasks x data_replicas); "
+                     f"at most {count(MAX_TASKS)}")
+
+
+SPEC = ArchSpec(
+    name="mesos",
+    title="Mesos (two-level: resource offers)",
+    parse=parse_mesos,
+    roster=roster,
+    actors=actors,
+    deciders=deciders,
+    roles=(
+        Role("framework", routed=True, recovers=True, about="a Mesos framework scheduler"),
+        Role("master", kill_leader="kill_master", about="a Mesos master; standbys take over"),
+    ),
+    peers={
+        "machine": ("coordinator", "master"),
+        "framework": ("master",),
+        "coordinator": ("coordinator",),
+        "master": ("coordinator", "framework", "machine"),
+    },
+    example=lambda classes: {"masters": 2, "frameworks": [{"name": "all", "classes": list(classes), "t_job": 0.5,
+                                                           "t_task": 0.01}]},
+    live="schedlab.actors.archs.mesos.architecture:ARCHITECTURE",
+    check_sizes=check_sizes,
+)

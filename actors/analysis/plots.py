@@ -10,7 +10,6 @@ from typing import Any
 
 INSTALL_HINT = "schedlab report needs matplotlib: pip install 'schedlab[plot]'"
 WAIT_FLOOR_S = 1e-3  # log axis: a zero wait is drawn at this floor
-OUTCOME_COLORS = {"accepted": "tab:green", "declined": "tab:orange", "rescinded": "tab:red"}
 # marker and colour per fault kind (chaos and soak fault plans use these kinds)
 FAULT_STYLE = {"kill": ("X", "tab:red"), "kill_leader": ("X", "darkred"), "restart": ("^", "tab:green"),
                "pause": ("s", "tab:orange"), "partition": ("D", "tab:purple"), "slow": ("v", "tab:brown")}
@@ -37,40 +36,40 @@ def pyplot() -> Any:
     return plt
 
 
-def _figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = (8.0, 4.2), **kw: Any) -> tuple[Any, Any]:
+def figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = (8.0, 4.2), **kw: Any) -> tuple[Any, Any]:
     return pyplot().subplots(nrows, ncols, figsize=size, layout="constrained", squeeze=False, **kw)
 
 
-def _save(fig: Any, path: Path) -> None:
+def save(fig: Any, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     pyplot().close(fig)
 
 
-def _legend(ax: Any, **kw: Any) -> None:
+def legend(ax: Any, **kw: Any) -> None:
     # pytest runs with warnings as errors; an empty legend warns.
     if ax.get_legend_handles_labels()[0]:
         ax.legend(**kw)
 
 
-def _percent_axis(ax: Any) -> None:
+def percent_axis(ax: Any) -> None:
     from matplotlib.ticker import PercentFormatter
 
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
 
 
 def utilization(data: dict[str, Any], path: Path) -> None:
-    fig, axs = _figure()
+    fig, axs = figure()
     ax = axs[0][0]
     for key, color in (("cpu", "tab:blue"), ("mem", "tab:purple")):
         ax.plot(data["t"], data[key], color=color, lw=1.2, label=f"{key} allocated")
         if data["mean"].get(key) is not None:
             ax.axhline(data["mean"][key], color=color, ls="--", lw=0.9, label=f"{key} mean {data['mean'][key]:.1%}")
     ax.set(xlabel="emulated time (s)", ylabel="share of cell capacity", ylim=(0, 1.05), title="Cell utilization")
-    _percent_axis(ax)
+    percent_axis(ax)
     ax.grid(alpha=0.3)
-    _legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=4, fontsize="small")
-    _save(fig, path)
+    legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=4, fontsize="small")
+    save(fig, path)
 
 
 def wait_cdf(data: dict[str, dict[str, Any]], path: Path, title: str = "Wait to first scheduling attempt") -> None:
@@ -78,7 +77,7 @@ def wait_cdf(data: dict[str, dict[str, Any]], path: Path, title: str = "Wait to 
     *submitted* jobs, so it levels off below 100% when jobs were never tried."""
     import numpy as np
 
-    fig, axs = _figure()
+    fig, axs = figure()
     ax = axs[0][0]
     waits = {k: np.sort(np.maximum(np.asarray(d["waits"], dtype=float), WAIT_FLOOR_S)) for k, d in data.items()}
     # Start the axis just left of the shortest wait rather than at the floor.
@@ -90,10 +89,10 @@ def wait_cdf(data: dict[str, dict[str, Any]], path: Path, title: str = "Wait to 
     ax.set_xscale("log")
     ax.set(xlabel="wait from submission to first attempt (emulated s, log scale)",
            ylabel="share of submitted jobs", ylim=(0, 1.02), xlim=(left, None), title=title)
-    _percent_axis(ax)
+    percent_axis(ax)
     ax.grid(alpha=0.3)
-    _legend(ax, loc="upper left")
-    _save(fig, path)
+    legend(ax, loc="upper left")
+    save(fig, path)
 
 
 def schedulers(data: list[dict[str, Any]], path: Path) -> None:
@@ -101,13 +100,13 @@ def schedulers(data: list[dict[str, Any]], path: Path) -> None:
 
     names = [s["name"] for s in data]
     x = np.arange(len(names))
-    fig, axs = _figure(1, 2, size=(10.0, 4.2))
+    fig, axs = figure(1, 2, size=(10.0, 4.2))
     left, right = axs[0]
     left.bar(x - 0.2, [s["busyness"] for s in data], 0.4, label="busyness (thinking)", color="tab:blue")
     left.bar(x + 0.2, [s.get("occupancy") or 0.0 for s in data], 0.4, label="occupancy (+ sync/commit)", color="tab:cyan")
     left.set(ylabel="share of the run", title="Busyness per scheduler", ylim=(0, 1.05))
-    _percent_axis(left)
-    _legend(left, loc="upper right", fontsize="small")
+    percent_axis(left)
+    legend(left, loc="upper right", fontsize="small")
     # None: every transaction conflicted (no successes to divide by); drawn as an empty bar.
     bars = right.bar(x, [s["conflict_fraction"] or 0.0 for s in data], 0.6, color="tab:red")
     for bar, s in zip(bars, data):
@@ -119,44 +118,7 @@ def schedulers(data: list[dict[str, Any]], path: Path) -> None:
     for ax in (left, right):
         ax.set_xticks(x, names, rotation=20, ha="right")
         ax.grid(alpha=0.3, axis="y")
-    _save(fig, path)
-
-
-def offers(data: dict[str, Any], path: Path) -> None:
-    """Per framework: offers closed per bin, stacked by outcome, and offers made."""
-    import numpy as np
-    from matplotlib.ticker import MaxNLocator
-
-    edges = np.asarray(data["edges"])
-    mid, width = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
-    fws = data["frameworks"]
-    fig, axs = _figure(len(fws), 1, size=(8.0, 1.0 + 2.4 * len(fws)), sharex=True)
-    for ax, (fw, counts) in zip(axs[:, 0], fws.items()):
-        bottom = np.zeros(mid.size)
-        for outcome, color in OUTCOME_COLORS.items():
-            c = np.asarray(counts.get(outcome, np.zeros(mid.size)))
-            ax.bar(mid, c, width * 0.9, bottom=bottom, color=color, label=f"closed: {outcome}")
-            bottom += c
-        ax.step(edges, np.r_[counts["made"], counts["made"][-1:]], where="post", color="black", lw=1.0, label="made")
-        ax.set(ylabel="offers per bin", title=fw)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(alpha=0.3, axis="y")
-    _legend(axs[0][0], loc="lower center", bbox_to_anchor=(0.5, 1.15), fontsize="small", ncols=4)
-    axs[-1][0].set_xlabel(f"emulated time (s), bins of {width[0]:.0f} s")
-    _save(fig, path)
-
-
-def dominant_share(data: dict[str, list[list[float]]], path: Path) -> None:
-    fig, axs = _figure()
-    ax = axs[0][0]
-    for fw, series in data.items():
-        ax.plot([p[0] for p in series], [p[1] for p in series], lw=1.3, marker=".", ms=3, label=fw)
-    ax.set(xlabel="emulated time (s)", ylabel="dominant share (max of cpu, mem share)", ylim=(0, 1.05),
-           title="DRF dominant share per framework")
-    _percent_axis(ax)
-    ax.grid(alpha=0.3)
-    _legend(ax, loc="upper right")
-    _save(fig, path)
+    save(fig, path)
 
 
 def _shade_failovers(axes: Sequence[Any], failovers: list[dict[str, Any]]) -> None:
@@ -208,7 +170,7 @@ def timeline(data: dict[str, Any], path: Path) -> None:
     leaders = data["leaders"]
     n_targets = len({f["target"] for f in data["faults"]})
     heights = [max(1.5, 0.32 * n_targets)] + [0.3 + 0.3 * len({n for _, n in c}) for c in leaders.values()]
-    fig, axs = _figure(len(heights), 1, size=(10.0, 1.2 + sum(heights)), sharex=True,
+    fig, axs = figure(len(heights), 1, size=(10.0, 1.2 + sum(heights)), sharex=True,
                        gridspec_kw={"height_ratios": heights})
     axes = list(axs[:, 0])
     if data["faults"]:
@@ -221,9 +183,9 @@ def timeline(data: dict[str, Any], path: Path) -> None:
     _shade_failovers(axes, data["failovers"])
     for ax in axes:
         ax.grid(alpha=0.3, axis="x")
-    _legend(axes[0], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    legend(axes[0], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     axes[-1].set_xlabel("emulated time (s)")
-    _save(fig, path)
+    save(fig, path)
 
 
 def sweep_metric(series: dict[tuple[str, str], list[tuple[float, float, float]]], path: Path, *, title: str,
@@ -234,7 +196,7 @@ def sweep_metric(series: dict[tuple[str, str], list[tuple[float, float, float]]]
     overlapping error bars stay visible."""
     bases = list(dict.fromkeys(b for b, _ in series))
     seconds = list(dict.fromkeys(v for _, v in series))
-    fig, axs = _figure(size=(9.0, 5.0))
+    fig, axs = figure(size=(9.0, 5.0))
     ax = axs[0][0]
     step = 0.25 / max(len(series) - 1, 1) if categories else 0.0  # all series within ±0.125 of the tick
     for i, ((base, second), pts) in enumerate(series.items()):
@@ -248,7 +210,7 @@ def sweep_metric(series: dict[tuple[str, str], list[tuple[float, float, float]]]
         ax.set_xticks(range(len(categories)), categories)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     if percent:
-        _percent_axis(ax)
+        percent_axis(ax)
     ax.grid(alpha=0.3)
-    _legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2 if len(series) > 4 else len(series), fontsize="small")
-    _save(fig, path)
+    legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2 if len(series) > 4 else len(series), fontsize="small")
+    save(fig, path)

@@ -1,0 +1,192 @@
+"""The pure half of an architecture's registration, and the registry.
+
+An architecture is two packages: ``schedulers/archs/<name>/`` (pure: its
+scenario section, its decision cores, its replicated state machines) and
+``actors/archs/<name>/`` (live: what it starts, its shells, its summary
+section). The pure half registers an ``ArchSpec``; the spec names its live
+half by import path (``live``), so reading and checking a scenario never
+imports Ray.
+
+Generic code (scenario parsing, the roster faults are checked against,
+summaries, invariants, compare, report, the CLI) looks architectures up
+here and never names one. A new architecture is its two packages, its
+scenarios and tests, and one line: in ``schedulers/archs/__init__.py``'s
+``BUILTIN`` or, from another distribution, an entry point in the group
+``schedlab.architectures`` whose value is its ``ArchSpec``.
+
+The contract, checked for every registered architecture by
+``tests/conformance/``:
+
+* ``parse(table, context)`` reads the ``[<name>]`` section into a frozen
+  object (the scenario's ``section``), failing through ``table.fail`` with
+  one line naming file, key and problem;
+* ``roster(scenario)`` names every actor the run starts besides machine
+  hosts, coordinator replicas and the experiment's instruments, by role,
+  exactly as the live half spawns them; each role is described once in
+  ``roles``;
+* ``deciders(scenario)`` lists who decides placements, with think times
+  (the run warns when a round trip is longer) and the placement policy each
+  uses (shipped to Ray by value when it is a user's own);
+* ``actors(scenario)`` counts those actors by the scenario key that makes
+  them, without building names (size checks run before anything is built);
+* ``example(job_classes)`` is a small valid section, which the conformance
+  suite runs end to end, breaks with chaos, and checks;
+* ``live`` is ``"module:attribute"`` of its ``actors.arch.Architecture``.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from schedlab.schedulers.model.cluster import MachineClass
+    from schedlab.schedulers.scenario.spec import CoordinatorSpec, Scenario
+    from schedlab.schedulers.scenario.toml_table import Table
+
+ENTRY_POINT_GROUP = "schedlab.architectures"
+
+
+@dataclass(frozen=True)
+class Role:
+    """A kind of actor, as the driver, faults and the chaos script see it.
+
+    ``routed``: it receives jobs from the submitter (a restarted member gets
+    its route back; it is stopped before the machines). ``recovers``: a
+    routed role that keeps the jobs it was sent, so a restarted member is
+    handed everything routed to it and a member dead at the end leaves its
+    jobs reported pending; a stateless front end does not. ``kill_leader``:
+    the role's members elect a leader, and this fault action kills whoever
+    leads (``kill_leader`` is the coordinator's own). ``no_restart``: why
+    the role cannot be restarted, or empty when it can."""
+
+    name: str
+    routed: bool = False
+    recovers: bool = False
+    kill_leader: str = ""
+    no_restart: str = ""
+    about: str = ""  # one line for the chaos script's help
+
+
+# Roles every run has, whatever the architecture: the machine hosts, and the
+# coordinator replicas when [coordinator] replicas >= 3.
+MACHINE = Role("machine", about="a machine host (K machines)")
+COORDINATOR = Role("coordinator", kill_leader="kill_leader", about="a replica of the Raft coordinator group")
+COMMON_ROLES = (MACHINE, COORDINATOR)
+
+
+@dataclass(frozen=True)
+class Decider:
+    """Who decides placements: a scheduler, a framework, a Borgmaster path."""
+
+    name: str
+    t_job: float
+    t_task: float
+    policy: str | None = None  # a placement policy name (schedulers.placement), or None
+
+
+@dataclass(frozen=True)
+class SectionContext:
+    """What a section parser may look at besides its own table: the rest of
+    the scenario, already parsed."""
+
+    job_classes: tuple[str, ...]
+    machine_classes: tuple[MachineClass, ...]
+    coordinator: CoordinatorSpec
+    top: Table  # the whole file, for errors about another key (e.g. coordinator.replicas)
+
+
+@dataclass(frozen=True)
+class ArchSpec:
+    name: str  # the scenario's ``architecture`` value and its section's name
+    title: str  # its name and kind, for listings and errors
+    parse: Callable[[Table, SectionContext], Any]
+    roster: Callable[[Scenario], dict[str, list[str]]]
+    # (scenario key, how many actors of the roster it makes): the size check
+    # counts actors from this, before any name is built (count = 10**9 must
+    # fail in microseconds); it adds up to the roster's size.
+    actors: Callable[[Scenario], list[tuple[str, int]]]
+    deciders: Callable[[Scenario], list[Decider]]
+    roles: tuple[Role, ...]
+    live: str  # "module:attribute" of the live Architecture
+    # A small valid section for a scenario with these job classes: what the
+    # conformance suite (tests/conformance) runs for every architecture.
+    example: Callable[[tuple[str, ...]], dict[str, Any]]
+    # role -> the roles one member talks to, which a partition can cut it
+    # off from (the chaos monkey's choices), for its own roles and the
+    # common ones; roles without members in a run are left out there.
+    peers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    section_required: bool = True  # False: a missing section means its defaults
+    default_replicas: int = 1  # [coordinator] replicas when the file does not say
+    min_replicas: int = 1  # fewer is refused (a replicated master needs a majority)
+    # Extra size checks (schedulers.scenario.limits): (top table, scenario,
+    # expected tasks per job class) -> None, failing through top.fail.
+    check_sizes: Callable[[Table, Scenario, dict[str, float]], None] | None = None
+
+
+def _load(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class RegistryError(RuntimeError):
+    """A registered architecture is broken (cannot load, duplicate name)."""
+
+
+@cache
+def registry() -> dict[str, ArchSpec]:
+    """Every architecture: the built-ins in their list's order, then those
+    installed packages register under the entry point group."""
+    from schedlab.schedulers.archs import BUILTIN
+
+    found: dict[str, ArchSpec] = {}
+    sources = [(path, path) for path in BUILTIN]
+    sources += [(f"entry point {ep.name} = {ep.value}", ep) for ep in entry_points(group=ENTRY_POINT_GROUP)]
+    for where, src in sources:
+        try:
+            spec = _load(src) if isinstance(src, str) else src.load()
+        except Exception as e:
+            raise RegistryError(f"architecture {where}: cannot load ({type(e).__name__}: {e})") from e
+        if not isinstance(spec, ArchSpec):
+            raise RegistryError(f"architecture {where}: is a {type(spec).__name__}, not an ArchSpec")
+        if spec.name in found:
+            raise RegistryError(f"architecture {where}: the name {spec.name!r} is taken")
+        found[spec.name] = spec
+    return found
+
+
+def names() -> tuple[str, ...]:
+    return tuple(registry())
+
+
+def default_name() -> str:
+    """The architecture of a scenario that names none (``schedulers.archs.DEFAULT``)."""
+    from schedlab.schedulers.archs import DEFAULT
+
+    return DEFAULT
+
+
+def spec_of(name: str) -> ArchSpec:
+    try:
+        return registry()[name]
+    except KeyError:
+        raise KeyError(f"unknown architecture {name!r} (one of {', '.join(names())})") from None
+
+
+def live_half(spec: ArchSpec) -> Any:
+    """The live ``Architecture`` ``spec`` names (imports its actors, and Ray)."""
+    return _load(spec.live)
+
+
+def all_roles() -> dict[str, Role]:
+    """Every role any registered architecture (or every run) has, by name."""
+    out = {r.name: r for r in COMMON_ROLES}
+    for spec in registry().values():
+        for r in spec.roles:
+            out.setdefault(r.name, r)
+    return out

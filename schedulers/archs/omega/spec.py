@@ -1,0 +1,114 @@
+"""Omega (shared state): the ``[omega]`` section and the architecture's
+registration.
+
+Schedulers each hold a full copy of the cell, think ``t_job + t_task x
+tasks`` per job, and commit claims optimistically through the shared
+cell state (``schedulers.shared_state``): a claim on a machine that changed
+meanwhile conflicts (by resources or by sequence number), and the job is
+tried again. The cell state is one actor, or a Raft-replicated state
+machine on the coordinator group ([coordinator] replicas >= 3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
+from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
+from schedlab.schedulers.scenario.spec import Scenario
+from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, one_of, positive, table_array
+from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
+
+
+@dataclass(frozen=True)
+class OmegaSchedulerSpec:
+    name: str
+    classes: tuple[str, ...]
+    count: int = 1
+    t_job: float = 0.1
+    t_task: float = 0.005
+    policy: str = "random_first_fit"
+
+
+@dataclass(frozen=True)
+class OmegaSpec:
+    schedulers: tuple[OmegaSchedulerSpec, ...]
+    conflict_mode: ConflictMode = ConflictMode.RESOURCE
+    txn_mode: TxnMode = TxnMode.INCREMENTAL
+    max_attempts: int = 1000
+    retry_backoff: float = 1.0
+
+
+def _scheduler(t: Table, known_classes: set[str]) -> OmegaSchedulerSpec:
+    classes = t.names("classes", known_classes, "job class")
+    spec = OmegaSchedulerSpec(
+        name=t.get("name", str),
+        classes=tuple(classes),
+        count=t.get("count", int, default=1, check=lambda v: None if v > 0 else "must be > 0"),
+        t_job=t.get("t_job", float, default=0.1, check=non_negative),
+        t_task=t.get("t_task", float, default=0.005, check=non_negative),
+        policy=t.get("policy", str, default="random_first_fit", check=one_of(tuple(PLACEMENT_POLICIES))),
+    )
+    t.done()
+    return spec
+
+
+def parse_omega(ot: Table, ctx: SectionContext) -> OmegaSpec:
+    names = list(ctx.job_classes)
+    scheds = tuple(_scheduler(x, set(names)) for x in table_array(ot, "schedulers"))
+    check_deciders(ot, "schedulers", scheds, names, "scheduler")
+    omega = OmegaSpec(
+        schedulers=scheds,
+        conflict_mode=ConflictMode(ot.get("conflict_mode", str, default="resource", check=one_of(tuple(m.value for m in ConflictMode)))),
+        txn_mode=TxnMode(ot.get("transaction_mode", str, default="incremental", check=one_of(tuple(m.value for m in TxnMode)))),
+        max_attempts=ot.get("max_attempts", int, default=1000, check=lambda v: None if v > 0 else "must be > 0"),
+        retry_backoff=ot.get("retry_backoff", float, default=1.0, check=positive),
+    )
+    ot.done()
+    return omega
+
+
+def scheduler_name(spec: OmegaSchedulerSpec, i: int) -> str:
+    return f"scheduler-{spec.name}-{i}"
+
+
+def roster(sc: Scenario) -> dict[str, list[str]]:
+    om: OmegaSpec = sc.section
+    return {
+        "scheduler": [scheduler_name(s, i) for s in om.schedulers for i in range(s.count)],
+        # Replicated: the coordinator replicas are the cell state.
+        "cellstate": [] if sc.coordinator.replicas > 1 else ["cellstate"],
+    }
+
+
+def actors(sc: Scenario) -> list[tuple[str, int]]:
+    om: OmegaSpec = sc.section
+    return [(f"omega.schedulers[{i}].count", s.count) for i, s in enumerate(om.schedulers)] + \
+        [("omega", 0 if sc.coordinator.replicas > 1 else 1)]
+
+
+def deciders(sc: Scenario) -> list[Decider]:
+    return [Decider(s.name, s.t_job, s.t_task, s.policy) for s in sc.section.schedulers]
+
+
+SPEC = ArchSpec(
+    name="omega",
+    title="Omega (shared state, optimistic concurrency)",
+    parse=parse_omega,
+    roster=roster,
+    actors=actors,
+    deciders=deciders,
+    roles=(
+        Role("scheduler", routed=True, recovers=True, about="an Omega scheduler"),
+        Role("cellstate", no_restart="the single cell state keeps the only copy; set [coordinator] replicas >= 3",
+             about="the single cell-state actor"),
+    ),
+    peers={
+        "machine": ("cellstate", "coordinator"),
+        "scheduler": ("cellstate", "coordinator"),
+        "coordinator": ("coordinator",),
+        "cellstate": ("scheduler", "machine"),
+    },
+    example=lambda classes: {"schedulers": [{"name": "all", "classes": list(classes), "count": 2, "t_job": 0.5,
+                                             "t_task": 0.01}]},
+    live="schedlab.actors.archs.omega.architecture:ARCHITECTURE",
+)

@@ -1,0 +1,73 @@
+"""A scenario as inert, validated, frozen data (``schedulers.scenario.parse``
+makes one from a TOML file). Architecture-neutral: an architecture's own
+``[<name>]`` section is ``Scenario.section``, whatever its ArchSpec parsed."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from schedlab.schedulers.faults.liveness import LivenessSpec
+from schedlab.schedulers.faults.plan import FaultSpec
+from schedlab.schedulers.model.cluster import MachineClass
+from schedlab.schedulers.model.workload import JobClass
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    machine_classes: tuple[MachineClass, ...]
+    machines_per_actor: int = 1
+
+    @property
+    def machines(self) -> int:
+        return sum(mc.count for mc in self.machine_classes)
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    classes: tuple[JobClass, ...]
+    prefill_utilization: float = 0.0
+
+
+@dataclass(frozen=True)
+class MetricsSpec:
+    sample_interval: float = 5.0  # emulated seconds between utilisation samples
+
+
+@dataclass(frozen=True)
+class SubstrateSpec:
+    """How the emulation uses Ray. Launches, completions and events wait up to
+    ``batch_interval`` wall seconds to travel together: longer means fewer
+    messages (each costs ~0.5 ms of CPU here) but later resource returns."""
+
+    batch_interval: float = 0.05
+
+
+@dataclass(frozen=True)
+class CoordinatorSpec:
+    """``replicas = 1`` is the plain cell-state actor; 3 or more run the cell
+    state as a Raft-replicated state machine on coordinator replicas."""
+
+    replicas: int = 1
+    tick_ms: float = 15.0  # wall milliseconds per Raft tick
+    election_ticks: tuple[int, int] = (10, 20)
+    heartbeat_ticks: int = 3
+    snapshot_threshold: int = 1000
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    architecture: str
+    seed: int
+    time_scale: float
+    duration: float
+    cell: CellSpec
+    workload: WorkloadSpec
+    section: Any  # the architecture's own [<architecture>] section, as its ArchSpec parsed it
+    metrics: MetricsSpec = field(default_factory=MetricsSpec)
+    substrate: SubstrateSpec = field(default_factory=SubstrateSpec)
+    coordinator: CoordinatorSpec = field(default_factory=CoordinatorSpec)
+    faults: tuple[FaultSpec, ...] = ()
+    description: str = ""
+    source: str = "<scenario>"
+    liveness: LivenessSpec = field(default_factory=LivenessSpec)

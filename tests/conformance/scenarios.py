@@ -1,0 +1,69 @@
+"""The scenario the conformance suite runs for an architecture: a small cell
+and workload, three coordinator replicas, and the architecture's own
+``ArchSpec.example`` section. ``with_faults`` adds one kill (with restart)
+per restartable role it has, and a leader kill per leader role."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from schedlab.schedulers import arch as registry
+from schedlab.schedulers.scenario.parse import parse_scenario, roster_for
+
+DURATION = 400.0
+SCALE = 25.0
+FIRST_FAULT = 60.0
+FAULT_GAP = 35.0
+BACK_AFTER = 15.0
+
+BASE: dict[str, Any] = {
+    "seed": 11,
+    "time_scale": SCALE,
+    "duration": DURATION,
+    "cell": {
+        "machines_per_actor": 4,
+        "machine_classes": [
+            {"name": "a", "count": 8, "cpu": 4.0, "mem": 16.0, "racks": 2},
+            {"name": "b", "count": 4, "cpu": 8.0, "mem": 32.0, "labels": ["big"]},
+        ],
+    },
+    "workload": {
+        "prefill_utilization": 0.2,
+        "classes": [
+            {"name": "batch", "kind": "batch", "interarrival": 3.0, "tasks": {"dist": "exponential", "mean": 3.0},
+             "duration": {"dist": "exponential", "mean": 30.0}, "cpu": 0.5, "mem": 1.0},
+            {"name": "service", "kind": "service", "interarrival": 40.0, "tasks": 2.0, "cpu": 1.0, "mem": 2.0},
+        ],
+    },
+    "coordinator": {"replicas": 3},
+    "metrics": {"sample_interval": 5.0},
+}
+
+
+def conformance_data(name: str) -> dict[str, Any]:
+    data = copy.deepcopy(BASE)
+    data["name"] = f"conformance-{name}"
+    data["architecture"] = name
+    classes = tuple(c["name"] for c in data["workload"]["classes"])
+    data[name] = registry.spec_of(name).example(classes)
+    return data
+
+
+def with_faults(name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The scenario with a kill of one member of every restartable role
+    (back after BACK_AFTER) and a kill of every leader role's leader, spaced
+    FAULT_GAP apart; and those faults."""
+    data = conformance_data(name)
+    roster = roster_for(parse_scenario(copy.deepcopy(data), f"{name}.toml"))
+    faults: list[dict[str, Any]] = []
+    at = FIRST_FAULT
+    for role, names in roster.members.items():
+        if names and role in roster.restartable:
+            faults.append({"at": at, "action": "kill", "target": names[-1], "restart_after": BACK_AFTER})
+            at += FAULT_GAP
+    for action in roster.kill_leader:
+        faults.append({"at": at, "action": action, "restart_after": BACK_AFTER})
+        at += FAULT_GAP
+    assert at < DURATION - 60, "the faults must leave time to recover before the end"
+    data["faults"] = faults
+    return data, faults
