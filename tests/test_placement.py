@@ -2,6 +2,8 @@
 registered policy) and each policy's specific behaviour. Pure: no Ray."""
 from __future__ import annotations
 
+import copy
+import pickle
 from collections.abc import Iterator
 
 import numpy as np
@@ -9,11 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from schedlab.schedulers.placement.cursor import NextFit
 from schedlab.schedulers.placement.policies import (
     PLACEMENT_POLICIES,
+    almost_worst_fit,
     best_fit,
     first_fit,
     get_policy,
+    next_fit,
+    next_k_fit,
     random_first_fit,
     register_policy,
     worst_fit,
@@ -25,7 +31,7 @@ MEM = RESOURCES.index("mem")
 
 # Collected at import time, before any test registers extra policies.
 POLICY_NAMES = sorted(PLACEMENT_POLICIES)
-BUILTINS = {"first_fit", "random_first_fit", "best_fit", "worst_fit"}
+BUILTINS = {"first_fit", "random_first_fit", "best_fit", "worst_fit", "almost_worst_fit", "next_fit", "next_k_fit"}
 
 # Values on a 1/4 grid are exact in binary floating point, so the arithmetic
 # checks below can demand exact equality.
@@ -91,7 +97,10 @@ def test_builtin_policies_registered() -> None:
 
 
 # Each property runs every registered policy on the same drawn input (one
-# hypothesis run instead of one per policy keeps the suite fast).
+# hypothesis run instead of one per policy keeps the suite fast). The
+# registered next_fit and next_k_fit instances keep their cursor from one
+# example to the next, cells of every size included: the contract must hold
+# whatever state an earlier call left behind.
 
 
 @settings(max_examples=200, deadline=None)
@@ -278,6 +287,168 @@ def test_random_first_fit_only_uses_fitting_machines_and_reaches_all_of_them() -
 
 
 # --------------------------------------------------------------------------
+# almost worst fit
+# --------------------------------------------------------------------------
+
+
+def test_almost_worst_fit_picks_the_second_emptiest_machine() -> None:
+    free = rows((4, 4), (2, 2), (8, 8), (3, 3))
+    out = almost_worst_fit(free, vector(cpu=2, mem=2), 2, np.random.default_rng(0))
+    # task 1: emptiest is machine 2, second machine 0; task 2: machine 2 is
+    # still emptiest (6,6 left), then machine 3 (1,1 left) beats 0 and 1 (0,0)
+    assert out.tolist() == [0, 3]
+    assert np.array_equal(free, rows((2, 2), (2, 2), (8, 8), (1, 1)))
+
+
+def test_almost_worst_fit_takes_the_emptiest_when_it_is_the_only_fit() -> None:
+    free = rows((1, 1), (4, 4), (0.5, 8))
+    out = almost_worst_fit(free, vector(cpu=2, mem=2), 3, np.random.default_rng(0))
+    assert out.tolist() == [1, 1, -1]
+    assert np.array_equal(free, rows((1, 1), (0, 0), (0.5, 8)))
+
+
+def test_almost_worst_fit_ties_go_to_the_lowest_index() -> None:
+    # two equally empty machines: the first is "the emptiest", the second "the second"
+    free = rows((4, 4), (4, 4), (2, 2))
+    assert almost_worst_fit(free, vector(cpu=1, mem=1), 1, np.random.default_rng(0)).tolist() == [1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(free=square_free, q=st.integers(1, 24))
+def test_almost_worst_fit_single_task_is_second_largest(free: np.ndarray, q: int) -> None:
+    request = np.full(NDIM, q / 4)
+    ok = fits(free, request)
+    m = int(almost_worst_fit(free.copy(), request, 1, np.random.default_rng(0))[0])
+    if not ok.any():
+        assert m == -1
+        return
+    room = np.sort(free[ok, 0])[::-1]
+    assert ok[m]
+    assert free[m, 0] == (room[1] if room.size > 1 else room[0])
+
+
+# --------------------------------------------------------------------------
+# next fit and next-k fit: a cursor kept across calls
+# --------------------------------------------------------------------------
+
+
+def test_next_fit_cursor_persists_across_calls_and_wraps() -> None:
+    nf = NextFit(1)
+    free = rows((1, 1), (4, 4), (4, 4))
+    small, big = vector(cpu=1, mem=1), vector(cpu=2, mem=2)
+    assert nf(free, big, 1, np.random.default_rng(0)).tolist() == [1]  # machine 0 too small
+    assert nf.cursor == 1
+    # first fit would go back to machine 0; next fit stays where it was
+    assert nf(free, small, 1, np.random.default_rng(0)).tolist() == [1]
+    assert nf(free, big, 2, np.random.default_rng(0)).tolist() == [2, 2]  # machine 1 has (1,1) left
+    # machine 2 is full: the cursor wraps past the end to machine 0, then 1
+    assert nf(free, small, 2, np.random.default_rng(0)).tolist() == [0, 1]
+    assert nf.cursor == 1
+    assert np.array_equal(free, np.zeros_like(free))
+    assert nf(free, small, 2, np.random.default_rng(0)).tolist() == [-1, -1]
+
+
+def test_next_k_fit_keeps_the_k_newest_machines_open() -> None:
+    big, small = vector(cpu=3, mem=3), vector(cpu=1, mem=1)
+    chosen = {}
+    for k in (1, 2, 3):
+        policy, free = NextFit(k), rows(*[(4, 4)] * 4)
+        for _ in range(3):  # each big task opens the next machine: 0, 1, 2
+            policy(free, big, 1, np.random.default_rng(0))
+        chosen[k] = int(policy(free, small, 1, np.random.default_rng(0))[0])
+    # open machines, oldest first: k=1 [2]; k=2 [1, 2] (0 closed); k=3 [0, 1, 2]
+    assert chosen == {1: 2, 2: 1, 3: 0}
+
+
+def test_next_k_fit_revisits_a_closed_machine_only_after_a_lap() -> None:
+    policy, free = NextFit(2), rows(*[(4, 4)] * 4)
+    big, small = vector(cpu=3, mem=3), vector(cpu=1, mem=1)
+    place = lambda req: int(policy(free, req, 1, np.random.default_rng(0))[0])  # noqa: E731
+    assert [place(big), place(big), place(big)] == [0, 1, 2]  # open [1, 2]
+    assert place(small) == 1  # oldest open machine with room; machine 0 was closed
+    assert place(small) == 2
+    # both open machines full: the cursor moves on to 3, not back to 0,
+    # although machine 0 has room and first fit would take it
+    assert place(small) == 3 and policy.open == [2, 3]
+    assert place(big) == 3
+    # now 2 and 3 are full and nothing lies past 3: wrap to 0
+    assert place(small) == 0 and policy.open == [3, 0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(free=free_matrices(), request=requests, n_tasks=st.integers(0, 40), k=st.integers(1, 4))
+def test_fresh_next_k_fit_places_one_job_as_first_fit_does(
+    free: np.ndarray, request: np.ndarray, n_tasks: int, k: int
+) -> None:
+    """A fresh cursor starts at machine 0 and a job's tasks are identical, so
+    it moves on exactly when first fit would."""
+    a, b = free.copy(), free.copy()
+    assert np.array_equal(NextFit(k)(a, request, n_tasks, np.random.default_rng(0)),
+                          first_fit(b, request, n_tasks, np.random.default_rng(0)))
+    assert np.array_equal(a, b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    free=free_matrices(),
+    jobs=st.lists(st.tuples(requests, st.integers(0, 15)), min_size=1, max_size=6),
+)
+def test_next_fit_moves_on_only_past_machines_that_are_full(
+    free: np.ndarray, jobs: list[tuple[np.ndarray, int]]
+) -> None:
+    """Whenever the cursor moves from machine a to b, a and every machine it
+    skipped (cyclically between a and b) could not take the task, and still
+    cannot: next fit only ever takes room away."""
+    nf = NextFit(1)
+    work = free.copy()
+    m = work.shape[0]
+    for request, n in jobs:
+        start = nf.cursor
+        before = work.copy()
+        out = nf(work, request, n, np.random.default_rng(0))
+        check_contract(before, work, request, n, out, exact=True)
+        placed = [int(x) for x in out if x >= 0]
+        if not placed:
+            continue
+        skipped: list[int] = list(range(placed[0])) if start is None else []  # a fresh cursor starts at 0
+        path = placed if start is None else [start, *placed]
+        for a, b in zip(path, path[1:]):
+            if a != b:  # left a: a, and every machine after it up to b, had no room
+                skipped += [(a + i) % m for i in range((b - a) % m)]
+        assert not fits(work[skipped], request).any()
+        assert nf.cursor == placed[-1]
+
+
+def test_next_fit_pickles_with_its_cursor_and_copies_move_independently() -> None:
+    policy, free = NextFit(2), rows(*[(4, 4)] * 4)
+    big, small = vector(cpu=3, mem=3), vector(cpu=1, mem=1)
+    for _ in range(3):
+        policy(free, big, 1, np.random.default_rng(0))
+    clone = pickle.loads(pickle.dumps(policy))
+    assert isinstance(clone, NextFit) and clone.k == 2 and clone.open == [1, 2]
+    # each scheduler actor gets its own copy: moving one leaves the other
+    clone(free.copy(), small, 3, np.random.default_rng(0))
+    assert policy.open == [1, 2]
+    assert copy.deepcopy(policy).open == [1, 2]
+    # the registered instances pickle too (Ray ships them into every actor)
+    for name in ("next_fit", "next_k_fit"):
+        assert pickle.loads(pickle.dumps(get_policy(name))).k == get_policy(name).k
+
+
+def test_next_fit_forgets_machines_past_a_smaller_cell() -> None:
+    policy = NextFit(3)
+    policy.open = [5, 7]  # as if an earlier call saw a bigger cell (a Mesos offer)
+    out = policy(rows((4, 4), (4, 4)), vector(cpu=1, mem=1), 2, np.random.default_rng(0))
+    assert out.tolist() == [0, 0]
+    assert policy.open == [0]
+
+
+def test_next_fit_needs_at_least_one_open_machine() -> None:
+    with pytest.raises(ValueError):
+        NextFit(0)
+
+
+# --------------------------------------------------------------------------
 # registry
 # --------------------------------------------------------------------------
 
@@ -295,6 +466,11 @@ def test_get_policy_returns_builtins() -> None:
     assert get_policy("random_first_fit") is random_first_fit
     assert get_policy("best_fit") is best_fit
     assert get_policy("worst_fit") is worst_fit
+    assert get_policy("almost_worst_fit") is almost_worst_fit
+    assert get_policy("next_fit") is next_fit
+    assert get_policy("next_k_fit") is next_k_fit
+    assert isinstance(next_fit, NextFit) and next_fit.k == 1
+    assert isinstance(next_k_fit, NextFit) and next_k_fit.k == 3
 
 
 def test_get_policy_unknown_name_raises_key_error_naming_it() -> None:

@@ -9,6 +9,11 @@ policy subtracts what it places from it, so consecutive calls see their own
 earlier choices. ``machines`` has length ``n_tasks``: a machine index per task,
 or -1 where nothing fits. Policies never over-fill a row of ``free``.
 Randomness only through ``rng``.
+
+Most policies are plain functions. ``next_fit`` and ``next_k_fit`` remember
+where they placed last (see ``schedlab.schedulers.placement.cursor``): they
+are instances of a small picklable class, so every scheduler actor unpickles
+its own copy and keeps its own cursor.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from schedlab.schedulers.model.resources import EPS
+from schedlab.schedulers.placement.cursor import NextFit
 
 PlacementPolicy = Callable[[np.ndarray, np.ndarray, int, np.random.Generator], np.ndarray]
 
@@ -69,17 +75,25 @@ def random_first_fit(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: n
     return out
 
 
+def _leftover(free: np.ndarray, request: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Room each machine would have left after one more ``request``,
+    normalised per dimension (by ``scale``) so cpu and memory weigh alike."""
+    return ((free - request) / scale).sum(axis=1)
+
+
+def _scale(free: np.ndarray) -> np.ndarray:
+    return np.maximum(free.max(axis=0), EPS)
+
+
 def _scored(free: np.ndarray, request: np.ndarray, n_tasks: int, sign: float) -> np.ndarray:
-    # Leftover after placing, normalised per dimension so cpu and memory weigh alike.
-    scale = np.maximum(free.max(axis=0), EPS)
+    scale = _scale(free)
     out = np.full(n_tasks, -1, dtype=np.int64)
     s = slots(free, request)
     for t in range(n_tasks):
         ok = s > 0
         if not ok.any():
             break
-        leftover = ((free - request) / scale).sum(axis=1)
-        score = np.where(ok, sign * leftover, np.inf)
+        score = np.where(ok, sign * _leftover(free, request, scale), np.inf)
         m = int(np.argmin(score))
         s[m] -= 1
         free[m] -= request
@@ -97,11 +111,48 @@ def worst_fit(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.rando
     return _scored(free, request, n_tasks, -1.0)
 
 
+def almost_worst_fit(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+    """Each task where it leaves the second most free; on the emptiest
+    machine only when that is the only one it fits on.
+
+    The classic "almost worst fit" (Johnson 1974): it spreads load nearly as
+    worst_fit does, yet keeps the emptiest machine free for a big task, which
+    in one dimension lifts its worst case from worst fit's 2 to first fit's
+    1.7 times optimal. Same leftover measure as best_fit and worst_fit; ties
+    go to the lowest index."""
+    scale = _scale(free)
+    out = np.full(n_tasks, -1, dtype=np.int64)
+    s = slots(free, request)
+    for t in range(n_tasks):
+        ok = s > 0
+        if not ok.any():
+            break
+        score = np.where(ok, _leftover(free, request, scale), -np.inf)
+        emptiest = int(np.argmax(score))
+        score[emptiest] = -np.inf
+        m = int(np.argmax(score)) if np.count_nonzero(ok) > 1 else emptiest
+        s[m] -= 1
+        free[m] -= request
+        out[t] = m
+    return out
+
+
+# next_fit and next_k_fit carry a cursor. These registered instances are the
+# templates run_scenario ships: each scheduler actor unpickles its own copy.
+# Two schedulers in ONE process that look the same name up would share one
+# cursor, so in-process code wanting independent cursors builds its own
+# NextFit(k) per scheduler.
+next_fit = NextFit(1)
+next_k_fit = NextFit(3)
+
 PLACEMENT_POLICIES: dict[str, PlacementPolicy] = {
     "random_first_fit": random_first_fit,
     "first_fit": first_fit,
     "best_fit": best_fit,
     "worst_fit": worst_fit,
+    "almost_worst_fit": almost_worst_fit,
+    "next_fit": next_fit,
+    "next_k_fit": next_k_fit,
 }
 
 
