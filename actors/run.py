@@ -107,7 +107,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
          on_started: StartedFn | None = None) -> dict:
     sc = plan.scenario
     scale, flush = sc.time_scale, sc.substrate.batch_interval
-    rt = ray_engine.RayRuntime(scale)
+    rt = ray_engine.RayRuntime(scale, namespace)
     k = sc.cell.machines_per_actor
     n = plan.cell.size
 
@@ -121,7 +121,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     ray_engine.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
     metrics = started.add(ray_engine.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
     roster = roster_for(sc, tuple(label for label, _ in nodes) if len(nodes) > 1 else ())
-    inbox = started.add(ray_engine.spawn(ChaosInbox, INBOX_NAME, namespace, {
+    inbox = started.add(ray_engine.spawn(ChaosInbox, INBOX_NAME, namespace, rt, {
         "roster": roster.to_wire(), "time_scale": scale, "duration": sc.duration, "architecture": sc.architecture,
         "seed": sc.seed, "scenario": sc.name, "out": str(out)}))
     members = Members(namespace, started.add)

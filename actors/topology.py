@@ -55,10 +55,10 @@ class Build:
         return self.plan.scenario
 
     def coordinator_group(self, factory: Any, sample: float | None, replica_cls: type | None = None,
-                          extra: tuple = ()) -> CoordinatorGroup:
+                          extra: dict[str, Any] | None = None) -> CoordinatorGroup:
         """The run's coordinator replicas ([coordinator] replicas), running
         ``factory``'s state machine; ``replica_cls`` / ``extra``: a replica
-        subclass that also does the architecture's work, and its arguments."""
+        subclass that also does the architecture's work, and its keyword arguments."""
         sc = self.scenario
         # A run starts from an empty log: a coordinator directory left by an
         # earlier run in the same OUT would replay that run's commits.

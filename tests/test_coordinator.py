@@ -22,14 +22,14 @@ def make_group(n: int, root: Path, snapshot_threshold: int = 1000) -> Coordinato
     """The driver-side group run.py uses, over the example KV state machine."""
     ns = f"schedlab-test-{uuid.uuid4().hex[:6]}"
     g = CoordinatorGroup(CoordinatorSpec(replicas=n, snapshot_threshold=snapshot_threshold), ns, root, KVStateMachine,
-                         ray_engine.RayRuntime(1.0), None, 1, None, lambda h: None)
+                         ray_engine.RayRuntime(1.0, ns), None, 1, None, lambda h: None)
     g.spawn_all()
     g.start(time.time())
     return g
 
 
 def client(g: CoordinatorGroup, cid: str) -> CoordinatorClient:
-    return CoordinatorClient(cid, g.spec.replicas, lambda i: ray_engine.lookup(replica_name(i), g.namespace), ray_engine.call)
+    return CoordinatorClient(cid, g.spec.replicas, ray_engine.RayRuntime(1.0, g.namespace))
 
 
 def applied_once(records: list[tuple]) -> dict[tuple[str, int], int]:

@@ -4,10 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 
 from schedlab.schedulers.consensus.messages import LogEntry
 from schedlab.schedulers.consensus.statemachine import ExactlyOnce, KVStateMachine
 from schedlab.actors.coordinator.client import CoordinatorClient
+
+
+class FakeRuntime:
+    """Just what the client uses of a Runtime: calls go to ``replica``."""
+
+    def __init__(self, replica: object) -> None:
+        self.replica = replica
+
+    def call(self, handle: object, method: str, *args: object) -> object:
+        return self.replica(handle, method, *args)
+
+    def lookup(self, name: str) -> object:
+        return object()
+
+    def wall_clock(self) -> float:
+        return time.monotonic()
+
+    def stamp(self) -> int:
+        return 1000
+
+    async def sleep_wall(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
 
 
 def test_concurrent_submits_are_sent_one_at_a_time() -> None:
@@ -30,7 +53,7 @@ def test_concurrent_submits_are_sent_one_at_a_time() -> None:
         in_flight -= 1
         return (not duplicate, result, None if not duplicate else "stale", 0)
 
-    client = CoordinatorClient("machine-host-3", 1, lambda i: object(), replica)
+    client = CoordinatorClient("machine-host-3", 1, FakeRuntime(replica))
 
     async def main() -> list:
         return await asyncio.gather(*(client.submit(("incr", "x")) for _ in range(8)))

@@ -37,11 +37,21 @@ class ManualClock:
 
 
 class FakeRuntime:
+    """The Runtime protocol on a manual clock (wall time = emulated time)."""
+
+    scale = 1.0
+
     def __init__(self) -> None:
         self.clock = ManualClock()
         self.links = LinkFaults()
 
     def now(self) -> float:
+        return self.clock.now()
+
+    def wall(self, emulated: float) -> float:
+        return self.clock.wall(emulated)
+
+    def wall_clock(self) -> float:
         return self.clock.now()
 
 
@@ -115,7 +125,7 @@ def test_a_scheduler_descheduled_after_its_commit_still_owns_the_launch_it_cause
 
 def mesos_framework(rt: FakeRuntime) -> MesosFramework:
     params = FrameworkParams(name="batch", t_job=0.0, t_task=0.0, policy=first_fit)
-    return MesosFramework(rt, params, 8, 1, MasterLink("ns", 1, 1), metrics=None, flush_interval=1.0,  # type: ignore[arg-type]
+    return MesosFramework(rt, params, 8, 1, MasterLink(1, 1), metrics=None, flush_interval=1.0,  # type: ignore[arg-type]
                           lease_wall_s=1.0)
 
 

@@ -26,6 +26,9 @@ class FakeRuntime:
     def now(self) -> float:
         return 0.0
 
+    def wall(self, emulated: float) -> float:
+        return self.clock.wall(emulated)
+
     async def _call(self, handle: str, method: str, args: tuple) -> Any:
         if handle == "old":
             await self.old_dies.wait()

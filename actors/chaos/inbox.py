@@ -9,9 +9,10 @@ and leaves each outcome under the ticket the script was given.
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
+
+from schedlab.actors.engines.runtime import Runtime
 
 INBOX_NAME = "chaos-inbox"
 
@@ -22,9 +23,10 @@ def cluster_dir() -> Path:
 
 
 class ChaosInbox:
-    def __init__(self, about: dict[str, Any]) -> None:
+    def __init__(self, rt: Runtime, about: dict[str, Any]) -> None:
+        self.rt = rt
         self.about_run = about  # roster, time_scale, duration, architecture, seed
-        self.epoch: float | None = None
+        self.started_at: float | None = None
         self.queue: list[tuple[int, dict]] = []
         self.outcomes: dict[int, dict] = {}
         self.next_ticket = 0
@@ -34,10 +36,11 @@ class ChaosInbox:
         return INBOX_NAME
 
     async def started(self, epoch: float) -> None:
-        self.epoch = epoch
+        self.rt.set_epoch(epoch)
+        self.started_at = epoch
 
     async def about(self) -> dict[str, Any]:
-        now = None if self.epoch is None else (time.time() - self.epoch) * self.about_run["time_scale"]
+        now = None if self.started_at is None else self.rt.now()
         return {**self.about_run, "now_s": now, "finished": self.finished}
 
     async def post(self, fault: dict) -> int:

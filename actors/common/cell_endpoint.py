@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab.actors.engines import ray_engine
-from schedlab.actors.coordinator.replica import replica_name
 from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.common.events import EventLog
 from schedlab.actors.common.host_watch import HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S
@@ -52,17 +50,15 @@ class ReplicatedCell:
     leader after a majority stored them; reads come from the leader's state.
     Every acknowledged write is logged as ``coord_ack`` for the checker."""
 
-    def __init__(self, namespace: str, replicas: int) -> None:
-        self.namespace = namespace
+    def __init__(self, replicas: int) -> None:
         self.replicas = replicas
 
     def bind(self, rt: Any, owner: str, log: EventLog, report: Any = None, reset: Any = None) -> None:
         """Machine hosts (the owners that can be reset) try a leader briefly
         before looking elsewhere: stuck on one that does not answer, a healthy
         host would fall silent to the new leader and be written off."""
-        ns = self.namespace
         timeouts = {"attempt_timeout": HOST_CALL_WALL_S, "max_attempt_timeout": HOST_CALL_MAX_WALL_S} if reset else {}
-        self.client = CoordinatorClient(owner, self.replicas, lambda i: ray_engine.lookup(replica_name(i), ns), rt.call, **timeouts)
+        self.client = CoordinatorClient(owner, self.replicas, rt, **timeouts)
         self.rt = rt
         self.owner = owner
         self.log = log

@@ -19,7 +19,7 @@ import numpy as np
 
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.host_watch import report_down
-from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.model.wire import pack_release, task_key
 from schedlab.schedulers.model.resources import EPS
 

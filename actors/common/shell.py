@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import time
 from typing import Any, Callable
 
 from schedlab.actors.common.events import EventLog
-from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.actors.engines.runtime import Runtime
 
 
 # Lifecycle and internal coroutines: never delayed by a "slow" fault (the
@@ -22,7 +21,7 @@ def _gated(fn: Callable[..., Any]) -> Callable[..., Any]:
         if delay:
             await asyncio.sleep(delay)
         return await fn(self, *args, **kwargs)
-    gate.chaos_gated = True  # type: ignore[attr-defined]
+    gate.chaos_gated = True
     return gate
 
 
@@ -73,7 +72,7 @@ class ActorShell:
     def chaos_pause(self, seconds: float) -> None:
         """Freeze the whole actor, timers included, like a stopped process:
         a plain (not async) method blocks the actor's event loop."""
-        time.sleep(seconds)
+        self.rt.freeze(seconds)
 
     async def chaos_slow(self, delay_s: float, seconds: float, exempt: list[str]) -> None:
         self.rt.links.exempt = set(exempt)
@@ -94,7 +93,7 @@ class ActorShell:
             watch.stop()
 
     async def start(self, epoch: float) -> None:
-        self.rt.set_epoch(epoch)  # type: ignore[attr-defined]
+        self.rt.set_epoch(epoch)
         self.running = True
         # Every incarnation says it is up: a restart after a fault shows here.
         self.log.emit("actor_started")
@@ -134,7 +133,7 @@ class ActorShell:
 
     async def nap(self, emulated: float) -> bool:
         """Sleep ``emulated`` seconds; False if stop() came meanwhile."""
-        return await self.nap_wall(self.rt.clock.wall(emulated))  # type: ignore[attr-defined]
+        return await self.nap_wall(self.rt.wall(emulated))
 
     async def _flush_loop(self) -> None:
         while await self.nap_wall(self.flush_interval):

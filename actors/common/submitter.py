@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from schedlab.actors.common.shell import ActorShell
-from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.model.seeding import route
 
 
@@ -73,7 +73,7 @@ class Submitter(ActorShell):
                 # Release at most once per flush interval: one submit message
                 # per scheduler per interval, however dense the arrivals.
                 # Wait time still counts from the actual release.
-                gap = (self.rt.clock.wall(self.jobs[self.next]["submit_time"] - self.rt.now())  # type: ignore[attr-defined]
+                gap = (self.rt.wall(self.jobs[self.next]["submit_time"] - self.rt.now())
                        if self.next < len(self.jobs) else self.flush_interval * 4)
                 if not await self.nap_wall(max(gap, self.flush_interval / 2)):
                     break

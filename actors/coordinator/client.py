@@ -9,9 +9,11 @@ One request outstanding per client (ids increase), as the dedup table needs.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+
+from schedlab.actors.coordinator.replica import replica_name
+from schedlab.actors.engines.runtime import Runtime
 
 
 class CoordinatorUnavailable(RuntimeError):
@@ -29,13 +31,12 @@ class Ack:
 
 @dataclass
 class CoordinatorClient:
-    """``resolve(i)`` returns the current handle of replica i (or None);
-    ``call(handle, method, *args)`` is the runtime's awaitable call."""
+    """A client of the run's coordinator replicas (``coordinator-<i>``),
+    reached through the caller's Runtime ``rt``."""
 
     client_id: str
     replicas: int
-    resolve: Callable[[int], Any]
-    call: Callable[..., Any]
+    rt: Runtime
     attempt_timeout: float = 2.5  # longer than a replica's own proposal timeout
     # After a try times out, the next waits twice as long, up to this: a
     # client that must not stay stuck on an unanswering leader (a machine
@@ -46,16 +47,20 @@ class CoordinatorClient:
     # Request ids grow across incarnations: a restarted client (same name)
     # starting from 1 again would be taken for its predecessor, its requests
     # refused as superseded or, worse, answered with the old last result.
-    next_id: int = field(default_factory=lambda: time.time_ns() // 1000)
+    next_id: int = -1  # set from the runtime's stamp
     acks: list[Ack] = field(default_factory=list)
     one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
     handles: dict[int, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.next_id < 0:
+            self.next_id = self.rt.stamp()
 
     def _handle(self, i: int) -> Any:
         # Name lookups are blocking round trips to Ray's GCS: cache, and look
         # again only after a call to that replica failed (it may be a new actor).
         if i not in self.handles:
-            self.handles[i] = self.resolve(i)
+            self.handles[i] = self.rt.lookup(replica_name(i))
         return self.handles[i]
 
     async def submit(self, command: Any, deadline: float = 30.0) -> Any:
@@ -72,11 +77,12 @@ class CoordinatorClient:
         return await self._send("query", command, deadline, None)
 
     async def _send(self, method: str, command: Any, deadline: float, rid: int | None) -> Any:
-        t0 = time.monotonic()
+        clock = self.rt.wall_clock
+        t0 = clock()
         attempts = 0
         target = self.leader
         wait = self.attempt_timeout
-        while time.monotonic() - t0 < deadline:
+        while clock() - t0 < deadline:
             attempts += 1
             handle = self._handle(target)
             hint = None
@@ -85,7 +91,7 @@ class CoordinatorClient:
             else:
                 try:
                     args = (self.client_id, rid, command) if rid is not None else (command,)
-                    ok, result, error, hint = await asyncio.wait_for(self.call(handle, method, *args), wait)
+                    ok, result, error, hint = await asyncio.wait_for(self.rt.call(handle, method, *args), wait)
                 except Exception as e:  # dead replica, timeout: try another with the same id
                     if isinstance(e, asyncio.TimeoutError) and self.max_attempt_timeout is not None:
                         wait = min(2 * wait, self.max_attempt_timeout)
@@ -94,7 +100,7 @@ class CoordinatorClient:
                 if ok:
                     self.leader = target
                     if rid is not None:
-                        self.acks.append(Ack(rid, result, target, attempts, time.monotonic() - t0))
+                        self.acks.append(Ack(rid, result, target, attempts, clock() - t0))
                     return result
                 if error == "stale":
                     raise CoordinatorUnavailable(f"request {rid} superseded")  # a newer request of ours won
@@ -103,5 +109,5 @@ class CoordinatorClient:
             else:
                 # No leader known here: walk the group, giving an election a moment.
                 target = (target + 1) % self.replicas
-                await asyncio.sleep(0.02)
+                await self.rt.sleep_wall(0.02)
         raise CoordinatorUnavailable(f"no leader answered {method} {rid or ''} within {deadline:g}s")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from schedlab.actors.engines import ray_engine
-from schedlab.actors.coordinator.replica import CoordinatorReplica, replica_name
+from schedlab.actors.coordinator.replica import CoordinatorReplica, ReplicaConfig, replica_name
 from schedlab.actors.coordinator.replica_set import ReplicaSet
 from schedlab.schedulers.scenario.parse import CoordinatorSpec
 
@@ -16,12 +16,13 @@ from schedlab.schedulers.scenario.parse import CoordinatorSpec
 class CoordinatorGroup(ReplicaSet):
     def __init__(self, spec: CoordinatorSpec, namespace: str, data_dir: Path, make_sm: Callable[[], Any],
                  rt: Any, metrics: Any, seed: int, sample_interval: float | None, on_spawn: Callable[[Any], Any],
-                 replica_cls: type = CoordinatorReplica, extra: tuple = ()) -> None:
-        """``replica_cls`` / ``extra``: a replica subclass that also does an architecture's work (a replicated master) and
-        the arguments it takes after the base ones."""
+                 replica_cls: type = CoordinatorReplica, extra: dict[str, Any] | None = None) -> None:
+        """``replica_cls`` / ``extra``: a replica subclass that also does an
+        architecture's work (a replicated master) and the keyword arguments
+        it takes besides the base ones."""
         super().__init__()
         self.replica_cls = replica_cls
-        self.extra = extra
+        self.extra = extra or {}
         self.spec = spec
         self.namespace = namespace
         self.dir = data_dir
@@ -34,11 +35,13 @@ class CoordinatorGroup(ReplicaSet):
 
     def spawn(self, i: int) -> Any:
         s = self.spec
-        h = ray_engine.spawn(
-            self.replica_cls, replica_name(i), self.namespace, self.rt, i, s.replicas,
-            str(self.dir / replica_name(i)), self.make_sm, self.metrics, self.seed, s.tick_ms / 1e3,
-            s.election_ticks, s.heartbeat_ticks, s.snapshot_threshold, 2.0, self.sample_interval, *self.extra,
+        cfg = ReplicaConfig(
+            index=i, replicas=s.replicas, data_dir=str(self.dir / replica_name(i)), make_state_machine=self.make_sm,
+            seed=self.seed, tick_wall=s.tick_ms / 1e3, election_ticks=s.election_ticks, heartbeat_ticks=s.heartbeat_ticks,
+            snapshot_threshold=s.snapshot_threshold, sample_interval=self.sample_interval,
         )
+        h = ray_engine.spawn(self.replica_cls, replica_name(i), self.namespace, rt=self.rt, cfg=cfg, metrics=self.metrics,
+                             **self.extra)
         self.on_spawn(h)
         self.live[i] = h
         return h

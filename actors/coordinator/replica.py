@@ -10,6 +10,7 @@ and directory recovers from disk.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from schedlab.actors.common.shell import ActorShell
@@ -17,7 +18,7 @@ from schedlab.schedulers.consensus.core import RaftNode
 from schedlab.schedulers.consensus.messages import ClientReply, ClientRequest, decode, encode
 from schedlab.schedulers.consensus.statemachine import StateMachine
 from schedlab.actors.coordinator.raft_disk import DiskStorage
-from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.model.seeding import rng_for
 
 
@@ -25,39 +26,43 @@ def replica_name(i: int) -> str:
     return f"coordinator-{i}"
 
 
+@dataclass(frozen=True)
+class ReplicaConfig:
+    """One replica of the group: which one, where its disk is, the state
+    machine it runs (a factory: every incarnation builds its own) and the
+    Raft timing ([coordinator] in the scenario)."""
+
+    index: int
+    replicas: int
+    data_dir: str
+    make_state_machine: Callable[[], StateMachine]
+    seed: int = 0
+    tick_wall: float = 0.015  # wall seconds per Raft tick
+    election_ticks: tuple[int, int] = (10, 20)
+    heartbeat_ticks: int = 3
+    snapshot_threshold: int = 1000
+    proposal_timeout: float = 2.0  # wall seconds
+    sample_interval: float | None = None  # emulated s between the leader's cell samples; None: none
+
+
 class CoordinatorReplica(ActorShell):
-    def __init__(
-        self,
-        rt: Runtime,
-        index: int,
-        replicas: int,
-        data_dir: str,
-        make_state_machine: Callable[[], StateMachine],
-        metrics: Any,
-        seed: int = 0,
-        tick_wall: float = 0.015,
-        election_ticks: tuple[int, int] = (10, 20),
-        heartbeat_ticks: int = 3,
-        snapshot_threshold: int = 1000,
-        proposal_timeout: float = 2.0,
-        sample_interval: float | None = None,
-    ) -> None:
-        super().__init__(rt, replica_name(index), metrics, tick_wall)
-        self.index = index
-        self.storage = DiskStorage(data_dir)
+    def __init__(self, rt: Runtime, cfg: ReplicaConfig, metrics: Any) -> None:
+        super().__init__(rt, replica_name(cfg.index), metrics, cfg.tick_wall)
+        self.index = cfg.index
+        self.storage = DiskStorage(cfg.data_dir)
         incarnation = len(list(self.storage.dir.glob("incarnation-*")))
         (self.storage.dir / f"incarnation-{incarnation}").touch()
         self.node = RaftNode.restore(
-            index, range(replicas), rng_for(seed, f"{self.name}/{incarnation}"), make_state_machine(),
+            cfg.index, range(cfg.replicas), rng_for(cfg.seed, f"{self.name}/{incarnation}"), cfg.make_state_machine(),
             self.storage.hard_state, self.storage.snapshot, self.storage.entries,
-            election_ticks=election_ticks, heartbeat_ticks=heartbeat_ticks, snapshot_threshold=snapshot_threshold,
+            election_ticks=cfg.election_ticks, heartbeat_ticks=cfg.heartbeat_ticks, snapshot_threshold=cfg.snapshot_threshold,
         )
-        self.tick_wall = tick_wall
-        self.proposal_timeout = proposal_timeout
+        self.tick_wall = cfg.tick_wall
+        self.proposal_timeout = cfg.proposal_timeout
         self.peers: dict[int, Any] = {}
         self.waiting: dict[tuple[str, int], asyncio.Future] = {}
         self._last_role = (self.node.term, self.node.role.value, self.node.leader_id)
-        self.sample_interval = sample_interval
+        self.sample_interval = cfg.sample_interval
         self._next_sample = 0.0
         self._pending_process = False
 

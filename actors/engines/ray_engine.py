@@ -1,9 +1,9 @@
-"""The one door to Ray.
+"""The live engine: the one door to Ray.
 
-Actors receive a ``Runtime`` and use only ``now``, ``sleep``, ``call`` and
-``send``; the driver uses the module functions (``connect``, ``spawn``,
-``gather``, ``kill_all``). Tests or a future virtual-clock engine replace this
-module's ``RayRuntime`` with their own object of the same shape.
+Actors receive a ``RayRuntime`` (the ``actors.engines.runtime.Runtime``
+protocol) and reach the world only through it; the driver uses the module
+functions (``connect``, ``spawn``, ``gather``, ``kill_all``). Every entry
+point joins or starts Ray through ``connect``, never ``ray.init``.
 """
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import asyncio
 import os
 import socket
 import sys
+import time
 from pathlib import Path
-from typing import Any, Awaitable, Iterable, Protocol
+from typing import Any, Awaitable, Iterable
 
 if "RAY_AUTH_MODE" not in os.environ and (Path.home() / ".ray" / "auth_token").is_file():
     # Ray starts local clusters with token auth and keeps the token there; a
@@ -26,23 +27,19 @@ from schedlab.actors.engines.clock import Clock  # noqa: E402
 from schedlab.actors.engines.link_faults import UNREACHABLE_AFTER_S, LinkFaults, Unreachable
 
 
-class Runtime(Protocol):
-    clock: Clock
-    links: LinkFaults
-
-    def now(self) -> float: ...
-    async def sleep(self, emulated: float) -> None: ...
-    def call(self, handle: Any, method: str, *args: Any) -> Awaitable[Any]: ...
-    def send(self, handle: Any, method: str, *args: Any) -> None: ...
-
-
 class RayRuntime:
-    """Runtime for actors living on Ray. Picklable: holds the clock and the
+    """The Runtime (``actors.engines.runtime``) for actors living on Ray, in
+    the run's namespace. Picklable: holds the clock, the namespace and the
     chaos tooling's link faults (none when it starts)."""
 
-    def __init__(self, scale: float) -> None:
+    def __init__(self, scale: float, namespace: str) -> None:
         self.clock = Clock(scale)
+        self.namespace = namespace
         self.links = LinkFaults()
+
+    @property
+    def scale(self) -> float:
+        return self.clock.scale
 
     def set_epoch(self, epoch: float) -> None:
         self.clock.epoch = epoch
@@ -50,11 +47,26 @@ class RayRuntime:
     def now(self) -> float:
         return self.clock.now()
 
+    def wall(self, emulated: float) -> float:
+        return self.clock.wall(emulated)
+
+    def wall_clock(self) -> float:
+        return time.monotonic()
+
+    def stamp(self) -> int:
+        return time.time_ns() // 1000
+
     async def sleep(self, emulated: float) -> None:
         await asyncio.sleep(max(0.0, self.clock.wall(emulated)))
 
     async def sleep_wall(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+    def freeze(self, seconds: float) -> None:
+        time.sleep(seconds)  # blocks the actor's event loop: nothing runs, as in a stopped process
+
+    def lookup(self, name: str) -> Any | None:
+        return lookup(name, self.namespace)
 
     def call(self, handle: Any, method: str, *args: Any) -> Awaitable[Any]:
         """Send now, await the reply later: the request leaves at call time,

@@ -15,7 +15,6 @@ every leader, and the suite checks what every architecture owes its users:
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Callable
 
 import pytest

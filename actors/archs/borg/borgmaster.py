@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.actors.coordinator.replica import CoordinatorReplica
+from schedlab.actors.coordinator.replica import CoordinatorReplica, ReplicaConfig
+from schedlab.actors.engines.runtime import Runtime
 from schedlab.actors.common.host_watch import LivenessSpec, host_of_command, judge, report_down, watch_for
 from schedlab.schedulers.archs.borg.placement import PlacementParams, place_job
 from schedlab.schedulers.archs.borg.preemption import choose_preemption
@@ -57,21 +58,19 @@ class BorgParams:
 
 
 class BorgmasterReplica(CoordinatorReplica):
-    def __init__(self, *args: Any) -> None:
-        """The base replica's arguments, then a ``BorgParams``."""
-        *base, params = args
-        super().__init__(*base)
-        self.params: BorgParams = params
+    def __init__(self, rt: Runtime, cfg: ReplicaConfig, metrics: Any, *, params: BorgParams) -> None:
+        super().__init__(rt, cfg, metrics)
+        self.params = params
         # Borglets missing missed_polls polls are down (the same watch, and
         # the same guard against our own stalls, as Omega's cell state).
         self.watch = watch_for(params.hosts, params.missed_polls * params.poll_interval, params.liveness,
-                               self.rt.clock.scale)  # type: ignore[attr-defined]
+                               self.rt.scale)
         self.led_term = -1
         self.rid = 0
         self.inflight: set[int] = set()
         self.fruitless: dict[int, float] = {}  # job -> when an attempt last placed nothing
         self.scheduling = True
-        self.rng = rng_for(int(base[6]), self.name)
+        self.rng = rng_for(cfg.seed, self.name)
 
     async def on_start(self) -> None:
         await super().on_start()

@@ -38,10 +38,10 @@ def build(b: Build) -> Topology:
     standing = [[job.job_id, t, m, list(job.request), job.priority]
                 for job, ms in zip(plan.prefill.jobs, plan.prefill.machines) for t, m in enumerate(ms.tolist())]
     factory = BorgMachineFactory(plan.cell.capacity, plan.prefill.free, k, quota, bs.max_attempts, standing)
-    group = b.coordinator_group(factory, sc.metrics.sample_interval, BorgmasterReplica, (params,))
-    topo = Topology(BorgletEndpoint(b.namespace, sc.coordinator.replicas), group.spawn_all(), group,
+    group = b.coordinator_group(factory, sc.metrics.sample_interval, BorgmasterReplica, {"params": params})
+    topo = Topology(BorgletEndpoint(sc.coordinator.replicas), group.spawn_all(), group,
                     quiesce_before_hosts=True, await_admission=True)
-    front = b.members.spawn("frontend", BorgFrontend, FRONTEND, b.rt, b.namespace, sc.coordinator.replicas, b.metrics, flush)
+    front = b.members.spawn("frontend", BorgFrontend, FRONTEND, b.rt, sc.coordinator.replicas, b.metrics, flush)
     topo.schedulers.append(front)
     topo.names.extend(["borgmaster-all"] if not bs.multi_path else ["borgmaster-service", "borgmaster-batch"])
     for jc in sc.workload.classes:

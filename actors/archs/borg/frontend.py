@@ -10,24 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab.actors.engines import ray_engine
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.cell_endpoint import ReplicatedCell
-from schedlab.actors.coordinator.replica import replica_name
 from schedlab.actors.coordinator.client import CoordinatorClient
-from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.model.wire import unpack_release_keys
 
 
 class BorgFrontend(ActorShell):
-    def __init__(self, rt: Runtime, namespace: str, replicas: int, metrics: Any, flush_interval: float) -> None:
+    def __init__(self, rt: Runtime, replicas: int, metrics: Any, flush_interval: float) -> None:
         super().__init__(rt, "borg-frontend", metrics, flush_interval)
-        self.namespace = namespace
         self.replicas = replicas
 
     async def on_start(self) -> None:
-        ns = self.namespace
-        self.client = CoordinatorClient(self.name, self.replicas, lambda i: ray_engine.lookup(replica_name(i), ns), self.rt.call)
+        self.client = CoordinatorClient(self.name, self.replicas, self.rt)
 
     async def submit(self, jobs: list[dict]) -> None:
         """Awaited by the submitter: during a Borgmaster failover, submission

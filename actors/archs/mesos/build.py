@@ -34,7 +34,7 @@ def build(b: Build) -> Topology:
         group = b.coordinator_group(LeaseMachineFactory(), None)
         group.spawn_all()
     cfg = MasterConfig(
-        namespace=b.namespace, capacity=plan.cell.capacity, machines_per_host=k, hosts=host_count(n, k),
+        capacity=plan.cell.capacity, machines_per_host=k, hosts=host_count(n, k),
         frameworks={framework_name(f): (f.weight, f.priority, f.guarantee) for f in ms.frameworks},
         policy=get_allocation_policy(ms.allocator), granularity=ms.granularity,
         allocation_interval=ms.allocation_interval, offer_timeout=ms.offer_timeout, revocation=ms.revocation,
@@ -43,7 +43,7 @@ def build(b: Build) -> Topology:
     )
     masters = MasterSet(cfg, b.rt, b.metrics, flush, b.members.on_spawn)
     master_handles = masters.spawn_all()
-    link = MasterLink(b.namespace, ms.masters, sc.coordinator.replicas)
+    link = MasterLink(ms.masters, sc.coordinator.replicas)
     core = master_handles if group is None else list(group.live.values())
     names = [framework_name(f) for f in ms.frameworks]
     topo = Topology(AgentEndpoint(link), core, group, controllers={"master": masters},

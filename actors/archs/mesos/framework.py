@@ -14,7 +14,6 @@ launched but never heard running: the ones no agent reports are requeued.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,7 @@ import numpy as np
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.archs.mesos.link import MasterLink
-from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.archs.mesos.framework import Decision, FrameworkCore, FrameworkParams, JobProgress
 from schedlab.schedulers.model.resources import EPS
@@ -227,10 +226,10 @@ class MesosFramework(ActorShell):
                 used.add(int(offer_of[r]))
         declines += [(o["id"], p.refuse_seconds) for i, o in enumerate(usable) if i not in used]
         order = sorted(sections)
-        w0 = time.perf_counter()
+        w0 = self.rt.wall_clock()
         reply = await self.link.call("respond", [(usable[i]["id"], *sections[i]) for i in order], declines,
                                      self._take_unholds(), True)
-        rtt_ms = (time.perf_counter() - w0) * 1e3
+        rtt_ms = (self.rt.wall_clock() - w0) * 1e3
         results = {i: (reply["results"][n] if reply else (False, [False] * len(sections[i][0]), [False] * len(sections[i][1])))
                    for n, i in enumerate(order)}
         # Hand each decision its slice of its offers' answers, in the order they were packed.
@@ -264,9 +263,9 @@ class MesosFramework(ActorShell):
     async def _launch_gang(self, jp: JobProgress, d: Decision) -> str:
         """The whole gang is held: launch every task from the held slots."""
         launches = [(jp.job.job_id, t, m, list(jp.job.request), jp.job.durations[t]) for t, m in zip(d.tasks.tolist(), d.machines.tolist())]
-        w0, started = time.perf_counter(), self.rt.now()  # before the call: its launches may start before the reply
+        w0, started = self.rt.wall_clock(), self.rt.now()  # before the call: its launches may start before the reply
         reply = await self.link.call("respond", [(None, launches, [])], [], [], True)
-        rtt_ms = (time.perf_counter() - w0) * 1e3
+        rtt_ms = (self.rt.wall_clock() - w0) * 1e3
         launched = np.asarray(reply["results"][0][1], dtype=bool) if reply else np.zeros(d.tasks.size, dtype=bool)
         status = self.core.settle(jp, d, launched, np.zeros(0, bool), d.machines, self.rt.now())
         self._record(jp, d, launched, 0.0, started, rtt_ms, 0)

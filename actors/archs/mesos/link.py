@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from schedlab.actors.engines import ray_engine
-from schedlab.actors.coordinator.replica import replica_name
 from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.common.events import EventLog
 from schedlab.schedulers.model.wire import unpack_release_keys
@@ -26,8 +24,7 @@ def master_name(i: int) -> str:
 
 
 class MasterLink:
-    def __init__(self, namespace: str, masters: int, replicas: int) -> None:
-        self.namespace = namespace
+    def __init__(self, masters: int, replicas: int) -> None:
         self.masters = masters
         self.replicas = replicas
 
@@ -40,8 +37,7 @@ class MasterLink:
         self.handle: Any = None
         self.master: str | None = None
         self.epoch: int | None = None
-        self.coord = (CoordinatorClient(owner, self.replicas, lambda i: ray_engine.lookup(replica_name(i), self.namespace), rt.call)
-                      if self.masters > 1 else None)
+        self.coord = CoordinatorClient(owner, self.replicas, rt) if self.masters > 1 else None
 
     async def leader(self) -> str | None:
         if self.coord is None:
@@ -57,7 +53,7 @@ class MasterLink:
         if self.handle is not None:
             return True
         name = await self.leader()
-        handle = ray_engine.lookup(name, self.namespace) if name else None
+        handle = self.rt.lookup(name) if name else None
         if handle is None:
             return False
         try:

@@ -18,19 +18,16 @@ from __future__ import annotations
 
 import collections
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from schedlab.actors.engines import ray_engine
 from schedlab.actors.common.shell import ActorShell
-from schedlab.actors.coordinator.replica import replica_name
 from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, judge, silence_span, watch_for
 from schedlab.actors.archs.mesos.link import master_name
-from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.model.wire import withdraw_launch
 from schedlab.schedulers.archs.mesos.allocator import Allocator, Launch, OrderPolicy
 
@@ -39,7 +36,6 @@ NOT_LEADER = {"ok": False}
 
 @dataclass(frozen=True)
 class MasterConfig:
-    namespace: str
     capacity: np.ndarray
     machines_per_host: int
     hosts: int
@@ -76,7 +72,7 @@ class MesosMaster(ActorShell):
         self.finished_updates: dict[str, list[tuple[int, int]]] = collections.defaultdict(list)
         self.recent_finished: set[tuple[int, int]] = set()  # reported by re-registering agents
         self.done_by_fw: dict[str, set[tuple[int, int]]] = collections.defaultdict(set)  # for a restarted framework
-        scale = rt.clock.scale  # type: ignore[attr-defined]
+        scale = rt.scale
         self.watch = watch_for(cfg.hosts, HOST_TIMEOUT_WALL_S * scale, cfg.liveness, scale)
         self.written_off: set[int] = set()  # agents removed as silent: they come back empty
 
@@ -110,17 +106,16 @@ class MesosMaster(ActorShell):
             # One master: it leads from the start; a restarted one is a new epoch.
             self.lease_until = math.inf
             # Epochs only need to grow across restarts: wall milliseconds do.
-            self._take_over(time.time_ns() // 1_000_000)
+            self._take_over(self.rt.stamp() // 1000)
         else:
-            self.coord = CoordinatorClient(self.name, self.cfg.replicas,
-                                           lambda i: ray_engine.lookup(replica_name(i), self.cfg.namespace), self.rt.call)
+            self.coord = CoordinatorClient(self.name, self.cfg.replicas, self.rt)
             self.spawn_loop(self._campaign_loop())
         self.spawn_loop(self._allocation_loop())
         self.spawn_loop(self._sample_loop())
         self.spawn_loop(self._agent_watch_loop())
 
     async def _campaign_loop(self) -> None:
-        lease_e = self.cfg.lease_wall_s * self.rt.clock.scale  # type: ignore[attr-defined]
+        lease_e = self.cfg.lease_wall_s * self.rt.scale
         while self.running:
             sent = self.rt.now()
             try:
@@ -245,7 +240,7 @@ class MesosMaster(ActorShell):
     def _fw_handle(self, name: str) -> Any:
         h = self.fw_handles.get(name)
         if h is None:
-            h = self.fw_handles[name] = ray_engine.lookup(name, self.cfg.namespace)
+            h = self.fw_handles[name] = self.rt.lookup(name)
         return h
 
     async def register_framework(self, name: str, wants: bool) -> dict:

@@ -20,7 +20,8 @@ class MasterSet(ReplicaSet):
         self.on_spawn = on_spawn
 
     def spawn(self, i: int) -> Any:
-        h = ray_engine.spawn(MesosMaster, master_name(i), self.cfg.namespace, self.rt, i, self.cfg, self.metrics, self.flush)
+        h = ray_engine.spawn(MesosMaster, master_name(i), self.rt.namespace, rt=self.rt, index=i, cfg=self.cfg,
+                             metrics=self.metrics, flush_interval=self.flush)
         self.on_spawn(h)
         self.live[i] = h
         return h

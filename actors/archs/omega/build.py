@@ -26,8 +26,8 @@ def build(b: Build) -> Topology:
     else:
         factory = CellMachineFactory(plan.cell.capacity, plan.prefill.free, om.conflict_mode.value, om.txn_mode.value, k)
         group = b.coordinator_group(factory, sc.metrics.sample_interval, CellReplica,
-                                    (host_count(plan.cell.size, k), sc.liveness))
-        topo = Topology(ReplicatedCell(b.namespace, sc.coordinator.replicas), group.spawn_all(), group)
+                                    {"hosts": host_count(plan.cell.size, k), "liveness": sc.liveness})
+        topo = Topology(ReplicatedCell(sc.coordinator.replicas), group.spawn_all(), group)
     for spec in om.schedulers:
         params = SchedulerParams(spec.name, spec.t_job, spec.t_task, b.policies[spec.name], om.max_attempts, om.retry_backoff)
         for i in range(spec.count):

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab.actors.coordinator.replica import CoordinatorReplica
-from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, host_of_command, judge, report_down, watch_for
+from schedlab.actors.coordinator.replica import CoordinatorReplica, ReplicaConfig
+from schedlab.actors.engines.runtime import Runtime
+from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, host_of_command, judge, report_down, watch_for
 
 
 class CellReplica(CoordinatorReplica):
-    def __init__(self, *args: Any) -> None:
-        """The base replica's arguments, then the number of machine hosts and
-        the scenario's ``LivenessSpec``."""
-        *base, hosts, liveness = args
-        super().__init__(*base)
-        scale = self.rt.clock.scale  # type: ignore[attr-defined]
-        self.watch = watch_for(int(hosts), HOST_TIMEOUT_WALL_S * scale, liveness, scale)
+    def __init__(self, rt: Runtime, cfg: ReplicaConfig, metrics: Any, *, hosts: int, liveness: LivenessSpec) -> None:
+        """``hosts``: machine host actors to watch; ``liveness``: the scenario's rules for writing one off."""
+        super().__init__(rt, cfg, metrics)
+        scale = self.rt.scale
+        self.watch = watch_for(hosts, HOST_TIMEOUT_WALL_S * scale, liveness, scale)
         self.led_term = -1
         self.rid = 0
 

@@ -18,7 +18,7 @@ import numpy as np
 from schedlab.actors.common.shell import ActorShell
 from schedlab.schedulers.archs.omega.cell_machine import CellStateMachine
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, judge, report_down, watch_for
-from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
 
 
@@ -43,7 +43,7 @@ class CellState(ActorShell):
         self.machine = CellStateMachine(capacity, free, conflict_mode.value, txn_mode.value, machines_per_actor)
         self.sample_interval = sample_interval
         hosts = -(-capacity.shape[0] // machines_per_actor)
-        scale = rt.clock.scale  # type: ignore[attr-defined]
+        scale = rt.scale
         self.watch = watch_for(hosts, HOST_TIMEOUT_WALL_S * scale, liveness, scale)
 
     async def on_start(self) -> None:

@@ -8,14 +8,13 @@ machine hosts when they next poll; the scheduler never talks to hosts.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import numpy as np
 
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.events import span_stamp
-from schedlab.actors.engines.ray_engine import Runtime
+from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.model.wire import pack_claims, pack_tasks, unpack_delta
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.archs.omega.scheduler import JobProgress, OmegaSchedulerCore, SchedulerParams
@@ -132,7 +131,7 @@ class OmegaScheduler(ActorShell):
         assert self.core is not None
         due = self.core.next_due()
         self.wakeup.clear()
-        timeout = None if due is None else max(0.0, self.rt.clock.wall(due - self.rt.now()))  # type: ignore[attr-defined]
+        timeout = None if due is None else max(0.0, self.rt.wall(due - self.rt.now()))
         try:
             await asyncio.wait_for(self.wakeup.wait(), timeout)
         except asyncio.TimeoutError:
@@ -156,11 +155,11 @@ class OmegaScheduler(ActorShell):
         if first:
             # Later attempts are visible in their txn events (attempt number).
             self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts, first=True, scheduler=self.name)
-        if time.perf_counter() - self.refreshed_at > self.rtt_s:
+        if self.rt.wall_clock() - self.refreshed_at > self.rtt_s:
             # A copy refreshed less than one round trip ago is as fresh as a
             # sync could make it; skipping the sync then saves a round trip
             # per attempt for a busy scheduler without making it see less.
-            w0 = time.perf_counter()
+            w0 = self.rt.wall_clock()
             core.local.apply(unpack_delta(await self.cell.sync(core.local.version)))
             self._refreshed(w0)
 
@@ -175,7 +174,7 @@ class OmegaScheduler(ActorShell):
         plan = core.plan(jp)
         rtt_ms = 0.0
         if len(plan.claims):
-            w0 = time.perf_counter()
+            w0 = self.rt.wall_clock()
             job = jp.job
             meta = pack_tasks(plan.tasks, np.asarray(job.durations, dtype=np.float64)[plan.tasks])
             try:
@@ -187,7 +186,7 @@ class OmegaScheduler(ActorShell):
                 accepted = np.frombuffer(mask, dtype=bool)
                 core.local.apply(unpack_delta(delta))
                 self._refreshed(w0)
-            rtt_ms = (time.perf_counter() - w0) * 1e3
+            rtt_ms = (self.rt.wall_clock() - w0) * 1e3
         else:
             accepted = np.zeros(0, dtype=bool)
         now = self.rt.now()
@@ -213,7 +212,7 @@ class OmegaScheduler(ActorShell):
 
     def _refreshed(self, sent_at: float) -> None:
         """The copy is as of when the request was sent; keep a smoothed RTT."""
-        now = time.perf_counter()
+        now = self.rt.wall_clock()
         self.rtt_s = 0.8 * self.rtt_s + 0.2 * (now - sent_at)
         self.refreshed_at = sent_at
 

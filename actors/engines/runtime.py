@@ -1,0 +1,71 @@
+"""The Runtime: everything an actor shell may use of the world.
+
+A shell (an actor of the emulated system: machine host, scheduler,
+framework, master, replica) is given a Runtime when it is built and reaches
+clocks, sleeps, other actors and its own freezing only through it: no
+``import ray``, no ``time.*``, no lookups of its own. That is what lets one
+shell class run on every engine: ``actors.engines.ray_engine`` (live, Ray,
+wall time scaled) and a virtual-clock engine. Asyncio primitives
+(``asyncio.wait_for``, events, tasks) are fine: an engine runs the shell's
+event loop.
+
+Time comes in two kinds. *Emulated* seconds are the scenario's (``now``,
+``sleep``). *Wall* seconds are the substrate's: Ray's round trips, a
+timer's lateness, a lease's expiry; constants like "a host silent for 1
+wall second is gone" are wall seconds, turned into emulated ones with
+``scale`` (emulated seconds per wall second).
+"""
+from __future__ import annotations
+
+from typing import Any, Awaitable, Protocol
+
+from schedlab.actors.engines.link_faults import LinkFaults
+
+
+class Runtime(Protocol):
+    links: LinkFaults  # the chaos tooling's partitions and slow links for this actor
+
+    @property
+    def scale(self) -> float:
+        """Emulated seconds per wall second."""
+        ...
+
+    def set_epoch(self, epoch: float) -> None:
+        """The run's start (every actor gets the same one with its start call)."""
+        ...
+
+    def now(self) -> float:
+        """Emulated seconds since the run's epoch."""
+        ...
+
+    def wall(self, emulated: float) -> float:
+        """Wall seconds that ``emulated`` seconds take."""
+        ...
+
+    def wall_clock(self) -> float:
+        """A monotonic wall-clock reading in seconds, for measuring round
+        trips and wall-time deadlines (differences only)."""
+        ...
+
+    def stamp(self) -> int:
+        """A number larger than any this run's actors were handed before
+        (within a millisecond's resolution): epochs and request-id bases that
+        must grow across incarnations of an actor."""
+        ...
+
+    async def sleep(self, emulated: float) -> None: ...
+
+    async def sleep_wall(self, seconds: float) -> None: ...
+
+    def freeze(self, seconds: float) -> None:
+        """Block this actor entirely (timers and calls included) for
+        ``seconds`` wall seconds: a chaos pause, like a stopped process."""
+        ...
+
+    def call(self, handle: Any, method: str, *args: Any) -> Awaitable[Any]: ...
+
+    def send(self, handle: Any, method: str, *args: Any) -> None: ...
+
+    def lookup(self, name: str) -> Any | None:
+        """The actor named ``name`` in this run, or None if there is none now."""
+        ...
