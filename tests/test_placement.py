@@ -31,7 +31,8 @@ MEM = RESOURCES.index("mem")
 
 # Collected at import time, before any test registers extra policies.
 POLICY_NAMES = sorted(PLACEMENT_POLICIES)
-BUILTINS = {"first_fit", "random_first_fit", "best_fit", "worst_fit", "almost_worst_fit", "next_fit", "next_k_fit"}
+BUILTINS = {"first_fit", "random_first_fit", "best_fit", "worst_fit", "almost_worst_fit", "next_fit", "next_k_fit",
+            "round_robin"}
 
 # Values on a 1/4 grid are exact in binary floating point, so the arithmetic
 # checks below can demand exact equality.
@@ -506,3 +507,20 @@ def test_register_policy_overrides(restore_registry: None) -> None:
 def test_registry_restored_after_registration_tests() -> None:
     assert set(PLACEMENT_POLICIES) == set(POLICY_NAMES)
     assert get_policy("first_fit") is first_fit
+
+
+def test_round_robin_spreads_tasks_one_per_machine_per_lap_and_keeps_its_cursor() -> None:
+    from schedlab.schedulers.placement.cursor import RoundRobin
+
+    rr = RoundRobin()
+    free = np.full((4, 2), 4.0)
+    req = np.array([1.0, 1.0])
+    rng = np.random.default_rng(0)
+    assert rr(free, req, 6, rng).tolist() == [0, 1, 2, 3, 0, 1]  # first fit would put 4 on machine 0
+    assert rr(free, req, 3, rng).tolist() == [2, 3, 0]  # the cursor carried over from the last job
+    free[1] = 0.0  # full: skipped, not waited on
+    assert rr(free, req, 2, rng).tolist() == [2, 3]  # cursor was at 1
+    empty = np.zeros((3, 2))
+    assert rr(empty, req, 2, rng).tolist() == [-1, -1]
+    assert pickle.loads(pickle.dumps(rr)).cursor == rr.cursor
+

@@ -1,4 +1,5 @@
-"""Placement policies that keep a cursor between calls: next fit, next-k fit.
+"""Placement policies that keep a cursor between calls: next fit, next-k fit,
+round robin.
 
 Same contract as every policy in ``schedlab.schedulers.placement.policies``
 (``policy(free, request, n_tasks, rng) -> machines``; decrement the caller's
@@ -97,3 +98,36 @@ class NextFit:
         order = (start + np.arange(n)) % n
         ok = np.flatnonzero(fits(free[order], request))
         return int(order[ok[0]]) if ok.size else -1
+
+
+class RoundRobin:
+    """Round-robin filling: each task goes to the next machine in turn
+    (cyclically, from where the last task went) that it fits on, so a job's
+    tasks spread one per machine per lap; the cursor persists across jobs.
+    A head-node dispatcher's "round-robin" option (as in the Octopus
+    scheduler): it evens load where first fit piles it on the first machines.
+    Same contract, state and per-scheduler copies as ``NextFit``."""
+
+    def __init__(self) -> None:
+        self.cursor = 0  # the machine the next task is tried on first
+
+    def __repr__(self) -> str:
+        return f"RoundRobin(cursor={self.cursor})"
+
+    def __call__(self, free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+        n = free.shape[0]
+        out = np.full(n_tasks, -1, dtype=np.int64)
+        if n == 0:
+            return out
+        self.cursor %= n
+        for t in range(n_tasks):
+            order = (self.cursor + np.arange(n)) % n
+            ok = np.flatnonzero(fits(free[order], request))
+            if ok.size == 0:
+                break  # fits nowhere, and later tasks are identical
+            m = int(order[ok[0]])
+            free[m] -= request
+            out[t] = m
+            self.cursor = (m + 1) % n
+        return out
+

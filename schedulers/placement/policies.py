@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from schedlab.schedulers.model.resources import EPS
-from schedlab.schedulers.placement.cursor import NextFit
+from schedlab.schedulers.placement.cursor import NextFit, RoundRobin
 
 PlacementPolicy = Callable[[np.ndarray, np.ndarray, int, np.random.Generator], np.ndarray]
 
@@ -144,6 +144,7 @@ def almost_worst_fit(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: n
 # NextFit(k) per scheduler.
 next_fit = NextFit(1)
 next_k_fit = NextFit(3)
+round_robin = RoundRobin()
 
 PLACEMENT_POLICIES: dict[str, PlacementPolicy] = {
     "random_first_fit": random_first_fit,
@@ -153,6 +154,7 @@ PLACEMENT_POLICIES: dict[str, PlacementPolicy] = {
     "almost_worst_fit": almost_worst_fit,
     "next_fit": next_fit,
     "next_k_fit": next_k_fit,
+    "round_robin": round_robin,
 }
 
 
