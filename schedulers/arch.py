@@ -121,6 +121,7 @@ class ArchSpec:
     section_required: bool = True  # False: a missing section means its defaults
     default_replicas: int = 1  # [coordinator] replicas when the file does not say
     min_replicas: int = 1  # fewer is refused (a replicated master needs a majority)
+    max_replicas: int = 9  # 1: it runs no coordinator group, so replicas would be idle actors
     # Extra size checks (schedulers.scenario.limits): (top table, scenario,
     # expected tasks per job class) -> None, failing through top.fail.
     check_sizes: Callable[[Table, Scenario, dict[str, float]], None] | None = None

@@ -100,6 +100,8 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     coordinator = _coordinator(top.sub("coordinator", default={}))
     if coordinator.replicas < spec.min_replicas:
         top.fail("coordinator.replicas", f"architecture {arch!r} needs {spec.min_replicas} or more replicas")
+    if coordinator.replicas > spec.max_replicas:
+        top.fail("coordinator.replicas", f"architecture {arch!r} runs no coordinator group: replicas must be 1")
     ctx = SectionContext(tuple(names), mclasses, coordinator, top)
     section = spec.parse(top.sub(arch) if spec.section_required else top.sub(arch, default={}), ctx)
     for other in registry.names():

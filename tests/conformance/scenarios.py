@@ -45,7 +45,9 @@ def conformance_data(name: str) -> dict[str, Any]:
     data["name"] = f"conformance-{name}"
     data["architecture"] = name
     classes = tuple(c["name"] for c in data["workload"]["classes"])
-    data[name] = registry.spec_of(name).example(classes)
+    spec = registry.spec_of(name)
+    data[name] = spec.example(classes)
+    data["coordinator"]["replicas"] = min(3, spec.max_replicas)
     return data
 
 
