@@ -7,6 +7,7 @@ BUILTIN = (
     "schedlab.schedulers.archs.omega.spec:SPEC",
     "schedlab.schedulers.archs.mesos.spec:SPEC",
     "schedlab.schedulers.archs.borg.spec:SPEC",
+    "schedlab.schedulers.archs.dispatcher.spec:SPEC",
 )
 
 DEFAULT = "omega"  # a scenario without ``architecture = ...``

@@ -1,0 +1,26 @@
+"""What a dispatcher run starts: the head node; machine hosts are its workers."""
+from __future__ import annotations
+
+import dataclasses
+
+from schedlab.actors.archs.dispatcher.endpoint import WorkerEndpoint
+from schedlab.actors.archs.dispatcher.head import Dispatcher, HeadConfig
+from schedlab.actors.topology import Build, Topology
+from schedlab.schedulers.archs.dispatcher.spec import NAME, ROLE, DispatcherSpec
+
+
+def build(b: Build) -> Topology:
+    sc, plan = b.scenario, b.plan
+    d: DispatcherSpec = sc.section
+    flush = sc.substrate.batch_interval
+    cfg = HeadConfig(
+        capacity=plan.cell.capacity, free=plan.prefill.free, machines_per_host=sc.cell.machines_per_actor,
+        queue=d.queue, placement=b.policies[NAME], t_job=d.t_job, t_task=d.t_task, seed=sc.seed,
+        liveness=sc.liveness, sample_interval=sc.metrics.sample_interval,
+    )
+    # A restarted head knows nothing: it rebuilds from its workers and the submitter.
+    head = b.members.spawn(ROLE, Dispatcher, NAME, b.rt, cfg, b.metrics, flush,
+                           again=(b.rt, dataclasses.replace(cfg, restarted=True), b.metrics, flush))
+    topo = Topology(WorkerEndpoint(head), [head], None)
+    topo.route([jc.name for jc in sc.workload.classes], NAME, head)
+    return topo

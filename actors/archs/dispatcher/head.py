@@ -1,0 +1,185 @@
+"""The head node as an actor: a thin shell over ``schedulers.archs.
+dispatcher.head.HeadNode``. It keeps the timers (the dispatch loop's think
+time, the host watch, utilization samples), answers the workers' polls and
+the submitter, and logs events; every decision is the core's.
+
+Workers are the machine hosts: they poll ``exchange`` once per batch
+interval (finished tasks in, launches out), like kubelets watching an API
+server. A restarted head asks each worker to ``register_worker`` (what it
+runs and finished lately) before it trusts it, and gets its queue back from
+the submitter (``recover``).
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from schedlab.actors.common.events import span_stamp
+from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, report_down, watch_for
+from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.dispatcher.head import HeadNode
+from schedlab.schedulers.archs.dispatcher.spec import NAME
+from schedlab.schedulers.faults.liveness import LivenessSpec
+from schedlab.schedulers.model.jobs import Job
+from schedlab.schedulers.model.seeding import rng_for
+from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
+
+
+@dataclass(frozen=True)
+class HeadConfig:
+    capacity: np.ndarray
+    free: np.ndarray  # free at the start (the prefill already runs)
+    machines_per_host: int
+    queue: str
+    placement: Callable  # a placement policy (schedulers.placement)
+    t_job: float
+    t_task: float
+    seed: int
+    liveness: LivenessSpec
+    sample_interval: float
+    restarted: bool = False  # a new incarnation: rebuild from the workers, not from ``free``
+
+
+class Dispatcher(ActorShell):
+    def __init__(self, rt: Runtime, cfg: HeadConfig, metrics: Any, flush_interval: float) -> None:
+        super().__init__(rt, NAME, metrics, flush_interval)
+        self.cfg = cfg
+        self.core = HeadNode(cfg.capacity, cfg.free, cfg.machines_per_host, cfg.queue, cfg.placement,
+                             rng_for(cfg.seed, NAME), registered=not cfg.restarted)
+        scale = rt.scale
+        self.watch = watch_for(self.core.hosts, HOST_TIMEOUT_WALL_S * scale, cfg.liveness, scale)
+        self.wakeup = asyncio.Event()
+        self.blocked = False
+        self.dispatched = 0
+
+    async def on_start(self) -> None:
+        # A restarted head gives every worker the time to find it.
+        self.watch.grace(self.rt.now(), give_up=self.cfg.restarted)
+        self.spawn_loop(self._dispatch_loop())
+        self.spawn_loop(self._watch_loop())
+        self.spawn_loop(self._sample_loop())
+
+    def on_stopping(self) -> None:
+        self.wakeup.set()
+
+    # ------------------------------------------------------------ jobs in
+
+    async def submit(self, jobs: list[dict]) -> None:
+        if self.core.submit([Job.from_wire(j) for j in jobs]):
+            self.wakeup.set()
+
+    async def recover(self, jobs: list[dict]) -> None:
+        """A restarted head's queue, from every job the submitter routed to
+        its predecessor; requeued once every worker registered."""
+        self.core.recover([Job.from_wire(j) for j in jobs])
+        self._recovered(self.core.try_recover(), len(jobs))
+
+    def _recovered(self, done: list, routed: int) -> None:
+        if not routed and not done:
+            return
+        for jp in done:
+            # Its job_scheduled event may have died with the old incarnation.
+            self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=NAME, attempts=0, recovered=True)
+        if not self.core.awaiting_recovery:
+            self.log.emit("scheduler_recovered", jobs=len(self.core.jobs), already_placed=len(done), queued=self.core.queued())
+        self.wakeup.set()
+
+    # ------------------------------------------------------------ workers
+
+    async def exchange(self, host: int, finished: bytes) -> Any:
+        """A worker's poll (see HeadNode.exchange for the replies)."""
+        self.watch.heard(host, self.rt.now())
+        machines, requests = unpack_release(finished) if finished else (np.zeros(0, np.int64), np.zeros((0, 2)))
+        keys = unpack_release_keys(finished) if finished else []
+        reply = self.core.exchange(host, machines, requests, keys)
+        if keys:
+            self.wakeup.set()  # room came back
+        return reply
+
+    async def register_worker(self, host: int, report: dict) -> None:
+        self.watch.heard(host, self.rt.now())
+        self.core.register(host, [(int(j), int(t), int(m), req) for j, t, m, req, *_ in report["tasks"]],
+                           [(int(j), int(t)) for j, t in report["finished"]])
+        self.log.emit("worker_registered", host=host, tasks=len(report["tasks"]))
+        if self.core.awaiting_recovery:
+            self._recovered(self.core.try_recover(), 1)
+        self.wakeup.set()
+
+    async def rejoin(self, host: int) -> list:
+        """A restarted worker's first word: what it ran is written off."""
+        self.watch.heard(host, self.rt.now())
+        lost, unpulled = self.core.rejoin(host)
+        self.wakeup.set()
+        return [lost, unpulled]
+
+    async def _watch_loop(self) -> None:
+        while await self.nap(self.watch.timeout / 4):
+            now = self.rt.now()
+            silent = judge(self.watch, self.log, now, self.core.down)
+            if silent:
+                lost, unpulled = self.core.write_off(silent)
+                report_down(self.log, silent, lost, unpulled, by=NAME, watch=self.watch)
+                if self.core.awaiting_recovery:
+                    self._recovered(self.core.try_recover(), 1)
+                self.wakeup.set()
+
+    # ----------------------------------------------------------- dispatch
+
+    async def _dispatch_loop(self) -> None:
+        core, cfg = self.core, self.cfg
+        while self.running:
+            for jp in core.first_turn():
+                self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=1, first=True, scheduler=NAME)
+            jp = core.turn()
+            self._note_blocked(jp is None and core.blocked())
+            if jp is None:
+                self.wakeup.clear()
+                try:
+                    await asyncio.wait_for(self.wakeup.wait(), self.rt.wall(cfg.sample_interval))
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            started = self.rt.now()
+            think = cfg.t_job + cfg.t_task * len(jp.pending)
+            if not await self.nap(think):
+                return
+            turn = core.dispatch(jp, self.rt.now())
+            if not turn.placed:
+                continue  # the room went while it thought (a worker written off)
+            self.dispatched += len(turn.placed)
+            self.log.emit("txn", scheduler=NAME, job_id=jp.job.job_id, claims=len(turn.placed), committed=len(turn.placed),
+                          conflicted=0, think=round(think, 6), rtt_ms=0.0, placed=[[t, m] for t, m in turn.placed],
+                          **span_stamp(started, self.rt.now()))
+            if turn.now_scheduled:
+                self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=NAME, attempts=1)
+
+    def _note_blocked(self, blocked: bool) -> None:
+        """Head-of-line blocking starts or ends: the head is stuck while a
+        job behind it would fit."""
+        if blocked != self.blocked:
+            self.blocked = blocked
+            heads = [jp.job.job_id for jp in self.core.heads()]
+            self.log.emit("head_blocked", on=blocked, heads=heads, queued=self.core.queued())
+
+    async def _sample_loop(self) -> None:
+        self._sample()
+        while await self.nap(self.cfg.sample_interval):
+            self._sample()
+
+    def _sample(self) -> None:
+        cpu, mem = self.core.utilization()
+        self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=self.dispatched)
+        self.log.emit("queue_sample", queued=self.core.queued(), blocked=self.blocked)
+
+    async def on_stop(self) -> dict:
+        self._sample()
+        self._note_blocked(False)
+        for job_id, left in self.core.unplaced().items():
+            self.log.emit("job_pending", job_id=job_id, scheduler=NAME, unplaced=left, attempts=0)
+        for job in self.core.awaiting_recovery:
+            self.log.emit("job_pending", job_id=job.job_id, scheduler=NAME, unplaced=job.tasks, attempts=0)
+        return {"dispatched": self.dispatched, "queued": self.core.queued()}

@@ -1,0 +1,330 @@
+"""The head node of a central dispatcher: its queue, its view of the
+workers, and every decision it makes. Pure: no Ray, no clock (times are
+passed in), randomness only through the Generator it is given.
+
+The model is the lecture's "typical cluster scheduler": one head node
+receives every job into a queue and hands tasks to worker machines when
+they have room. Two queue disciplines:
+
+* ``fifo``: strict arrival order. Only the job at the head is tried; its
+  tasks start as room appears, and no job behind it starts before it has
+  every task placed. With no preemption, a job at the head that does not
+  fit (a big one, or a cell full of long tasks) holds back every job behind
+  it, even ones that would fit: head-of-line blocking.
+* ``fair``: one FIFO queue per user (a job class is a user here), served in
+  round robin, one job's turn per user, as the Octopus scheduler's fair
+  option does; a user whose head job does not fit is passed over for this
+  round, so one user's big job holds back only that user's own queue.
+
+Within a turn, the job's pending tasks go where the placement policy (any
+of ``schedulers.placement``: first fit, round-robin filling, ...) finds
+room, in task order, stopping at the first task that fits nowhere.
+
+Workers report back: finished tasks free their resources; a worker silent
+too long is written off and its tasks queued again (at the front of their
+job); a restarted worker or a worker back after a write-off starts empty.
+After the head itself restarts it knows nothing: it rebuilds its view
+from the workers' registrations (what each runs and finished lately) and
+its queue from the submitter's copy of every job routed to it.
+"""
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from schedlab.schedulers.model.jobs import Job
+from schedlab.schedulers.model.resources import fits
+
+QUEUES = ("fifo", "fair")
+TaskKey = tuple[int, int]
+# A launch as machine hosts take it: [job, task, machine, request, duration, start].
+Launch = list
+
+
+@dataclass
+class JobProgress:
+    job: Job
+    pending: collections.deque[int]  # task indices still to place, in order
+    placed: set[int] = field(default_factory=set)
+    attempted: bool = False  # its first turn came (the wait-time clock stops)
+    scheduled: bool = False  # every task placed once (it may lose some later)
+
+    @property
+    def user(self) -> str:
+        return self.job.job_class
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one dispatch decided: which tasks of which job go where."""
+
+    job: JobProgress
+    placed: list[tuple[int, int]]  # (task, machine)
+    now_scheduled: bool  # this turn placed the job's last pending task for the first time
+
+
+class HeadNode:
+    def __init__(self, capacity: np.ndarray, free: np.ndarray, machines_per_host: int, queue: str,
+                 policy: Callable, rng: np.random.Generator, registered: bool = True) -> None:
+        """``free``: what the cell has free at the start (the prefill already
+        runs). ``registered``: False for a restarted head, which trusts no
+        worker until it registered (its view is rebuilt from theirs)."""
+        if queue not in QUEUES:
+            raise ValueError(f"queue must be one of {QUEUES}")
+        self.capacity = np.asarray(capacity, dtype=np.float64)
+        self.free = np.asarray(free, dtype=np.float64).copy()
+        self.k = machines_per_host
+        self.hosts = -(-self.capacity.shape[0] // self.k)
+        self.queue_kind = queue
+        self.policy = policy
+        self.rng = rng
+        self.up = np.ones(self.capacity.shape[0], dtype=bool)
+        self.down: set[int] = set()  # hosts written off (back only by resetting)
+        self.registered: set[int] = set(range(self.hosts)) if registered else set()
+        self.jobs: dict[int, JobProgress] = {}
+        self.queues: dict[str, collections.deque[int]] = collections.defaultdict(collections.deque)
+        self.users: list[str] = []  # round-robin order (fair)
+        self.next_user = 0
+        self.running: dict[TaskKey, int] = {}  # task -> machine, jobs of ours only
+        self.finished: set[TaskKey] = set()  # reported finished (a recovered job's done tasks)
+        self.to_launch: dict[int, list[Launch]] = collections.defaultdict(list)
+        self.settled: dict[int, set[TaskKey]] = {}  # host -> finished tasks its registration covered
+        self.awaiting_recovery: list[Job] = []
+
+    # ------------------------------------------------------------- the queue
+
+    def submit(self, jobs: list[Job]) -> list[Job]:
+        """Queue new jobs (a job already known is ignored: it was recovered
+        or sent twice around a restart); returns the ones queued."""
+        new = [j for j in jobs if j.job_id not in self.jobs]
+        for j in new:
+            self._enqueue(JobProgress(j, collections.deque(range(j.tasks))))
+        return new
+
+    def _enqueue(self, jp: JobProgress) -> None:
+        self.jobs[jp.job.job_id] = jp
+        user = jp.user if self.queue_kind == "fair" else ""
+        if user not in self.users:
+            self.users.append(user)
+        self.queues[user].append(jp.job.job_id)
+
+    def recover(self, jobs: list[Job]) -> None:
+        """A restarted head's queue: every job routed to its predecessor.
+        Held until every worker has registered (or been written off): a task
+        running on a worker not yet heard from would otherwise run twice."""
+        self.awaiting_recovery.extend(j for j in jobs if j.job_id not in self.jobs)
+        self.try_recover()
+
+    def try_recover(self) -> list[JobProgress]:
+        """Requeue the recovered jobs once the view is complete: a task
+        running or finished on some worker is not pending. Returns the jobs
+        that need nothing more (already fully placed)."""
+        if not self.awaiting_recovery or len(self.registered | self.down) < self.hosts:
+            return []
+        done = []
+        for job in self.awaiting_recovery:
+            if job.job_id in self.jobs:
+                continue
+            have = {t for t in range(job.tasks) if (job.job_id, t) in self.running or (job.job_id, t) in self.finished}
+            jp = JobProgress(job, collections.deque(t for t in range(job.tasks) if t not in have), placed=have,
+                             attempted=bool(have), scheduled=len(have) == job.tasks)
+            if jp.pending:
+                self._enqueue(jp)
+            else:
+                self.jobs[job.job_id] = jp
+                done.append(jp)
+        self.awaiting_recovery = []
+        return done
+
+    def queued(self) -> int:
+        return sum(len(q) for q in self.queues.values())
+
+    def heads(self) -> list[JobProgress]:
+        """Whose turn it is, in order: the one head (fifo), or each user's
+        head from the next user in the round (fair)."""
+        if self.queue_kind == "fifo":
+            q = self.queues[""]
+            return [self.jobs[q[0]]] if q else []
+        n = len(self.users)
+        order = [self.users[(self.next_user + i) % n] for i in range(n)]
+        return [self.jobs[self.queues[u][0]] for u in order if self.queues[u]]
+
+    def turn(self) -> JobProgress | None:
+        """The job to dispatch now: the first head with a task that fits
+        somewhere; None when the queue is empty or every head is stuck (the
+        head waits for room: no job behind a stuck head is tried)."""
+        for jp in self.heads():
+            if self.fits_now(jp):
+                return jp
+        return None
+
+    def first_turn(self) -> list[JobProgress]:
+        """Heads reaching their first turn (tried for the first time), marked
+        now: their wait to first attempt ends here, fitting or not."""
+        out = [jp for jp in self.heads() if not jp.attempted]
+        for jp in out:
+            jp.attempted = True
+        return out
+
+    def fits_now(self, jp: JobProgress) -> bool:
+        return bool(jp.pending) and bool((fits(self.free, jp.job.request_vector()) & self.up).any())
+
+    def blocked(self) -> bool:
+        """Head-of-line blocking: every head is stuck while a job further
+        back has a task that would fit now."""
+        heads = self.heads()
+        if not heads or any(self.fits_now(jp) for jp in heads):
+            return False
+        ids = {jp.job.job_id for jp in heads}
+        room = self.free[self.up]
+        tried: set[tuple[float, ...]] = set()  # one check per distinct request shape
+        for q in self.queues.values():
+            for j in q:
+                r = self.jobs[j].job.request
+                if j not in ids and r not in tried:
+                    tried.add(r)
+                    if fits(room, np.asarray(r, dtype=np.float64)).any():
+                        return True
+        return False
+
+    # -------------------------------------------------------------- dispatch
+
+    def dispatch(self, jp: JobProgress, now: float) -> Turn:
+        """Place what fits of ``jp``'s pending tasks now, in task order,
+        stopping at the first that fits nowhere; queue the launches for their
+        workers. The job leaves the queue once every task is placed; in the
+        fair queue the next user gets the next turn."""
+        req = jp.job.request_vector()
+        view = np.where(self.up[:, None], self.free, 0.0)  # machines down hold nothing
+        machines = self.policy(view, req, len(jp.pending), self.rng)
+        placed: list[tuple[int, int]] = []
+        for m in machines.tolist():
+            if m < 0:
+                break
+            task = jp.pending.popleft()
+            self.free[m] -= req
+            self.running[(jp.job.job_id, task)] = m
+            jp.placed.add(task)
+            self.to_launch[m // self.k].append(
+                [jp.job.job_id, task, m, list(jp.job.request), jp.job.durations[task], now])
+            placed.append((task, m))
+        first_time = not jp.pending and not jp.scheduled
+        if not jp.pending:
+            jp.scheduled = True
+            self._dequeue(jp)
+        if self.queue_kind == "fair" and placed:
+            self.next_user = (self.users.index(jp.user) + 1) % len(self.users)  # the next user's turn
+        return Turn(jp, placed, first_time)
+
+    def _dequeue(self, jp: JobProgress) -> None:
+        q = self.queues[jp.user if self.queue_kind == "fair" else ""]
+        if jp.job.job_id in q:
+            q.remove(jp.job.job_id)
+
+    # --------------------------------------------------------------- workers
+
+    def _machines(self, host: int) -> range:
+        return range(host * self.k, min((host + 1) * self.k, self.capacity.shape[0]))
+
+    def exchange(self, host: int, machines: np.ndarray, requests: np.ndarray,
+                 keys: list[tuple[int, int, bool]]) -> list[Launch] | dict:
+        """A worker's poll: its finished tasks' resources come back, the
+        launches queued for it go out (each once). A worker written off
+        meanwhile is told to reset (it comes back empty); one the head does
+        not know (the head restarted) is asked to register first."""
+        if host in self.down:
+            self.down.discard(host)
+            self._machines_up(host, empty=True)
+            return {"reset": True, "launches": []}
+        if host not in self.registered:
+            return {"register": True}
+        settled = self.settled.get(host, set())
+        back = [i for i, (job, task, _killed) in enumerate(keys) if (job, task) not in settled]
+        settled.difference_update((j, t) for j, t, _ in keys)
+        np.add.at(self.free, np.asarray(machines, dtype=np.int64)[back], np.asarray(requests, dtype=np.float64)[back])
+        for job, task, killed in keys:
+            if self.running.get((job, task), -1) // self.k == host:
+                del self.running[(job, task)]
+                if not killed:
+                    self.finished.add((job, task))
+        return self.to_launch.pop(host, [])
+
+    def register(self, host: int, running: list[tuple[int, int, int, list[float]]], finished: list[TaskKey]) -> None:
+        """A worker telling a restarted head what it runs and finished
+        lately: the head's view of that worker is exactly this."""
+        ms = list(self._machines(host))
+        self.free[ms] = self.capacity[ms]
+        for job, task, m, req in running:
+            self.free[m] -= np.asarray(req, dtype=np.float64)
+            if job >= 0:
+                self.running[(job, task)] = m
+        self.finished.update((j, t) for j, t in finished)
+        # Finished before it registered, so already free in this view: when
+        # the worker's report of them arrives, their resources are not
+        # given back a second time.
+        self.settled[host] = {(j, t) for j, t in finished}
+        self.registered.add(host)
+        self.down.discard(host)
+        self.up[ms] = True
+
+    def write_off(self, hosts: list[int]) -> tuple[list[list[int]], list[list[int]]]:
+        """Workers gone (silent too long): their machines are down, their
+        tasks queued again at the front of their jobs. Returns (lost: were
+        running, unpulled: never handed out), as [job, task] lists."""
+        lost: list[list[int]] = []
+        unpulled: list[list[int]] = []
+        for host in hosts:
+            if host in self.down:
+                continue
+            self.down.add(host)
+            self.registered.discard(host)
+            never = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
+            ms = self._machines(host)
+            self.up[ms.start:ms.stop] = False
+            for key in [k for k, m in self.running.items() if m in ms]:
+                del self.running[key]
+                (unpulled if key in never else lost).append([key[0], key[1]])
+                self._requeue(key)
+        return lost, unpulled
+
+    def rejoin(self, host: int) -> tuple[list[list[int]], list[list[int]]]:
+        """A restarted worker's first word: what it ran died with its
+        predecessor (written off); it is back at once, empty."""
+        out = self.write_off([host])
+        self.down.discard(host)
+        self.registered.add(host)
+        self._machines_up(host, empty=True)
+        return out
+
+    def _machines_up(self, host: int, empty: bool) -> None:
+        ms = list(self._machines(host))
+        self.up[ms] = True
+        if empty:
+            self.free[ms] = self.capacity[ms]
+
+    def _requeue(self, key: TaskKey) -> None:
+        jp = self.jobs.get(key[0])
+        if jp is None:
+            return
+        jp.placed.discard(key[1])
+        was_queued = bool(jp.pending) or not jp.scheduled
+        jp.pending = collections.deque(sorted([*jp.pending, key[1]]))  # tasks stay in order
+        if not was_queued:  # back in the queue, at the front: its tasks ran before
+            user = jp.user if self.queue_kind == "fair" else ""
+            if user not in self.users:
+                self.users.append(user)
+            self.queues[user].appendleft(jp.job.job_id)
+
+    # --------------------------------------------------------------- numbers
+
+    def utilization(self) -> tuple[float, float]:
+        total = self.capacity.sum(axis=0)
+        used = (self.capacity - np.where(self.up[:, None], self.free, self.capacity)).sum(axis=0)
+        return float(used[0] / total[0]), float(used[1] / total[1])
+
+    def unplaced(self) -> dict[int, int]:
+        """job -> tasks still pending, for jobs not fully placed (reported at the end)."""
+        return {j: len(jp.pending) for j, jp in self.jobs.items() if jp.pending}
