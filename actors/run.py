@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from schedlab.actors import interrupt
 from schedlab.actors.engines import ray_engine
 from schedlab.actors.common.events import EventLog
 from schedlab.actors.chaos.inbox import INBOX_NAME, ChaosInbox
@@ -90,10 +91,11 @@ def run_scenario(
     run_id = uuid.uuid4().hex[:8]
     namespace = f"schedlab-{run_id}"
     started_ray = ray_engine.connect(address, namespace)
-    for fn in [*policy_fns.values(), *(arch.ship(sc) if arch.ship else [])]:
-        ray_engine.ship_by_value(fn)
     started = Started()
     try:
+        interrupt.check()
+        for fn in [*policy_fns.values(), *(arch.ship(sc) if arch.ship else [])]:
+            ray_engine.ship_by_value(fn)
         summary = _run(plan, out, namespace, started, policy_fns, on_progress, on_started)
     finally:
         ray_engine.kill_all(started.handles)
@@ -146,7 +148,9 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     roles = all_roles()  # what each role's members are to the submitter
     members.on_restart.append(lambda role, name, h: ray_engine.call(submitter, "reroute", name, h, roles[role].recovers)
                               if roles[role].routed else None)
+    interrupt.check()
     ray_engine.gather([ray_engine.call(h, "ready") for h in started.handles], timeout=300)
+    interrupt.check()
     spawned = _spawned(members, topo)
 
     rtt = measure_rtt(core_actors[0])
@@ -180,6 +184,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     last_node_check = 0.0
     last_inbox = 0.0
     while (left := end_wall - time.time()) > 0:
+        interrupt.check()
         # Short naps while faults are due or a failover is being timed.
         time.sleep(min(0.02 if (faults.pending or faults.watching) else 0.2, left))
         now = (time.time() - epoch) * scale

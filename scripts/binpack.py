@@ -26,7 +26,7 @@ from typing import NoReturn
 import numpy as np
 
 from schedlab.schedulers.placement.binpack import algorithms, lower_bound, n_bins
-from schedlab.scripts.exits import EXIT_BAD_INPUT, error
+from schedlab.scripts.command import EXIT_BAD_INPUT, error
 
 Draw = Callable[[np.random.Generator, int], np.ndarray]
 

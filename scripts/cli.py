@@ -11,12 +11,13 @@ from rich.console import Console
 
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison
 from schedlab.schedulers.scenario.limits import limits_for
-from schedlab.scripts.exits import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error
+from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error, interruptible, verbosity
 from schedlab.scripts.scenario_files import load_data, load_scenario, override as _override, resolve
 
 
+@interruptible
 def cmd_run(args: argparse.Namespace) -> int:
-    console = Console(stderr=False)
+    console = Console(stderr=False, quiet=args.quiet)
     try:
         sc = _override(load_scenario(args.scenario, args.set, limits_for(args.address)), args)
     except ScenarioError as e:
@@ -37,7 +38,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                       soft_wrap=True)
 
     try:
-        if args.no_progress or not console.is_terminal:
+        if args.no_progress or args.quiet or not console.is_terminal:
             summary = run_scenario(sc, out, address=args.address, on_started=started)
         else:
             with RunProgress(sc.duration, console) as prog:
@@ -57,8 +58,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+@interruptible
 def cmd_compare(args: argparse.Namespace) -> int:
-    console = Console(stderr=False)
+    console = Console(stderr=False, quiet=args.quiet)
     try:
         scenarios = [_override(sc, args) for sc in parse_comparison(load_data(args.scenario, args.set), str(resolve(args.scenario)),
                                                                     limits_for(args.address))]
@@ -161,6 +163,8 @@ def _common(sp: argparse.ArgumentParser, out_help: str) -> None:
     sp.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="override one scenario value, e.g. workload.classes.0.interarrival=2 (repeatable)")
     sp.add_argument("--report", action="store_true", help="write report.md with plots at the end (needs the plot extra)")
+    verbosity(sp)
+
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,7 +25,7 @@ from schedlab.schedulers.model.cluster import build_cell
 from schedlab.schedulers.scenario.parse import ScenarioError
 from schedlab.schedulers.model.workload import generate_jobs, prefill
 from schedlab.scripts.scenario_files import load_scenario
-from schedlab.scripts.exits import error
+from schedlab.scripts.command import error
 
 
 def snapshot(sc) -> list[SnapshotJob]:  # type: ignore[no-untyped-def]

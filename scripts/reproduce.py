@@ -22,7 +22,7 @@ from pathlib import Path
 
 from schedlab.scripts.fidelity import Context, Finding, Result, render, update_readme
 from schedlab.scripts.findings import FINDINGS
-from schedlab.scripts.exits import error
+from schedlab.scripts.command import error
 
 
 def run_findings(findings: list[Finding], ctx: Context) -> list[tuple[Finding, Result | None, str]]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from schedlab.actors.analysis.kept_runs import violated
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison
-from schedlab.scripts.exits import EXIT_BAD_INPUT, EXIT_INVARIANT, error
+from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error
 from schedlab.scripts.scenario_files import load_data, resolve
 
 

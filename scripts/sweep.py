@@ -32,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from schedlab.actors.analysis.kept_runs import violated
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison, parse_scenario
+from schedlab.scripts.command import interruptible, verbosity
 from schedlab.scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv
 
 
@@ -195,10 +196,11 @@ def finish(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
     return rows, bad
 
 
+@interruptible
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from schedlab.scripts.exits import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error
+    from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error
 
-    console = Console()
+    console = Console(quiet=args.quiet)
     try:
         sweep = plan_sweep(args.scenario, args.set or [], args.seeds, args.seed, args.time_scale)
         if args.parallel < 1:
@@ -219,7 +221,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _error(str(e))
         return EXIT_BAD_INPUT
     out.mkdir(parents=True, exist_ok=True)
-    quiet = args.no_progress or not console.is_terminal
+    quiet = args.no_progress or args.quiet or not console.is_terminal
     progress = Progress(TextColumn("[bold]runs[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[last]}"),
                         TimeElapsedColumn(), console=console, disable=quiet)
     try:
@@ -228,7 +230,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
             def advance(rel: str) -> None:
                 progress.update(task, advance=1, last=rel)
-                if quiet:
+                if quiet and not args.quiet:
                     print(f"  done {rel}", flush=True)
 
             if args.parallel > 1:
@@ -267,4 +269,5 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--parallel", type=int, default=1, help="runs at once, as separate processes on the cluster (default 1)")
     s.add_argument("--report", action="store_true", help="write report.md with plots at the end (needs the plot extra)")
     s.add_argument("--no-progress", action="store_true", help="print one line per finished run instead of a bar")
+    verbosity(s)
     s.set_defaults(fn=cmd_sweep)

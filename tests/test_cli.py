@@ -227,3 +227,65 @@ def test_too_many_host_actors_names_the_knob_and_the_limit(tmp_path: Path) -> No
     line = refused("run", str(bad), "--out", str(tmp_path / "out"), "--set", "cell.machines_per_actor=1", "--address", "127.0.0.1:1")
     assert "at most 10,000 actors on a Ray cluster" in line and "raise machines_per_actor to at least 3" in line
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.ray
+def test_ctrl_c_stops_a_quiet_run_cleanly(tmp_path: Path) -> None:
+    """-q prints nothing; Ctrl-C mid-run ends it with one line and exit 130,
+    no traceback, and its embedded Ray (every actor with it) is gone."""
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    p = subprocess.Popen([sys.executable, "-m", "schedlab", "run", "quickstart", "-q", "--out", str(out)],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not ((out / "events.jsonl").exists() and (out / "events.jsonl").stat().st_size > 0):
+            assert p.poll() is None and time.monotonic() < deadline, "the run never started"
+            time.sleep(0.2)
+        address = json.loads((out / "run.json").read_text())["address"]
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, stderr[-2000:]
+    assert stdout == "" and "Traceback" not in stderr
+    assert stderr.strip().splitlines() == ["error: interrupted (Ctrl-C): the run's actors were stopped; what it logged so "
+                                           "far is in its OUT"]
+    host, port = address.rsplit(":", 1)
+    with socket.socket() as s:  # its Ray (GCS, raylet, every worker) is down
+        s.settimeout(2.0)
+        assert s.connect_ex((host, int(port))) != 0
+
+
+@pytest.mark.ray
+def test_verbose_sends_actor_output_to_the_terminal(tmp_path: Path) -> None:
+    """-v sets what connect starts Ray with: actors' stdout reaches the
+    driver's terminal (Ray's log_to_driver), so a user's print shows."""
+    from schedlab.scripts.cli import build_parser
+
+    args = build_parser().parse_args(["run", "quickstart", "-v"])
+    assert args.verbose and not args.quiet
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "quickstart", "-v", "-q"])  # one or the other
+    code = (
+        "from schedlab.actors.engines import ray_engine\n"
+        "import ray, sys\n"
+        "ray_engine.set_verbose(sys.argv[1] == '1')\n"
+        "ray_engine.connect(None, 'schedlab-verbose-test')\n"
+        "@ray.remote(num_cpus=0)\n"
+        "class A:\n"
+        "    def hi(self):\n"
+        "        print('hello-from-an-actor', flush=True)\n"
+        "a = A.remote()\n"
+        "ray.get(a.hi.remote())\n"
+        "import time; time.sleep(2)\n"
+        "ray_engine.shutdown()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    r = subprocess.run([sys.executable, "-c", code, "1"], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "hello-from-an-actor" in r.stdout + r.stderr, (r.stdout[-500:], r.stderr[-500:])

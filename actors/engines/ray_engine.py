@@ -139,7 +139,7 @@ def connect(address: str | None, namespace: str, loopback_only: bool = False) ->
         if loopback_only or os.environ.get(LOOPBACK_ENV) == "1":
             _keep_loopback()  # joining an embedded run's Ray (see start_local)
         try:
-            ray.init(address=address, namespace=namespace, logging_level="ERROR", log_to_driver=False)
+            ray.init(address=address, namespace=namespace, **_log_options())
         except Exception as e:  # Ray raises several types here; the user needs one line
             detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             if "InvalidAuthToken" in str(e):
@@ -166,6 +166,19 @@ def is_loopback_only() -> bool:
     return not ray_constants.ENABLE_RAY_CLUSTER
 
 
+_verbose = False
+
+
+def set_verbose(on: bool) -> None:
+    """Actors' stdout/stderr and Ray's own logs to this terminal (``-v``)."""
+    global _verbose
+    _verbose = on
+
+
+def _log_options() -> dict[str, Any]:
+    return {"logging_level": "INFO" if _verbose else "ERROR", "log_to_driver": _verbose}
+
+
 def start_local(**kwargs: Any) -> None:
     """An embedded single-node Ray whose servers all listen on 127.0.0.1 only.
     Ray 2.60 swaps a loopback node IP for the machine's LAN address (and
@@ -173,8 +186,7 @@ def start_local(**kwargs: Any) -> None:
     disabled, a flag services.py reads at call time; multi-node clusters
     (scripts/cluster.sh) cannot use this and listen as Ray decides."""
     _keep_loopback()
-    ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, logging_level="ERROR",
-             log_to_driver=False, **kwargs)
+    ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, **{**_log_options(), **kwargs})
 
 
 def shutdown() -> None:

@@ -25,7 +25,7 @@ GENERIC = (
     "actors/run.py", "actors/topology.py", "actors/arch.py", "actors/analysis", "actors/chaos", "actors/common",
     "actors/engines", "actors/coordinator", "schedulers/arch.py", "schedulers/scenario", "schedulers/faults",
     "scripts/cli.py", "scripts/chaos.py", "scripts/compare.py", "scripts/report.py", "scripts/report_sweep.py",
-    "scripts/display.py", "scripts/sweep.py", "scripts/sweep_grid.py", "scripts/scenario_files.py", "scripts/exits.py",
+    "scripts/display.py", "scripts/sweep.py", "scripts/sweep_grid.py", "scripts/scenario_files.py", "scripts/command.py",
     "scripts/soak.py",
 )
 
