@@ -78,6 +78,18 @@ kill_node() {
   die "node $i did not die"
 }
 
+forget_address() {
+  # `ray start --head` records its address in Ray's temp dir (ray_current_cluster),
+  # and a plain `ray.init()` later on this machine waits minutes for that dead
+  # cluster. Remove the record if it is ours (schedlab itself never reads it).
+  [[ -f "$DIR/port" ]] || return 0
+  local file
+  file="$("$PY" -c 'from ray._common.utils import get_ray_address_file; print(get_ray_address_file(None))' 2>/dev/null)" || return 0
+  # Ray records the head's node address (the machine's own, not 127.0.0.1): match the port.
+  [[ -f "$file" && "$(cat "$file")" == *":$(cat "$DIR/port")" ]] && rm -f "$file"
+  return 0
+}
+
 down() {
   [[ -d "$DIR" ]] || { echo "no cluster state in $DIR"; return 0; }
   local pids=()
@@ -88,6 +100,7 @@ down() {
     for _ in $(seq 1 60); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
     kill -KILL -- "-$p" 2>/dev/null || true
   done
+  forget_address
   rm -f "$DIR"/node-*.pid "$DIR"/port
   echo "cluster down"
 }

@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,8 +56,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _cluster(state: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, SCHEDLAB_CLUSTER_DIR=str(state), PYTHON=sys.executable)
+def _cluster(state: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, SCHEDLAB_CLUSTER_DIR=str(state), PYTHON=sys.executable, RAY_TMPDIR=str(tmp))
     env.pop("RAY_ADDRESS", None)
     return subprocess.run(["bash", str(ROOT / "scripts/cluster.sh"), *args], capture_output=True, text=True, timeout=240, env=env)
 
@@ -73,12 +74,19 @@ def _wait_for(path: Path, event: str, timeout: float) -> None:
 def test_two_node_cluster_survives_a_node_kill(tmp_path: Path) -> None:
     state, out, port = tmp_path / "cluster", tmp_path / "out", _free_port()
     (tmp_path / "s.toml").write_text(SCENARIO)
-    up = _cluster(state, "up", "2", str(port))
+    # Ray's temp dir of its own (a short path: Ray's socket paths must fit
+    # 107 bytes), so the cluster's sessions and its address record
+    # (ray_current_cluster) stay out of the machine's /tmp/ray.
+    ray_tmp = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))
+    up = _cluster(state, ray_tmp, "up", "2", str(port))
     assert up.returncode == 0, up.stderr
+    address_file = ray_tmp / "ray" / "ray_current_cluster"
+    assert address_file.read_text().strip().endswith(f":{port}")
     try:
         # The run's driver carries out chaos faults, kill_node included: it finds
         # the node's process group where cluster.sh keeps it.
-        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"SCHEDLAB_CLUSTER_DIR": str(state)}
+        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"SCHEDLAB_CLUSTER_DIR": str(state),
+                                                                               "RAY_TMPDIR": str(ray_tmp)}
         run = subprocess.Popen([sys.executable, "-m", "schedlab", "run", str(tmp_path / "s.toml"), "--address",
                                 f"127.0.0.1:{port}", "--out", str(out), "--no-progress"], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -106,5 +114,8 @@ def test_two_node_cluster_survives_a_node_kill(tmp_path: Path) -> None:
         assert j["scheduled"] + j["pending"] + j["abandoned"] == j["submitted"] > 0
         assert "placement" in stdout
     finally:
-        down = _cluster(state, "down")
+        down = _cluster(state, ray_tmp, "down")
         assert down.returncode == 0, down.stderr
+        # A plain ray.init() after this must not find the dead cluster's address.
+        assert not address_file.exists()
+        shutil.rmtree(ray_tmp, ignore_errors=True)

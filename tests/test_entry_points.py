@@ -1,0 +1,59 @@
+"""Every command that starts Ray works on a machine where Ray ran before
+(``~/.ray/auth_token`` exists: Ray 2.60 writes it when it starts a local
+cluster, and a driver that does not send it is refused) and after the test
+suite's multi-node cluster left its address record behind (Ray's
+``ray_current_cluster``: a plain ``ray.init()`` waits minutes for that dead
+cluster). schedlab joins or starts Ray only through
+``ray_engine.connect``, which sends the token and starts an embedded Ray
+with address "local", never reading the record: checked here structurally
+and by running the entry points against a stale record."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_only_the_ray_engine_calls_ray_init() -> None:
+    calls = [f"{p.relative_to(ROOT)}" for top in ("actors", "schedulers", "scripts", "scenarios")
+             for p in (ROOT / top).rglob("*.py") if re.search(r"\bray\.init\(", p.read_text())]
+    assert calls == ["actors/engines/ray_engine.py"], calls
+
+
+@pytest.fixture
+def stale_ray_tmp() -> Iterator[dict[str, str]]:
+    """An environment whose Ray temp dir records a cluster that is gone."""
+    tmp = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    with socket.socket() as s:  # a port that is certainly closed: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+        (tmp / "ray").mkdir()
+        (tmp / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{dead}")
+        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_TMPDIR": str(tmp)}
+        try:
+            yield env
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("argv", [
+    ["-m", "schedlab", "run", "quickstart", "-q", "--set", "duration=40"],
+    ["-m", "schedlab", "sweep", "quickstart", "-q", "--set", "duration=30,40", "--parallel", "2"],
+], ids=["run", "sweep-parallel"])
+def test_entry_points_ignore_a_dead_clusters_address(argv: list[str], stale_ray_tmp: dict[str, str], tmp_path: Path) -> None:
+    # The parallel sweep's runs join the sweep's Ray: they must send the token.
+    r = subprocess.run([sys.executable, *argv, "--out", str(tmp_path / "out")], cwd=tmp_path, env=stale_ray_tmp,
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "InvalidAuthToken" not in r.stderr
