@@ -116,3 +116,42 @@ def _toml(data: dict) -> str:
         return repr(v)
 
     return "\n".join(f"{k} = {value(v)}" for k, v in data.items()) + "\n"
+
+
+def test_outside_packages_register_through_the_entry_point_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution names its ArchSpec under ``schedlab.architectures``;
+    generic code then lists and parses it like a built-in. A broken or
+    clashing registration fails in one line naming it."""
+    import dataclasses
+    from importlib.metadata import EntryPoint
+
+    from schedlab.schedulers.archs.dispatcher.spec import SPEC as DISPATCHER
+
+    toy = dataclasses.replace(DISPATCHER, name="toy", title="a toy (the dispatcher under another name)")
+    monkeypatch.setattr(sys.modules[__name__], "TOY", toy, raising=False)
+
+    def points(group: str) -> list[EntryPoint]:
+        assert group == registry.ENTRY_POINT_GROUP
+        return [EntryPoint("toy", f"{__name__}:TOY", group)]
+
+    registry.registry.cache_clear()
+    monkeypatch.setattr(registry, "entry_points", lambda group: points(group))
+    try:
+        assert registry.names()[-1] == "toy" and registry.spec_of("toy") is toy
+        data = conformance_data("dispatcher")
+        data["architecture"] = "toy"
+        data["toy"] = data.pop("dispatcher")
+        assert parse_scenario(data, "toy.toml").section.queue == "fair"
+        clash = "schedlab.schedulers.archs.dispatcher.spec:SPEC"  # a second 'dispatcher'
+        monkeypatch.setattr(registry, "entry_points", lambda group: [EntryPoint("again", clash, group)])
+        registry.registry.cache_clear()
+        with pytest.raises(registry.RegistryError, match="entry point again = .*: the name 'dispatcher' is taken"):
+            registry.registry()
+        monkeypatch.setattr(registry, "entry_points", lambda group: [EntryPoint("gone", "no_such_module:SPEC", group)])
+        registry.registry.cache_clear()
+        with pytest.raises(registry.RegistryError, match="entry point gone = no_such_module:SPEC: cannot load"):
+            registry.registry()
+    finally:
+        monkeypatch.undo()
+        registry.registry.cache_clear()
+        assert "toy" not in registry.names()
