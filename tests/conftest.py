@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import copy
+import os
+import shutil
+import socket
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -70,3 +74,19 @@ def assert_invariants_hold(invariants: dict[str, int], out: str | Path, label: s
 def invariants_hold(request: pytest.FixtureRequest) -> Callable[[dict[str, int], str | Path], None]:
     """``assert_invariants_hold`` with the test's own name as the label."""
     return lambda invariants, out: assert_invariants_hold(invariants, out, request.node.name)
+
+
+@pytest.fixture
+def stale_ray_tmp() -> Iterator[dict[str, str]]:
+    """An environment whose Ray temp dir records a cluster that is gone."""
+    tmp = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    with socket.socket() as s:  # a port that is certainly closed: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+        (tmp / "ray").mkdir()
+        (tmp / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{dead}")
+        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_TMPDIR": str(tmp)}
+        try:
+            yield env
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)

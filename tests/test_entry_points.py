@@ -6,18 +6,14 @@ suite's multi-node cluster left its address record behind (Ray's
 cluster). schedlab joins or starts Ray only through
 ``ray_engine.connect``, which sends the token and starts an embedded Ray
 with address "local", never reading the record: checked here structurally
-and by running the entry points against a stale record."""
+and by running the entry points against a stale record (the ``stale_ray_tmp``
+fixture, tests/conftest.py; the bench's own test uses it too)."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -28,22 +24,6 @@ def test_only_the_ray_engine_calls_ray_init() -> None:
     calls = [f"{p.relative_to(ROOT)}" for top in ("actors", "schedulers", "scripts", "scenarios")
              for p in (ROOT / top).rglob("*.py") if re.search(r"\bray\.init\(", p.read_text())]
     assert calls == ["actors/engines/ray_engine.py"], calls
-
-
-@pytest.fixture
-def stale_ray_tmp() -> Iterator[dict[str, str]]:
-    """An environment whose Ray temp dir records a cluster that is gone."""
-    tmp = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
-    with socket.socket() as s:  # a port that is certainly closed: bound, never listening
-        s.bind(("127.0.0.1", 0))
-        dead = s.getsockname()[1]
-        (tmp / "ray").mkdir()
-        (tmp / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{dead}")
-        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_TMPDIR": str(tmp)}
-        try:
-            yield env
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.mark.ray
