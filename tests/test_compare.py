@@ -98,3 +98,10 @@ def test_compare_bad_input_exits_2(tmp_path: Path) -> None:
     r = schedlab("compare", str(bad))
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "'yarn' is not one of" in r.stderr
+
+
+def test_a_comparison_runs_an_architecture_without_a_group_unreplicated() -> None:
+    data = small_scenario_data(coordinator={"replicas": 3})
+    data["architectures"] = ["omega", "dispatcher"]
+    omega, dispatcher = parse_comparison(data, "cmp.toml")
+    assert omega.coordinator.replicas == 3 and dispatcher.coordinator.replicas == 1

@@ -131,12 +131,14 @@ def test_a_restarted_head_rebuilds_from_registrations_before_requeueing() -> Non
     jobs = [job(1, 3), job(2, 1)]
     h.recover(jobs)
     assert h.queued() == 0 and h.awaiting_recovery  # nothing requeued before every worker is heard from
+    h.submit([job(3, 1)])  # a new job meanwhile: no worker is known yet, so nothing can take it
+    assert h.turn() is None
     assert h.exchange(0, np.zeros(0, np.int64), np.zeros((0, 2)), []) == {"register": True}
     h.register(0, running=[(1, 0, 0, [1.0, 1.0]), (-1, 0, 0, [0.5, 1.0])], finished=[(1, 1)])
     assert h.try_recover() == [] and h.awaiting_recovery  # host 1 not heard from yet
     h.register(1, running=[], finished=[])
     done = h.try_recover()
-    assert done == [] and h.queued() == 2
+    assert done == [] and h.queued() == 3
     assert list(h.jobs[1].pending) == [2] and h.jobs[1].placed == {0, 1}  # task 0 runs, task 1 finished
     assert np.allclose(h.free[0], [0.5, 6.0])  # its running tasks, prefill included, hold their room
     # Task 1 finished before the registration: its report now gives nothing back twice.
@@ -185,3 +187,19 @@ def test_never_overfills_a_machine_and_never_runs_a_task_twice(queue: str, ops: 
             running = {t for (j, t) in h.running if j == jp.job.job_id}
             assert not running & set(jp.pending) and len(set(jp.pending)) == len(jp.pending)
     assert math.isfinite(h.utilization()[0])
+
+
+def test_a_worker_back_after_a_write_off_is_known_again_and_keeps_what_was_decided_for_it() -> None:
+    h = head(machines=1, cpu=4.0)
+    h.write_off([0])
+    assert h.exchange(0, np.zeros(0, np.int64), np.zeros((0, 2)), []) == {"reset": True, "launches": []}
+    h.submit([job(1, 3)])
+    h.dispatch(h.turn(), 0.0)  # decided for host 0, not handed out yet
+    assert h.exchange(0, np.zeros(0, np.int64), np.zeros((0, 2)), []) != {"register": True}  # no second registration
+    h2 = HeadNode(np.tile([4.0, 16.0], (1, 1)), np.tile([4.0, 16.0], (1, 1)), 1, "fifo", first_fit, RNG, registered=False)
+    h2.register(0, running=[], finished=[])
+    h2.submit([job(1, 3)])
+    h2.dispatch(h2.turn(), 0.0)
+    h2.register(0, running=[], finished=[])  # registering again before the launches were pulled
+    assert h2.free[0, 0] == 1.0  # the three decided tasks still hold their room
+

@@ -217,5 +217,11 @@ def parse_comparison(data: dict, source: str = "<scenario>", limits: Limits | No
         for other in known:
             if other != a:
                 d.pop(other, None)
+        most = registry.spec_of(a).max_replicas
+        coord = d.get("coordinator")
+        if isinstance(coord, dict) and isinstance(coord.get("replicas"), int) and coord["replicas"] > most:
+            # The shared [coordinator] is for those that run a group; one
+            # that runs none (a single head node) is compared as it is.
+            d["coordinator"] = dict(coord, replicas=most)
         out.append(parse_scenario(d, source, limits))
     return out

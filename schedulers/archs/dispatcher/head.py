@@ -81,7 +81,9 @@ class HeadNode:
         self.queue_kind = queue
         self.policy = policy
         self.rng = rng
-        self.up = np.ones(self.capacity.shape[0], dtype=bool)
+        # A restarted head uses no worker it has not heard from: what its
+        # machines hold is unknown until the worker registers.
+        self.up = np.full(self.capacity.shape[0], registered, dtype=bool)
         self.down: set[int] = set()  # hosts written off (back only by resetting)
         self.registered: set[int] = set(range(self.hosts)) if registered else set()
         self.jobs: dict[int, JobProgress] = {}
@@ -237,6 +239,7 @@ class HeadNode:
         not know (the head restarted) is asked to register first."""
         if host in self.down:
             self.down.discard(host)
+            self.registered.add(host)  # known again: empty, as the reset makes it
             self._machines_up(host, empty=True)
             return {"reset": True, "launches": []}
         if host not in self.registered:
@@ -261,6 +264,9 @@ class HeadNode:
             self.free[m] -= np.asarray(req, dtype=np.float64)
             if job >= 0:
                 self.running[(job, task)] = m
+        for job, task, m, req, *_ in self.to_launch.get(host, []):  # decided, not handed out yet: still taken
+            if (job, task) not in {(j, t) for j, t, *_ in running}:
+                self.free[m] -= np.asarray(req, dtype=np.float64)
         self.finished.update((j, t) for j, t in finished)
         # Finished before it registered, so already free in this view: when
         # the worker's report of them arrives, their resources are not
