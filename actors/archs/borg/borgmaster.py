@@ -17,44 +17,22 @@ intervals of silence.
 Single path: one scheduling loop for every job, so a slow service decision
 holds up the batch jobs queued behind it. Multi path: a second loop takes
 batch and best-effort jobs with its own (short) think time.
+
+What to schedule next, how long to think and where tasks go are decided by
+the pure ``schedulers.archs.borg.scheduler.BorgScheduler``; this shell
+keeps the timers, writes through the log and emits the events.
 """
 from __future__ import annotations
 
 import collections
-from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from schedlab.actors.coordinator.replica import CoordinatorReplica, ReplicaConfig
 from schedlab.actors.engines.runtime import Runtime
-from schedlab.actors.common.host_watch import LivenessSpec, host_of_command, judge, report_down, watch_for
-from schedlab.schedulers.archs.borg.placement import PlacementParams, place_job
-from schedlab.schedulers.archs.borg.preemption import choose_preemption
+from schedlab.actors.common.host_watch import host_of_command, judge, report_down, watch_for
 from schedlab.schedulers.archs.borg.priority import band
+from schedlab.schedulers.archs.borg.scheduler import BorgParams, BorgScheduler, hosts_down, paths
 from schedlab.schedulers.model.seeding import rng_for
-
-BATCH_BANDS = ("batch", "best_effort")
-
-
-@dataclass(frozen=True)
-class BorgParams:
-    t_job: float
-    t_task: float
-    batch_t_job: float
-    batch_t_task: float
-    placement: PlacementParams
-    spread_service: bool
-    preemption: bool
-    multi_path: bool
-    poll_interval: float  # emulated s between liveness checks
-    missed_polls: int
-    hosts: int
-    racks: np.ndarray
-    eligible: dict[str, np.ndarray]  # job class -> machines satisfying its constraints
-    liveness: LivenessSpec = LivenessSpec()
-    retry_backoff: float = 10.0  # emulated s before a job that placed nothing is tried again
-    idle_wall: float = 0.02
 
 
 class BorgmasterReplica(CoordinatorReplica):
@@ -67,15 +45,12 @@ class BorgmasterReplica(CoordinatorReplica):
                                self.rt.scale)
         self.led_term = -1
         self.rid = 0
-        self.inflight: set[int] = set()
-        self.fruitless: dict[int, float] = {}  # job -> when an attempt last placed nothing
+        self.core = BorgScheduler(params, rng_for(cfg.seed, self.name))
         self.scheduling = True
-        self.rng = rng_for(cfg.seed, self.name)
 
     async def on_start(self) -> None:
         await super().on_start()
-        paths = ["service", "batch"] if self.params.multi_path else ["all"]
-        for path in paths:
+        for path in paths(self.params):
             self.spawn_loop(self._schedule_loop(path))
         self.spawn_loop(self._poll_loop())
 
@@ -84,7 +59,7 @@ class BorgmasterReplica(CoordinatorReplica):
         Borglet) and wait for the decision in flight to be written."""
         self.scheduling = False
         for _ in range(200):
-            if not self.inflight:
+            if not self.core.inflight:
                 return
             await self.nap_wall(0.01)
 
@@ -114,8 +89,7 @@ class BorgmasterReplica(CoordinatorReplica):
             self.led_term = self.node.term
             now = self.rt.now()
             self.watch.grace(now, give_up=True)
-            self.inflight.clear()
-            self.fruitless.clear()
+            self.core.reset()
             self.log.emit("borgmaster_elected", replica=self.index, term=self.node.term, queued=len(self.node.sm.inner.queue))
         return True
 
@@ -125,58 +99,38 @@ class BorgmasterReplica(CoordinatorReplica):
         ok, result, _err, _hint = await self.propose(f"{self.name}-t{self.led_term}-{path}", self.rid, command)
         return result if ok else None
 
-    def _next(self, path: str) -> int | None:
-        """The first queued job for this path, skipping jobs whose last
-        attempt placed nothing less than ``retry_backoff`` ago: a job that
-        fits nowhere must not block every job behind it (Borg scans the
-        whole pending queue each pass)."""
-        sm = self.node.sm.inner
-        now = self.rt.now()
-        for job_id in sm.queue.order():
-            if job_id in self.inflight or now - self.fruitless.get(job_id, -1e18) < self.params.retry_backoff:
-                continue
-            is_batch = band(sm.jobs[job_id]["priority"]) in BATCH_BANDS
-            if path == "all" or (path == "batch") == is_batch:
-                return job_id
-        return None
-
     async def _schedule_loop(self, path: str) -> None:
         p = self.params
         while self.running:
-            if not self._leading() or (job_id := self._next(path)) is None:
+            if not self._leading() or (job_id := self.core.next_job(self.node.sm.inner, path, self.rt.now())) is None:
                 if not await self.nap_wall(p.idle_wall):
                     return
                 continue
             term = self.node.term
             sm = self.node.sm.inner
             job = sm.jobs[job_id]
-            self.inflight.add(job_id)
+            self.core.begin(job_id)
             try:
                 await self._attempt(path, job_id, job, term)
             finally:
-                self.inflight.discard(job_id)
+                self.core.end(job_id)
 
     async def _attempt(self, path: str, job_id: int, job: dict, term: int) -> None:
-        p = self.params
         if job["attempts"] == 0:
             self.log.emit("job_attempt", job_id=job_id, attempt=1, first=True, scheduler=f"borgmaster-{path}")
-        batch = path == "batch"
-        think = (p.batch_t_job if batch else p.t_job) + (p.batch_t_task if batch else p.t_task) * len(job["pending"])
+        think = self.core.think_time(path, job)
         started = self.rt.now()
         if not await self.nap(think):
             return
         if not self.node.is_leader or self.node.term != term or job_id not in self.node.sm.inner.queue:
             return  # deposed, or the job changed under us: the queue has it
-        placements, victims = self._decide(job)
+        placements, victims = self.core.decide(self.node.sm.inner, job)
         result = await self._write(path, ("place", job_id, placements, victims, self.rt.now()))
         if result is None:
             return
         accepted, preempted, status = result
         n_ok = int(sum(accepted))
-        if n_ok == 0 and status == "waiting":
-            self.fruitless[job_id] = self.rt.now()
-        else:
-            self.fruitless.pop(job_id, None)
+        self.core.settle(job_id, accepted, status, self.rt.now())
         self.log.emit("txn", scheduler=f"borgmaster-{path}", job_id=job_id, claims=len(placements), committed=n_ok,
                       conflicted=len(placements) - n_ok, think=round(think, 6), span=round(self.rt.now() - started, 6),
                       rtt_ms=0.0, priority=job["priority"],
@@ -193,38 +147,6 @@ class BorgmasterReplica(CoordinatorReplica):
             self.log.emit("job_abandoned", job_id=job_id, scheduler=f"borgmaster-{path}", attempts=job["attempts"],
                           unplaced=len(job["pending"]))
 
-    def _decide(self, job: dict) -> tuple[list, list]:
-        """Feasibility and scoring for the job's pending tasks (one
-        equivalence class), then preemption for what did not fit."""
-        p = self.params
-        sm = self.node.sm.inner
-        req = np.asarray(job["request"], dtype=np.float64)
-        pending = list(job["pending"])
-        eligible = sm.up & p.eligible.get(job["job_class"], np.ones_like(sm.up))
-        free = np.where(sm.up[:, None], sm.free, 0.0)
-        params = p.placement
-        if p.spread_service and job["kind"] == "service":
-            params = PlacementParams(params.policy, params.sample, True)
-        machines = place_job(free, sm.capacity, req, len(pending), params, self.rng, eligible, p.racks)
-        placements = [[t, int(m)] for t, m in zip(pending, machines.tolist()) if m >= 0]
-        victims: list[list[int]] = []
-        unplaced = [t for t, m in zip(pending, machines.tolist()) if m < 0]
-        if unplaced and p.preemption:
-            running = sm.running_by_machine()
-            for t in unplaced:
-                choice = choose_preemption(free, req, job["priority"], running, eligible)
-                if choice is None:
-                    break
-                m, vs = choice
-                for key, _prio, vreq in vs:
-                    free[m] += vreq
-                    victims.append([key[0], key[1]])
-                gone = {v[0] for v in vs}
-                running[m] = [v for v in running[m] if v[0] not in gone]
-                free[m] -= req
-                placements.append([t, m])
-        return placements, victims
-
     # ------------------------------------------------------------ liveness
 
     async def _poll_loop(self) -> None:
@@ -233,9 +155,7 @@ class BorgmasterReplica(CoordinatorReplica):
             if not self._leading():
                 continue
             now = self.rt.now()
-            sm = self.node.sm.inner
-            down = {h for h in range(p.hosts) if not sm.up[h * sm.k: (h + 1) * sm.k].any()}
-            silent = judge(self.watch, self.log, now, down)
+            silent = judge(self.watch, self.log, now, hosts_down(self.node.sm.inner, p.hosts))
             if not silent:
                 continue
             result = await self._write("poll", ("down", silent, now))

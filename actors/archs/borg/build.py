@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.actors.archs.borg.borgmaster import BorgmasterReplica, BorgParams
+from schedlab.actors.archs.borg.borgmaster import BorgmasterReplica
+from schedlab.schedulers.archs.borg.scheduler import BorgParams
 from schedlab.actors.archs.borg.frontend import BorgFrontend, BorgletEndpoint
 from schedlab.actors.topology import Build, Topology
 from schedlab.schedulers.archs.borg.cell_machine import BorgMachineFactory

@@ -7,11 +7,11 @@ import numpy as np
 
 from schedlab.actors.archs.mesos.framework import MesosFramework
 from schedlab.actors.archs.mesos.link import AgentEndpoint, MasterLink
-from schedlab.actors.archs.mesos.master import MasterConfig
 from schedlab.actors.archs.mesos.masters import MasterSet
 from schedlab.actors.topology import Build, Topology
 from schedlab.schedulers.archs.mesos.allocator import get_allocation_policy
 from schedlab.schedulers.archs.mesos.framework import FrameworkParams
+from schedlab.schedulers.archs.mesos.master_state import MasterConfig
 from schedlab.schedulers.archs.mesos.spec import MesosSpec, framework_name
 from schedlab.schedulers.consensus.lease import LeaseMachineFactory
 from schedlab.schedulers.model.cluster import host_count

@@ -10,6 +10,11 @@ is held, then launch it from the held slots in a second call.
 After a master failover it re-registers (``MasterLink``), drops the slots
 it held (a new master knows nothing of them) and reconciles the tasks it
 launched but never heard running: the ones no agent reports are requeued.
+
+Which offers to use, which jobs to consider before the offers' deadline,
+where tasks go and how the answer is packed are decided by the pure
+``schedulers.archs.mesos.offer_round.OfferRound`` over ``FrameworkCore``;
+this shell naps for think time, calls the master and logs.
 """
 from __future__ import annotations
 
@@ -24,10 +29,8 @@ from schedlab.actors.archs.mesos.link import MasterLink
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.archs.mesos.framework import Decision, FrameworkCore, FrameworkParams, JobProgress
-from schedlab.schedulers.model.resources import EPS
+from schedlab.schedulers.archs.mesos.offer_round import OfferRound, suppress
 from schedlab.schedulers.model.seeding import rng_for
-
-SUPPRESS_REFUSE_S = 60.0  # a framework with nothing to run refuses offers this long (revived by new work)
 
 
 class MesosFramework(ActorShell):
@@ -65,8 +68,7 @@ class MesosFramework(ActorShell):
         if reply.get("ok"):
             self.told_wants = wants
             # A new master knows nothing of slots we held; let go of them.
-            for jp in self.core.jobs.values():
-                jp.held = []
+            self.core.forget_holds()
             self.unholds = []
             self.inbox = []
             self.needs_reconcile = bool(self.unconfirmed)
@@ -179,32 +181,18 @@ class MesosFramework(ActorShell):
                 await self._round(fresh)
 
     async def _round(self, offers: list[dict]) -> None:
-        core, p = self.core, self.params
+        core = self.core
         if not core.wants():
-            if await self.link.call("respond", [], [(o["id"], SUPPRESS_REFUSE_S) for o in offers], self._take_unholds(), False):
+            if await self.link.call("respond", [], suppress(offers), self._take_unholds(), False):
                 self.told_wants = False
             return
-        ok = [core.usable(np.asarray(o["machines"]), np.asarray(o["free"])) for o in offers]
-        usable = [o for o, good in zip(offers, ok) if good]
-        declines = [(o["id"], p.refuse_seconds) for o, good in zip(offers, ok) if not good]
-        machines = np.concatenate([np.asarray(o["machines"], dtype=np.int64) for o in usable]) if usable else np.zeros(0, np.int64)
-        free = np.vstack([np.asarray(o["free"], dtype=np.float64) for o in usable]) if usable else np.zeros((0, 2))
-        offer_of = np.concatenate([np.full(len(o["machines"]), i) for i, o in enumerate(usable)]) if usable else np.zeros(0, np.int64)
-        decisions: list[tuple[JobProgress, Decision, float, float]] = []
-        # Answer before the first offer would be rescinded: a job whose think
-        # time would run past it waits for the next round.
-        deadline = min((o["expires"] for o in usable), default=0.0)
-        for jp in list(core.queue):
-            if not (free > EPS).any() or (decisions and self.rt.now() + core.think_time(jp) >= deadline):
-                break
-            if core.begin(jp, self.rt.now()):
+        rnd = OfferRound(core, offers)
+        while (step := rnd.next(self.rt.now())) is not None:
+            jp = step.jp
+            if step.first:
                 self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts + 1, first=True, scheduler=self.name)
-            if not core.fits(jp, free):
-                # Not one task of the next job fits in what is left: a failed
-                # attempt that needs no thought (a size check), and the end of
-                # the round (jobs are tried in order, as the queue stands).
-                decisions.append((jp, core.nothing(), 0.0, self.rt.now()))
-                break
+            if not step.fits:
+                continue  # a failed attempt that needs no thought; the round is over
             started = self.rt.now()
             self.current = jp
             ok = await self.nap(core.think_time(jp))
@@ -213,39 +201,13 @@ class MesosFramework(ActorShell):
             self.think_s += spent
             if not ok:
                 break
-            decisions.append((jp, core.place(jp, machines, free, self.rt.now()), spent, started))
-        used = set()
-        sections: dict[int, tuple[list, list]] = {}
-        for jp, d, _, _ in decisions:
-            dur = jp.job.durations
-            for t, r, m in zip(d.tasks.tolist(), d.rows.tolist(), d.machines.tolist()):
-                sections.setdefault(int(offer_of[r]), ([], []))[0].append((jp.job.job_id, t, m, list(jp.job.request), dur[t]))
-                used.add(int(offer_of[r]))
-            for r in d.hold_rows.tolist():
-                sections.setdefault(int(offer_of[r]), ([], []))[1].append((int(machines[r]), list(jp.job.request)))
-                used.add(int(offer_of[r]))
-        declines += [(o["id"], p.refuse_seconds) for i, o in enumerate(usable) if i not in used]
-        order = sorted(sections)
+            rnd.place(jp, spent, started, self.rt.now())
+        sections, declines = rnd.answer()
         w0 = self.rt.wall_clock()
-        reply = await self.link.call("respond", [(usable[i]["id"], *sections[i]) for i in order], declines,
-                                     self._take_unholds(), True)
+        reply = await self.link.call("respond", sections, declines, self._take_unholds(), True)
         rtt_ms = (self.rt.wall_clock() - w0) * 1e3
-        results = {i: (reply["results"][n] if reply else (False, [False] * len(sections[i][0]), [False] * len(sections[i][1])))
-                   for n, i in enumerate(order)}
-        # Hand each decision its slice of its offers' answers, in the order they were packed.
-        cursor: dict[int, list[int]] = {i: [0, 0] for i in order}
-        for jp, d, spent, started in decisions:
-            launched = np.zeros(d.tasks.size, dtype=bool)
-            held = np.zeros(d.hold_rows.size, dtype=bool)
-            for n, r in enumerate(d.rows.tolist()):
-                i = int(offer_of[r])
-                launched[n] = results[i][1][cursor[i][0]]
-                cursor[i][0] += 1
-            for n, r in enumerate(d.hold_rows.tolist()):
-                i = int(offer_of[r])
-                held[n] = results[i][2][cursor[i][1]]
-                cursor[i][1] += 1
-            await self._settle(jp, d, launched, held, machines, spent, started, rtt_ms)
+        for c, launched, held in rnd.split(reply["results"] if reply else None):
+            await self._settle(c.jp, c.decision, launched, held, rnd.machines, c.spent, c.started, rtt_ms)
 
     async def _settle(self, jp: JobProgress, d: Decision, launched: np.ndarray, held: np.ndarray, machines: np.ndarray,
                       spent: float, started: float, rtt_ms: float) -> None:
@@ -296,8 +258,7 @@ class MesosFramework(ActorShell):
         if status == "scheduled":
             self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts)
         elif status == "abandoned":
-            self.unholds.extend((m, list(jp.job.request)) for m in jp.held)
-            jp.held = []
+            self.unholds.extend(self.core.give_back(jp))
             self.log.emit("job_abandoned", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts, unplaced=int(jp.pending.size))
 
     def _take_unholds(self) -> list:

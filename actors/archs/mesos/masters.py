@@ -6,7 +6,8 @@ from typing import Any, Callable
 
 from schedlab.actors.engines import ray_engine
 from schedlab.actors.archs.mesos.link import master_name
-from schedlab.actors.archs.mesos.master import MasterConfig, MesosMaster
+from schedlab.actors.archs.mesos.master import MesosMaster
+from schedlab.schedulers.archs.mesos.master_state import MasterConfig
 from schedlab.actors.coordinator.replica_set import ReplicaSet
 
 

@@ -206,6 +206,18 @@ class FrameworkCore:
             return "abandoned"
         return "waiting"
 
+    def give_back(self, jp: JobProgress) -> list[tuple[int, list]]:
+        """An abandoned job's held slots, as (machine, request) to hand back
+        to the master (``unholds``); the job holds nothing after."""
+        out = [(m, list(jp.job.request)) for m in jp.held]
+        jp.held = []
+        return out
+
+    def forget_holds(self) -> None:
+        """A new master knows nothing of the slots we held: let go of them."""
+        for jp in self.jobs.values():
+            jp.held = []
+
     def _forget(self, jp: JobProgress) -> None:
         try:
             self.queue.remove(jp)

@@ -1,0 +1,383 @@
+"""The leading Mesos master's soft state and decisions, pure.
+
+The master's shell (``actors.archs.mesos.master``) keeps leadership (its
+lease), the loops, the host watch, the calls and sends and the event log;
+everything it knows and decides as leader lives here, over the pure
+``Allocator``. Every method takes ``now`` where time matters and returns
+plain data: what the shell must send, and the records its events carry.
+
+All of it is soft state: a new leader starts empty (``take_over``) and
+rebuilds it from agents and frameworks re-registering, the Mesos way.
+
+Books kept beside the allocator:
+
+* ``to_launch``: host -> launches accepted and not yet pulled by its agent,
+  each ``[job, task, machine, request, duration, accepted_at, framework]``;
+  ``kills``: host -> task keys its agent must kill (revocations);
+* status updates owed to each framework, sent once per allocation round:
+  ``running_updates`` (its agent pulled the launch), ``finished_updates``
+  and ``lost_updates`` (lost with an agent, never reported by one that
+  re-registered, or revoked);
+* ``recent_finished`` (reported by re-registering agents) and ``done_by_fw``
+  (finished under this leader): what a restarted framework must not place
+  again, and what reconciliation must not call lost;
+* ``written_off``: agents removed as silent; one that comes back starts empty.
+"""
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from schedlab.schedulers.archs.mesos.allocator import Allocator, Launch, Offer, OrderPolicy, TaskKey
+from schedlab.schedulers.faults.liveness import LivenessSpec
+from schedlab.schedulers.model.wire import withdraw_launch
+
+
+@dataclass(frozen=True)
+class MasterConfig:
+    capacity: np.ndarray
+    machines_per_host: int
+    hosts: int
+    frameworks: dict[str, tuple[float, int, float]]  # actor name -> (weight, priority, guarantee)
+    policy: OrderPolicy
+    granularity: str
+    allocation_interval: float  # emulated s
+    offer_timeout: float
+    revocation: bool
+    starvation_timeout: float
+    masters: int
+    replicas: int
+    lease_wall_s: float
+    sample_interval: float
+    liveness: LivenessSpec = LivenessSpec()
+
+
+def close_record(o: Offer, framework: str, outcome: str, now: float) -> list:
+    """An ``offers_closed`` record: [offer, framework, outcome ("accepted",
+    "declined", "rescinded"), seconds it was open, resources offered...]."""
+    return [o.offer_id, framework, outcome, round(now - o.made_at, 6), *np.round(o.resources.sum(axis=0), 6).tolist()]
+
+
+@dataclass
+class AgentRegistered:
+    """What registering an agent decided."""
+
+    reset: bool  # it had been written off: it must stop everything and start empty
+    gone: list[TaskKey]  # tasks we knew there that it does not report: lost (``tasks_gone``)
+    tasks: int  # running tasks taken from its report (0 after a reset)
+
+
+@dataclass
+class WriteOff:
+    """Silent agents removed. Every task that was on them is reported once,
+    in ``lost`` (was running) or ``unpulled`` (its launch was never pulled),
+    and owed to its framework as lost."""
+
+    rescinded: list[list]  # ``close_record`` of each offer touching their machines
+    lost: list[list[int]]  # [[job, task]]
+    unpulled: list[list[int]]  # [[job, task]]
+
+
+@dataclass
+class Response:
+    """The master's answer to a framework's ``respond``."""
+
+    results: list[tuple[bool, list[bool], list[bool]]]  # per section: (offer ok, launched mask, held mask)
+    closed: list[list]  # ``close_record`` of the offers this answer closed
+
+
+@dataclass
+class Revocation:
+    """The fields of a ``revoked`` event."""
+
+    starving: list[str]
+    victims: dict[str, int]  # framework -> tasks revoked
+    tasks: int
+
+
+@dataclass
+class AllocationRound:
+    """What one allocation round decided; the shell logs it in this order
+    (rescinded, revoked, offers made) and then messages ``recipients``."""
+
+    rescinded: list[list]  # ``close_record`` of offers that expired
+    revoked: Revocation | None
+    made: list[list]  # ``offers_made`` records: [offer, framework, machines, resources...]
+    offers: dict[str, list[dict]]  # framework -> its new offers, as sent
+    recipients: list[str]  # frameworks with new offers or status updates owed, in send order
+
+
+@dataclass
+class MasterState:
+    """A master's soft state. ``alloc`` is None while the master does not
+    lead; ``epoch`` is the last leadership's (replies carry it, and anything
+    addressed to an older epoch is refused)."""
+
+    cfg: MasterConfig
+    alloc: Allocator | None = None
+    epoch: int = 0
+    agents: set[int] = field(default_factory=set)
+    registered_fws: set[str] = field(default_factory=set)
+    to_launch: dict[int, list[list]] = field(default_factory=lambda: collections.defaultdict(list))
+    kills: dict[int, list[TaskKey]] = field(default_factory=lambda: collections.defaultdict(list))
+    running_updates: dict[str, list[TaskKey]] = field(default_factory=lambda: collections.defaultdict(list))
+    lost_updates: dict[str, list[TaskKey]] = field(default_factory=lambda: collections.defaultdict(list))
+    finished_updates: dict[str, list[TaskKey]] = field(default_factory=lambda: collections.defaultdict(list))
+    recent_finished: set[TaskKey] = field(default_factory=set)
+    done_by_fw: dict[str, set[TaskKey]] = field(default_factory=lambda: collections.defaultdict(set))
+    written_off: set[int] = field(default_factory=set)
+
+    # ------------------------------------------------------------ leadership
+
+    @property
+    def leads(self) -> bool:
+        return self.alloc is not None
+
+    def take_over(self, epoch: int) -> None:
+        """Become leader of ``epoch`` with empty soft state."""
+        c = self.cfg
+        self.alloc = Allocator(c.capacity, c.policy, c.granularity, c.offer_timeout)
+        self.epoch = epoch
+        self.agents.clear()
+        self.registered_fws.clear()
+        for d in (self.to_launch, self.kills, self.running_updates, self.lost_updates, self.finished_updates):
+            d.clear()
+        self.recent_finished.clear()
+        self.done_by_fw.clear()
+        self.written_off.clear()
+
+    def step_down(self) -> None:
+        """Stop leading (the books stay, unread, until the next take-over)."""
+        self.alloc = None
+
+    def _a(self) -> Allocator:
+        assert self.alloc is not None, "only a leading master decides"
+        return self.alloc
+
+    def machines(self, host: int) -> np.ndarray:
+        """The machines of agent ``host``."""
+        k = self.cfg.machines_per_host
+        return np.arange(host * k, min((host + 1) * k, self.cfg.capacity.shape[0]), dtype=np.int64)
+
+    def agent_ok(self, epoch: int, host: int) -> bool:
+        """Whether an agent's call addressed to ``epoch`` is for us, from an agent registered with us."""
+        return epoch == self.epoch and host in self.agents
+
+    def framework_ok(self, name: str, epoch: int) -> bool:
+        """Whether a framework's call addressed to ``epoch`` is for us, from a framework registered with us."""
+        return epoch == self.epoch and name in self.registered_fws
+
+    # ---------------------------------------------------------------- agents
+
+    def register_agent(self, host: int, tasks: list, finished: list) -> AgentRegistered:
+        """An agent (re-)registers. ``tasks``: [job, task, machine, request,
+        framework] it runs; ``finished``: keys of tasks that ended lately
+        (their final status may have died with the old master).
+
+        A written-off agent comes back empty: its tasks were given up and
+        placed again. What we thought ran there, or waited to launch there,
+        and the agent does not report, running or finished, is gone with a
+        previous incarnation: its framework is owed a lost update, or its
+        job never completes."""
+        a = self._a()
+        reset = host in self.written_off
+        if reset:
+            self.written_off.discard(host)
+            tasks, finished = [], []
+        ms = set(self.machines(host).tolist())
+        reported = {(int(j), int(t)) for j, t, *_ in tasks} | {(int(j), int(t)) for j, t in finished}
+        gone = [(k, v[0]) for k, v in a.tasks.items() if v[1] in ms and k not in reported]
+        for key, fw in gone:
+            self.lost_updates[fw].append(key)
+        a.add_agent(self.machines(host), [((int(j), int(t)), fw, int(m), np.asarray(req, dtype=np.float64))
+                                          for j, t, m, req, fw in tasks])
+        self.to_launch.pop(host, None)
+        self.recent_finished.update((int(j), int(t)) for j, t in finished)
+        self.agents.add(host)
+        return AgentRegistered(reset, [k for k, _ in gone], len(tasks))
+
+    def write_off(self, hosts: list[int], now: float) -> WriteOff:
+        """Remove agents that stopped polling: offers touching their machines
+        are rescinded (each once), launches they never pulled are withdrawn,
+        their kills dropped, and every task there is owed to its framework as
+        lost (which places it again). A written-off agent that polls again
+        is told to start empty."""
+        a = self._a()
+        lost: list[list[int]] = []
+        unpulled: list[list[int]] = []
+        rescinded: list[list] = []
+        for host in hosts:
+            machines = self.machines(host)
+            ms = set(machines.tolist())
+            rescinded += [close_record(o, o.framework, "rescinded", now)
+                          for o in a.offers.values() if ms & set(o.machines.tolist())]
+            never = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
+            self.kills.pop(host, None)
+            owners = {k: v[0] for k, v in a.tasks.items() if v[1] in ms}
+            a.remove_agent(machines)
+            for key, fw in owners.items():
+                (unpulled if key in never else lost).append([key[0], key[1]])
+                self.lost_updates[fw].append(key)
+            self.agents.discard(host)
+            self.written_off.add(host)
+        return WriteOff(rescinded, lost, unpulled)
+
+    def exchange(self, host: int, finished: list) -> tuple[list[list], list[TaskKey]]:
+        """An agent's poll: ``finished`` [[job, task, killed]] in; its
+        launches (each handed out once) and kills out."""
+        a = self._a()
+        if finished:
+            keys = []
+            k = self.cfg.machines_per_host
+            for j, t, killed in finished:
+                key = (int(j), int(t))
+                owner_fw = a.tasks.get(key)
+                if owner_fw is not None and owner_fw[1] // k != host:
+                    # A task this agent ran before it was given up on, placed
+                    # again elsewhere since: the report is not about that copy.
+                    continue
+                if owner_fw is not None:
+                    # A revoked task is reported once its agent killed it, not
+                    # when revocation was decided: one that finished first ran.
+                    (self.lost_updates if killed else self.finished_updates)[owner_fw[0]].append(key)
+                    if not killed:
+                        self.done_by_fw[owner_fw[0]].add(key)
+                keys.append(key)
+            a.release(keys)
+        launches = self.to_launch.pop(host, [])
+        for ln in launches:
+            self.running_updates[ln[6]].append((ln[0], ln[1]))
+        return launches, self.kills.pop(host, [])
+
+    # ------------------------------------------------------------ frameworks
+
+    def register_framework(self, name: str, wants: bool, now: float) -> None:
+        """``name`` is the framework's actor name, its identity everywhere;
+        its weight, priority and guarantee come from the configuration."""
+        weight, priority, guarantee = self.cfg.frameworks.get(name, (1.0, 0, 0.0))
+        self._a().add_framework(name, weight, priority, guarantee, wants, now)
+        self.registered_fws.add(name)
+
+    def revive(self, name: str, wants: bool) -> None:
+        self._a().set_wants(name, wants)
+
+    def respond(self, name: str, sections: list, declines: list, unholds: list, wants: bool, now: float) -> Response:
+        """A framework's answer to its offers, atomically per offer: first the
+        ``unholds`` [(machine, request)] given back, then the ``declines``
+        [(offer, refuse_seconds)], then each section (offer or None, launches
+        (job, task, machine, request, duration), holds (machine, request)).
+        The allocator never launches more than an offer (plus the slots the
+        framework holds) has room for; accepted launches wait in
+        ``to_launch`` for their agent's next poll."""
+        a = self._a()
+        closed = []
+        for machine, req in unholds:
+            a.unhold(name, int(machine), np.asarray(req, dtype=np.float64))
+        for oid, refuse in declines:
+            o = a.offers.get(oid)
+            if o is not None and a.decline(oid, name, float(refuse), now):
+                closed.append(close_record(o, name, "declined", now))
+        results = []
+        k = self.cfg.machines_per_host
+        for oid, launches, holds in sections:
+            o = a.offers.get(oid) if oid is not None else None
+            res = a.accept(oid, name, [Launch((int(j), int(t)), int(m), np.asarray(r, dtype=np.float64)) for j, t, m, r, _d in launches],
+                           [(int(m), np.asarray(r, dtype=np.float64)) for m, r in holds])
+            if o is not None and o.framework == name:
+                # An answer to an offer rescinded earlier closes nothing: the
+                # rescind was its close (the framework sees its claims conflict).
+                closed.append(close_record(o, name, "accepted" if res.ok else "rescinded", now))
+            for (j, t, m, r, d), ok in zip(launches, res.launched.tolist()):
+                if ok:
+                    self.to_launch[int(m) // k].append([int(j), int(t), int(m), list(r), float(d), now, name])
+            results.append((res.ok, res.launched.tolist(), res.held.tolist()))
+        a.set_wants(name, wants)
+        return Response(results, closed)
+
+    def recover_tasks(self, name: str, job_ids: list) -> dict[int, list[int]]:
+        """For a restarted framework: job -> its tasks that run, wait to
+        launch or finished (as far as this master has seen)."""
+        a = self._a()
+        jobs = set(int(j) for j in job_ids)
+        known = {k for k, v in a.tasks.items() if v[0] == name and k[0] in jobs}
+        known |= {(ln[0], ln[1]) for ls in self.to_launch.values() for ln in ls if ln[6] == name and ln[0] in jobs}
+        known |= {k for k in self.done_by_fw.get(name, set()) | self.recent_finished if k[0] in jobs}
+        by_job: dict[int, list[int]] = collections.defaultdict(list)
+        for j, t in known:
+            by_job[j].append(t)
+        return dict(by_job)
+
+    def reconcile(self, keys: list) -> list[TaskKey] | None:
+        """Which of these launched tasks does no agent know about? None
+        (unknown) until every agent has re-registered."""
+        if len(self.agents) < self.cfg.hosts:
+            return None
+        a = self._a()
+        queued = {(ln[0], ln[1]) for ls in self.to_launch.values() for ln in ls}
+        return [k for k in (tuple(x) for x in keys)
+                if k not in a.tasks and k not in queued and k not in self.recent_finished]
+
+    # ------------------------------------------------------------ allocation
+
+    def allocate_round(self, now: float) -> AllocationRound:
+        """Expire offers past their timeout, revoke for starving frameworks
+        (when configured), and make new offers, only to registered
+        frameworks (an agent may report one that has not re-registered yet)."""
+        a = self._a()
+        rescinded = [close_record(o, o.framework, "rescinded", now) for o in a.expire(now)]
+        revoked = self._revoke(now) if self.cfg.revocation else None
+        for n, acct in a.accounts.items():
+            if n not in self.registered_fws:
+                acct.wants = False
+        made = a.allocate(now)
+        offers: dict[str, list[dict]] = collections.defaultdict(list)
+        for o in made:
+            offers[o.framework].append({"id": o.offer_id, "machines": o.machines, "free": o.resources, "expires": o.expires_at})
+        records = [[o.offer_id, o.framework, o.machines.tolist(), *np.round(o.resources.sum(axis=0), 6).tolist()] for o in made]
+        recipients = list(set(offers) | set(self.running_updates) | set(self.lost_updates) | set(self.finished_updates))
+        return AllocationRound(rescinded, revoked, records, offers, recipients)
+
+    def take_status(self, fw: str) -> tuple[list[TaskKey], list[TaskKey]] | None:
+        """The status updates owed to ``fw``, handed over once: (running or
+        finished, lost); None when there are none."""
+        running, lost = self.running_updates.pop(fw, []), self.lost_updates.pop(fw, [])
+        finished = self.finished_updates.pop(fw, [])
+        if running or lost or finished:
+            return running + finished, lost
+        return None
+
+    def _revoke(self, now: float) -> Revocation | None:
+        """Tasks to take from frameworks above their guarantee for the
+        starving ones: a launch not yet pulled is withdrawn and reported lost
+        at once; a running task is killed by its agent (reported when it is)."""
+        a = self._a()
+        starving = a.starving(now, self.cfg.starvation_timeout)
+        keys = a.revocations(starving)
+        if not keys:
+            return None
+        k = self.cfg.machines_per_host
+        victims: dict[str, int] = collections.Counter()
+        for key in keys:
+            fw, machine, _req = a.tasks[key]
+            if withdraw_launch(self.to_launch, machine // k, key):  # not on its agent yet
+                a.release([key])
+                self.lost_updates[fw].append(key)
+            else:
+                self.kills[machine // k].append(key)
+            victims[fw] += 1
+        return Revocation(starving, dict(victims), len(keys))
+
+    # ---------------------------------------------------------- measurements
+
+    def sample(self) -> tuple[dict, dict]:
+        """The fields of a ``cell_sample`` and a ``mesos_sample`` event."""
+        a = self._a()
+        total = a.total
+        used, locked, held = a.used() / total, a.locked() / total, a.held_total() / total
+        cell = {"cpu": round(float(used[0]), 6), "mem": round(float(used[1]), 6), "version": self.epoch}
+        mesos = {"epoch": self.epoch, "shares": {k: round(v, 6) for k, v in a.shares().items()},
+                 "locked": np.round(locked, 6).tolist(), "held": np.round(held, 6).tolist(),
+                 "agents": len(self.agents), "frameworks": len(self.registered_fws)}
+        return cell, mesos
