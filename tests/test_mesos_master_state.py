@@ -177,7 +177,26 @@ def test_recover_tasks_and_reconcile() -> None:
     assert {j: sorted(ts) for j, ts in known.items()} == {1: [0, 1, 4]}
     assert s.reconcile([[1, 0], [2, 0], [1, 4], [8, 8]]) == [(8, 8)]
     s.write_off([2], 3.0)
-    assert s.reconcile([[8, 8]]) is None  # not every agent is back: unknown
+    assert s.reconcile([[8, 8]]) == [(8, 8)]  # a written-off agent is accounted for
+
+
+def test_a_new_leader_knows_nothing_until_every_agent_is_back_or_written_off() -> None:
+    """A restarted framework asking a new leader before agent 2 re-registered
+    would take agent 2's running tasks for pending and place them again."""
+    s = MasterState(config(3))
+    s.take_over(8)
+    s.register_framework("fw-a", True, 0.0)
+    s.register_agent(0, [[1, 0, 0, REQ, "fw-a"]], [])
+    s.register_agent(1, [], [])
+    assert not s.settled() and s.recover_tasks("fw-a", [1, 2]) is None and s.reconcile([[2, 0]]) is None
+    s.register_agent(2, [[2, 0, 4, REQ, "fw-a"]], [])
+    assert s.settled() and s.recover_tasks("fw-a", [1, 2]) == {1: [0], 2: [0]}
+    s2 = MasterState(config(3))
+    s2.take_over(9)
+    s2.register_agent(0, [], [])
+    s2.register_agent(1, [], [])
+    s2.write_off([2], 5.0)  # never re-registered: written off after the window
+    assert s2.settled() and s2.reconcile([[2, 0]]) == [(2, 0)]  # lost with it
 
 
 # ------------------------------------------------------------------ allocation

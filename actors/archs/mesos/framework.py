@@ -102,6 +102,8 @@ class MesosFramework(ActorShell):
         while reply is None:
             if await self.link.connected():
                 reply = await self.link.call("recover_tasks", [j.job_id for j in jobs])
+                if reply is not None and reply["known"] is None:
+                    reply = None  # the master is still hearing from its agents: ask again
             if reply is None and not await self.nap_wall(self.watch_wall):
                 return
         done = 0

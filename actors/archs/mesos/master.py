@@ -34,6 +34,7 @@ from schedlab.schedulers.archs.mesos.master_state import MasterConfig, MasterSta
 __all__ = ["MesosMaster", "NOT_LEADER"]
 
 NOT_LEADER = {"ok": False}
+REREGISTER_SPANS = 3  # a new leader's agent re-registration window, in watch silence spans
 
 
 class MesosMaster(ActorShell):
@@ -44,6 +45,7 @@ class MesosMaster(ActorShell):
         self.state = MasterState(cfg)
         self.lease_until = -math.inf
         self.leader_hint: str | None = None
+        self.rereg_until = -math.inf
         self.fw_handles: dict[str, Any] = {}
         scale = rt.scale
         self.watch = watch_for(cfg.hosts, HOST_TIMEOUT_WALL_S * scale, cfg.liveness, scale)
@@ -57,6 +59,10 @@ class MesosMaster(ActorShell):
         """Become leader with empty soft state."""
         self.state.take_over(epoch)
         self.watch.grace(self.rt.now(), give_up=True)
+        # Agents get this long to re-register before the leader judges them
+        # (Mesos' agent re-registration timeout): one that never does is
+        # written off, so its tasks are reported lost instead of forgotten.
+        self.rereg_until = self.rt.now() + REREGISTER_SPANS * silence_span(self.watch)
         self.log.emit("master_elected", master=self.name, epoch=epoch)
 
     def _step_down(self) -> None:
@@ -120,7 +126,10 @@ class MesosMaster(ActorShell):
             if not self.leading():
                 continue
             now = self.rt.now()
-            silent = judge(self.watch, self.log, now, set(range(self.cfg.hosts)) - self.state.agents)
+            unjudged = set(self.state.written_off)
+            if now < self.rereg_until:
+                unjudged |= set(range(self.cfg.hosts)) - self.state.agents
+            silent = judge(self.watch, self.log, now, unjudged)
             if not silent:
                 continue
             w = self.state.write_off(silent, now)

@@ -296,9 +296,18 @@ class MasterState:
         a.set_wants(name, wants)
         return Response(results, closed)
 
-    def recover_tasks(self, name: str, job_ids: list) -> dict[int, list[int]]:
+    def settled(self) -> bool:
+        """Every agent has re-registered with this leader or been written
+        off: only then does it know what runs where (its state is soft)."""
+        return len(self.agents | self.written_off) >= self.cfg.hosts
+
+    def recover_tasks(self, name: str, job_ids: list) -> dict[int, list[int]] | None:
         """For a restarted framework: job -> its tasks that run, wait to
-        launch or finished (as far as this master has seen)."""
+        launch or finished (as far as this master has seen). None (unknown)
+        until ``settled``: a task on an agent not yet re-registered would
+        be taken for pending, and placed a second time."""
+        if not self.settled():
+            return None
         a = self._a()
         jobs = set(int(j) for j in job_ids)
         known = {k for k, v in a.tasks.items() if v[0] == name and k[0] in jobs}
@@ -311,8 +320,8 @@ class MasterState:
 
     def reconcile(self, keys: list) -> list[TaskKey] | None:
         """Which of these launched tasks does no agent know about? None
-        (unknown) until every agent has re-registered."""
-        if len(self.agents) < self.cfg.hosts:
+        (unknown) until ``settled``."""
+        if not self.settled():
             return None
         a = self._a()
         queued = {(ln[0], ln[1]) for ls in self.to_launch.values() for ln in ls}
