@@ -194,7 +194,7 @@ def window_rates(events: Path, t0: float, t1: float) -> tuple[float, float]:
 def run_step(machines: int, per_actor: int, schedulers: int, duration: float, batch: float, load: float) -> dict:
     """One placement run at ``load`` tasks/s offered, in a temporary
     directory deleted unless the run broke an invariant: then it is kept
-    (actors.kept_runs) and its path is in the result as ``kept``."""
+    (actors.analysis.kept_runs) and its path is in the result as ``kept``."""
     w0 = time.perf_counter()
     sc = parse_scenario(bench_scenario(machines, per_actor, schedulers, duration, batch, load), "bench")
     with tempfile.TemporaryDirectory() as out:

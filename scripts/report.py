@@ -3,7 +3,7 @@
 DIR is a run (summary.json + events.jsonl), a comparison (subdirectories that
 are runs, one per architecture: OUT/<architecture>) or a sweep (sweep.json +
 sweep.csv). This module decides *what* to plot from events and summaries
-(pure, no matplotlib) and writes the markdown; ``scripts.plots`` draws.
+(pure, no matplotlib) and writes the markdown; ``actors.analysis.plots`` draws.
 A plot whose data is absent is skipped with a line saying why, never an error.
 """
 from __future__ import annotations

@@ -257,7 +257,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     s = sub.add_parser("sweep", help="run a scenario over a grid of settings and seeds")
-    s.add_argument("scenario", help="scenario TOML file")
+    s.add_argument("scenario", help="scenario TOML file, or the name of a shipped one (schedlab scenarios)")
     s.add_argument("--set", action="append", metavar="KEY=V1,V2,...",
                    help="sweep a key over values (TOML literals; commas inside [..] or quotes kept), "
                         "or fix it with one value (repeatable; the grid is every combination)")

@@ -64,7 +64,7 @@ def ray_session() -> Iterator[None]:
 
 def assert_invariants_hold(invariants: dict[str, int], out: str | Path, label: str) -> None:
     """Fail if any invariant is broken, keeping the run's directory first
-    (actors.kept_runs: a test's tmp_path is gone after a few sessions and
+    (actors.analysis.kept_runs: a test's tmp_path is gone after a few sessions and
     the rare failure with it) and naming the kept copy in the message."""
     kept = keep_if_bad(out, invariants, label)
     assert kept is None, f"invariants violated: {violated(invariants)}; run kept in {kept}"

@@ -1,4 +1,4 @@
-"""Collateral damage (actors.collateral): tasks written off on machines no
+"""Collateral damage (actors.analysis.collateral): tasks written off on machines no
 fault touched, from synthetic event logs."""
 from __future__ import annotations
 

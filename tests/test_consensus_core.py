@@ -1,4 +1,4 @@
-"""Unit tests of the pure Raft core (``actors.consensus``): elections,
+"""Unit tests of the pure Raft core (``schedulers.consensus``): elections,
 replication and repair, the §5.4.2 commit rule (Figure 8, hand-scripted),
 pre-vote, snapshots, restart, exactly-once and redirects. No Ray, no clock."""
 from __future__ import annotations

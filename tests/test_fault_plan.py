@@ -1,5 +1,5 @@
-"""The fault vocabulary (``schedulers.fault_plan``: check, parse_plan, Monkey,
-wire forms) and an actor's link faults (``actors.link_faults``). Pure: no Ray."""
+"""The fault vocabulary (``schedulers.faults.plan``: check, parse_plan, Monkey,
+wire forms) and an actor's link faults (``actors.engines.link_faults``). Pure: no Ray."""
 from __future__ import annotations
 
 import dataclasses

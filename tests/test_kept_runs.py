@@ -1,4 +1,4 @@
-"""Runs that broke an invariant are kept (actors.kept_runs); clean ones are not."""
+"""Runs that broke an invariant are kept (actors.analysis.kept_runs); clean ones are not."""
 from __future__ import annotations
 
 from pathlib import Path

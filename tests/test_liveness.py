@@ -1,4 +1,4 @@
-"""The host watch's rules (schedulers.liveness): who is written off, and
+"""The host watch's rules (schedulers.faults.liveness): who is written off, and
 when a watcher must not judge (its own stall, a new leader's blind spot,
 a disruption that silences most of the cell at once)."""
 from __future__ import annotations

@@ -10,7 +10,7 @@ checked at the end of every run and again on any saved run
 * lost_commits: committed placements never launched nor re-queued, plus
   acknowledged coordinator writes missing from a surviving replica;
 * applied_twice: a client request applied at two log indices;
-* collateral: tasks written off on machines no fault touched (actors.collateral).
+* collateral: tasks written off on machines no fault touched (actors.analysis.collateral).
 """
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     death of the host it was meant for (whose last events may have died with
     it); or the host was already dead when it committed (nobody knew yet).
     A txn's attempt began at ``t - span``: its ``t`` is the instant the span
-    ended (actors.events.span_stamp), not when the line was stamped."""
+    ended (actors.common.events.span_stamp), not when the line was stamped."""
     launched: dict[tuple[int, int, int], list[float]] = collections.defaultdict(list)
     for e in ev.get("tasks_launched", []):
         for task in e["tasks"]:

@@ -1,4 +1,4 @@
-"""The shells' side of the host watch (the rules are schedulers.liveness):
+"""The shells' side of the host watch (the rules are schedulers.faults.liveness):
 the events a watcher logs. Shared by every architecture's keeper of the
 cell's state (a cell-state actor or a replicated leader, a master).
 """

@@ -48,7 +48,7 @@ class MachineHost(ActorShell):
         self.first = first_machine
         self.capacity = np.asarray(capacity, dtype=np.float64)
         self.used = np.zeros_like(self.capacity)
-        self.cell = cell  # an actors.cell_endpoint endpoint
+        self.cell = cell  # an actors.common.cell_endpoint endpoint
         self._unsent = b""  # finished tasks a failed exchange did not deliver
         self.running_tasks: dict[tuple[int, int], tuple[int, np.ndarray, str]] = {}  # -> (local machine, request, owner)
         self.ends: list[tuple[float, int, int]] = []  # heap of (emulated end, job, task)

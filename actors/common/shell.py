@@ -67,7 +67,7 @@ class ActorShell:
     async def ping(self) -> None:
         return None
 
-    # ------------------------------------------------ chaos (actors.chaos_executor)
+    # ------------------------------------------------ chaos (actors.chaos.timeline)
 
     def chaos_pause(self, seconds: float) -> None:
         """Freeze the whole actor, timers included, like a stopped process:

@@ -1,9 +1,9 @@
-"""A coordinator replica: drives the pure Raft core (actors.consensus) on Ray.
+"""A coordinator replica: drives the pure Raft core (schedulers.consensus) on Ray.
 
 The actor only does timers and I/O: a tick loop (``tick_wall`` seconds per
 Raft tick), peer messages as actor calls (one ``deliver`` call per peer per
 Ready, carrying every message for it), the log and term/vote on local disk
-(``actors.raft_disk``), and client proposals that resolve once their entry is
+(``actors.coordinator.raft_disk``), and client proposals that resolve once their entry is
 applied. Named ``coordinator-<i>``; a replica restarted under the same name
 and directory recovers from disk.
 """

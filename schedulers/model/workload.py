@@ -18,7 +18,7 @@ from schedlab.schedulers.model.seeding import rng_for
 
 DIST_KINDS = ("constant", "exponential", "lognormal", "empirical", "uniform")
 # A job's tasks are drawn, rounded up, at least 1 and at most this many: a
-# heavy-tailed draw cannot build one giant job (see schedulers.scenario_limits,
+# heavy-tailed draw cannot build one giant job (see schedulers.scenario.limits,
 # which also refuses classes whose mean or maximum is above it).
 MAX_TASKS_PER_JOB = 100_000
 

@@ -80,7 +80,7 @@ def local_limits() -> Limits:
 
 def limits_for(address: str | None) -> Limits:
     """The limits of a run started with ``--address address``: a cluster's
-    when an address is given or RAY_ADDRESS is set (as actors.runtime.connect
+    when an address is given or RAY_ADDRESS is set (as actors.engines.ray_engine.connect
     decides), else this machine's."""
     return CLUSTER if address or os.environ.get("RAY_ADDRESS") else local_limits()
 

@@ -66,7 +66,7 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     """``data`` as a Scenario, or ScenarioError (one line: file, key, problem).
 
     Also refuses a scenario too big to build under ``limits`` (default: this
-    machine's, the embedded Ray's; ``scenario_limits.limits_for`` gives a
+    machine's, the embedded Ray's; ``scenario.limits.limits_for`` gives a
     cluster's), from its numbers alone and before anything O(machines) or
     O(jobs) is made, so a typo in a size fails in milliseconds."""
     top = Table(data, "", source)

@@ -240,7 +240,7 @@ class MesosFramework(ActorShell):
         ok = int(launched.sum())
         now = self.rt.now()
         # [task, machine] per accepted launch: the checker follows each one to
-        # its launch, its loss or the failure of its host (actors.invariants).
+        # its launch, its loss or the failure of its host (actors.analysis.invariants).
         accepted = [[t, m] for t, m, good in zip(d.tasks.tolist(), d.machines.tolist(), launched.tolist()) if good]
         self.log.emit("txn", scheduler=self.name, job_id=jp.job.job_id, claims=n, committed=ok, conflicted=n - ok, held=held,
                       think=round(spent, 6), **span_stamp(started, now), rtt_ms=round(rtt_ms, 3), placed=accepted)

@@ -71,7 +71,7 @@ class CellState(ActorShell):
         return self.machine.query(("snapshot",))
 
     async def sync(self, version: int) -> bytes:
-        """Rows changed since ``version`` (see actors.wire for the encoding)."""
+        """Rows changed since ``version`` (see schedulers.model.wire for the encoding)."""
         return self.machine.query(("sync", version))
 
     async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes) -> list:
@@ -83,7 +83,7 @@ class CellState(ActorShell):
 
     async def exchange(self, host_id: int, finished: bytes) -> list:
         """A host's poll: take its finished tasks' resources back
-        (actors.wire.pack_release) and hand over what was committed to its
+        (schedulers.model.wire.pack_release) and hand over what was committed to its
         machines since the last poll. Each launch is handed out exactly once."""
         self.watch.heard(host_id, self.rt.now())
         return self.machine.apply(("exchange", host_id, finished))

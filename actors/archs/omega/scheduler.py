@@ -38,7 +38,7 @@ class OmegaScheduler(ActorShell):
         super().__init__(rt, name, metrics, flush_interval)
         self.params = params
         self.seed = seed
-        self.cell = cell  # an actors.cell_endpoint endpoint: one actor or a Raft group
+        self.cell = cell  # an actors.common.cell_endpoint endpoint: one actor or a Raft group
         self.core: OmegaSchedulerCore | None = None
         self.current: JobProgress | None = None
         self.wakeup = asyncio.Event()

@@ -5,7 +5,7 @@ Take a workload snapshot (every task that would be running at once), a cell,
 and a random order in which to remove machines; find by bisection the
 fewest machines on which the policy still places every task. Repeat over
 seeds; a policy that needs fewer machines packs better. Pure: the placement
-code is the Borgmaster's own (``schedulers.borg_placement``).
+code is the Borgmaster's own (``schedulers.archs.borg.placement``).
 """
 from __future__ import annotations
 
