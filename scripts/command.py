@@ -28,9 +28,9 @@ def interruptible(cmd: Callable[[Any], int]) -> Callable[[Any], int]:
     @functools.wraps(cmd)
     def run(args: Any) -> int:
         from schedlab.actors import interrupt
-        from schedlab.actors.engines import ray_engine
+        from schedlab.actors.engines.verbosity import set_verbose
 
-        ray_engine.set_verbose(bool(getattr(args, "verbose", False)))
+        set_verbose(bool(getattr(args, "verbose", False)))
         with interrupt.deferred():
             try:
                 return cmd(args)

@@ -16,8 +16,8 @@ from schedlab.schedulers.scenario.parse import ScenarioError
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def schedlab(*args: str, timeout: float = 240, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+def schedlab(*args: str, timeout: float = 240, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = env or {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     return subprocess.run(
         [sys.executable, "-m", "schedlab", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )
@@ -76,16 +76,18 @@ def test_set_overrides_nested_values() -> None:
 
 
 @pytest.mark.ray
-def test_quickstart_runs_end_to_end_from_the_command(tmp_path: Path) -> None:
+def test_quickstart_runs_end_to_end_from_the_command(tmp_path: Path, stale_ray_tmp: dict[str, str]) -> None:
     """The README's first command, shortened: embedded Ray, live progress
     (forced on, as in a terminal), table, files; the shipped scenario by
-    name, from a directory with a user's own scripts/ and actors/."""
+    name, from a directory with a user's own scripts/ and actors/, on a
+    machine where a dead cluster's address is recorded (conftest)."""
     env_cols = {"COLUMNS": "200", "FORCE_COLOR": "0", "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"}
     os.environ.update(env_cols)
     here = users_own_folders(tmp_path / "project")
     out = tmp_path / "out"
     try:
-        r = schedlab("run", "quickstart", "--out", str(out), "--set", "duration=200", cwd=here)
+        r = schedlab("run", "quickstart", "--out", str(out), "--set", "duration=200", cwd=here,
+                     env={**stale_ray_tmp, **env_cols})
     finally:
         for k in env_cols:
             os.environ.pop(k, None)
@@ -272,9 +274,9 @@ def test_verbose_sends_actor_output_to_the_terminal(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         build_parser().parse_args(["run", "quickstart", "-v", "-q"])  # one or the other
     code = (
-        "from schedlab.actors.engines import ray_engine\n"
+        "from schedlab.actors.engines import ray_engine, verbosity\n"
         "import ray, sys\n"
-        "ray_engine.set_verbose(sys.argv[1] == '1')\n"
+        "verbosity.set_verbose(sys.argv[1] == '1')\n"
         "ray_engine.connect(None, 'schedlab-verbose-test')\n"
         "@ray.remote(num_cpus=0)\n"
         "class A:\n"

@@ -28,9 +28,8 @@ def test_only_the_ray_engine_calls_ray_init() -> None:
 
 @pytest.mark.ray
 @pytest.mark.parametrize("argv", [
-    ["-m", "schedlab", "run", "quickstart", "-q", "--set", "duration=40"],
     ["-m", "schedlab", "sweep", "quickstart", "-q", "--set", "duration=30,40", "--parallel", "2"],
-], ids=["run", "sweep-parallel"])
+], ids=["sweep-parallel"])  # schedlab run: tests/test_cli.py's quickstart test; the bench: tests/test_bench.py
 def test_entry_points_ignore_a_dead_clusters_address(argv: list[str], stale_ray_tmp: dict[str, str], tmp_path: Path) -> None:
     # The parallel sweep's runs join the sweep's Ray: they must send the token.
     r = subprocess.run([sys.executable, *argv, "--out", str(tmp_path / "out")], cwd=tmp_path, env=stale_ray_tmp,

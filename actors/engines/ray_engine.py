@@ -23,6 +23,7 @@ if "RAY_AUTH_MODE" not in os.environ and (Path.home() / ".ray" / "auth_token").i
 import ray  # noqa: E402
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
 
+from schedlab.actors.engines import verbosity  # noqa: E402
 from schedlab.actors.engines.clock import Clock  # noqa: E402
 from schedlab.actors.engines.link_faults import UNREACHABLE_AFTER_S, LinkFaults, Unreachable
 
@@ -166,17 +167,9 @@ def is_loopback_only() -> bool:
     return not ray_constants.ENABLE_RAY_CLUSTER
 
 
-_verbose = False
-
-
-def set_verbose(on: bool) -> None:
-    """Actors' stdout/stderr and Ray's own logs to this terminal (``-v``)."""
-    global _verbose
-    _verbose = on
-
-
 def _log_options() -> dict[str, Any]:
-    return {"logging_level": "INFO" if _verbose else "ERROR", "log_to_driver": _verbose}
+    """Actors' stdout/stderr and Ray's own logs to this terminal with ``-v``."""
+    return {"logging_level": "INFO" if verbosity.verbose else "ERROR", "log_to_driver": verbosity.verbose}
 
 
 def start_local(**kwargs: Any) -> None:

@@ -66,6 +66,8 @@ def with_faults(name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     for action in roster.kill_leader:
         faults.append({"at": at, "action": action, "restart_after": BACK_AFTER})
         at += FAULT_GAP
-    assert at < DURATION - 60, "the faults must leave time to recover before the end"
+    # The run ends a minute after the last restart: time to recover and show it.
+    data["duration"] = min(DURATION, at + BACK_AFTER + 60.0)
+    assert at < data["duration"] - 60, "the faults must leave time to recover before the end"
     data["faults"] = faults
     return data, faults
