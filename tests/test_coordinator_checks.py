@@ -101,3 +101,25 @@ def test_bad_coordinator_and_fault_settings(coordinator: dict, faults: list, pro
     with pytest.raises(ScenarioError) as e:
         parse_scenario(data, "bad.toml")
     assert problem in str(e.value)
+
+
+def test_a_standing_task_pending_at_the_end_counts_no_job() -> None:
+    """A preempted prefill task not yet confirmed killed is reported pending
+    under its negative job id; the job counts stay a partition of the submitted."""
+    import numpy as np
+
+    from schedlab.actors.analysis.summary import summarize
+    from schedlab.schedulers.model.cluster import Cell
+
+    events = [
+        {"event": "job_submitted", "t": 1.0, "actor": "submitter", "job_id": 1, "job_class": "b", "kind": "batch", "tasks": 1},
+        {"event": "job_submitted", "t": 2.0, "actor": "submitter", "job_id": 2, "job_class": "b", "kind": "batch", "tasks": 1},
+        {"event": "job_scheduled", "t": 3.0, "actor": "x", "job_id": 1},
+        {"event": "job_pending", "t": 9.0, "actor": "x", "job_id": 2, "unplaced": 1},
+        {"event": "job_pending", "t": 9.0, "actor": "x", "job_id": -3, "unplaced": 1, "evicting": 1},
+    ]
+    cell = Cell(capacity=np.ones((2, 2)), rack=np.zeros(2, dtype=np.int64), machine_class=np.zeros(2, dtype=np.int64), classes=())
+    info = {"scenario": "s", "architecture": "omega", "seed": 0, "time_scale": 1.0, "emulated_seconds": 10.0,
+            "wall_seconds": 10.0, "machines_per_actor": 1, "substrate": {}}
+    j = summarize(events, info, cell)["jobs"]
+    assert (j["submitted"], j["scheduled"], j["pending"]) == (2, 1, 1)

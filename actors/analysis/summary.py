@@ -99,7 +99,10 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     # leader (no time: not in wait times).
     final_placed = {j for e in ev.get("jobs_final", []) for j in e["scheduled"] if j in submitted}
     abandoned = {e["job_id"] for e in ev.get("job_abandoned", []) if e["job_id"] in submitted}
-    pending = {e["job_id"] for e in ev.get("job_pending", [])} - set(scheduled) - final_placed - abandoned
+    # Only jobs of this run's workload: a standing (prefill) task preempted and
+    # not yet confirmed killed at the end is reported pending under its
+    # negative job id, and would count a job twice.
+    pending = {e["job_id"] for e in ev.get("job_pending", []) if e["job_id"] in submitted} - set(scheduled) - final_placed - abandoned
     rejected = {e["job_id"] for e in ev.get("job_rejected", [])}  # refused at admission (e.g. over quota)
 
     done_tasks: collections.Counter[int] = collections.Counter()
