@@ -265,3 +265,19 @@ def test_a_leader_is_named_by_its_role_and_found_when_the_fault_falls_due() -> N
     no_leaders = Roster({"machine": ["machine-host-0"], "cellstate": ["cellstate"]})
     with pytest.raises(FaultError, match="unknown target 'coordinator-leader'"):
         check(FaultSpec(1.0, "pause", "coordinator-leader", duration=5.0), no_leaders)
+
+
+def test_a_partition_begins_at_its_start_on_every_side_at_once() -> None:
+    """Both sides are told the same start: a side that hears late (a busy
+    actor) still cuts from that instant, not from when it heard."""
+    t = [100.0]
+    early, late = LinkFaults(clock=lambda: t[0]), LinkFaults(clock=lambda: t[0])
+    early.partition(["b"], seconds=10, start_in=0.5)  # told at 100.0: begins at 100.5
+    assert not early.blocked("b")
+    t[0] = 100.4
+    late.partition(["a"], seconds=10, start_in=0.1)  # told at 100.4: begins at 100.5 too
+    assert not early.blocked("b") and not late.blocked("a")
+    t[0] = 100.5
+    assert early.blocked("b") and late.blocked("a")
+    t[0] = 110.5
+    assert not early.blocked("b") and not late.blocked("a") and not early.cut

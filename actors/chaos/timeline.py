@@ -25,6 +25,7 @@ from schedlab.actors.coordinator.replica_set import ReplicaSet
 from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Roster, check, leader_alias, member_index
 
 Leader = Callable[[], "tuple[int, int] | None"]
+PARTITION_LEAD_WALL_S = 0.5  # a partition begins this long after it is carried out, on both sides at once
 
 
 @dataclass
@@ -137,8 +138,14 @@ class FaultTimeline:
                 raise FaultError(f"nothing alive on one side ({f.target} | {f.peer})")
             keys_a = [ray_engine.actor_key(h) for h in a.values()]
             keys_b = [ray_engine.actor_key(h) for h in b.values()]
-            ray_engine.outcomes([ray_engine.call(h, "chaos_partition", keys_b, wall) for h in a.values()]
-                             + [ray_engine.call(h, "chaos_partition", keys_a, wall) for h in b.values()], timeout=2.0)
+            # Both sides cut at one instant, a moment from now: each actor
+            # learns of it when it gets its call, which on a busy machine
+            # is seconds apart, and a cut that began one host at a time
+            # would look like a few hosts dying, not a partition.
+            begins = now + PARTITION_LEAD_WALL_S * self.scale
+            ray_engine.outcomes([ray_engine.call(h, "chaos_partition", keys_b, wall, begins) for h in a.values()]
+                                + [ray_engine.call(h, "chaos_partition", keys_a, wall, begins) for h in b.values()],
+                                timeout=2.0)
             return {"kind": "partition", "target": sorted(a), "role": self.roster.role_of(next(iter(a))),
                     "duration_s": f.duration, "peer": sorted(b)}
         role, name = self._pick(f.target)

@@ -78,8 +78,11 @@ class ActorShell:
         self.rt.links.exempt = set(exempt)
         self.rt.links.slow(delay_s, seconds)
 
-    async def chaos_partition(self, peers: list[str], seconds: float) -> None:
-        self.rt.links.partition(peers, seconds)
+    async def chaos_partition(self, peers: list[str], seconds: float, at: float | None = None) -> None:
+        """``at``: the emulated instant the cut begins, the same for every
+        actor of the partition (None: now)."""
+        start_in = 0.0 if at is None else self.rt.wall(max(0.0, at - self.rt.now()))
+        self.rt.links.partition(peers, seconds, start_in)
 
     async def chaos_heal(self) -> None:
         self.rt.links.heal()

@@ -2,12 +2,14 @@
 
 Each actor's runtime holds one ``LinkFaults``; the runtime consults it on
 every message the actor sends, and the actor shell on every message it
-receives. Expiry is by wall clock (``time.monotonic``), so a fault heals on
-time without a timer and survives the actor being busy.
+receives. Expiry is by the engine's wall clock (``time.monotonic`` live,
+the virtual loop's on the sim engine), so a fault heals on time without a
+timer and survives the actor being busy.
 """
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 # A message into a partition is dropped; a call waiting for its reply gives
 # up after this long, as an RPC deadline would, and the caller sees an error.
@@ -19,10 +21,11 @@ class Unreachable(ConnectionError):
 
 
 class LinkFaults:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self.delay_s = 0.0
         self.delay_until = 0.0
-        self.cut: dict[str, float] = {}  # peer actor key -> wall time the cut heals
+        self.cut: dict[str, tuple[float, float]] = {}  # peer actor key -> (wall time the cut begins, heals)
         self.exempt: set[str] = set()  # the instruments (metrics): never slowed or cut
 
     @property
@@ -31,12 +34,17 @@ class LinkFaults:
 
     def slow(self, delay_s: float, seconds: float) -> None:
         self.delay_s = delay_s
-        self.delay_until = time.monotonic() + seconds
+        self.delay_until = self.clock() + seconds
 
-    def partition(self, peers: list[str], seconds: float) -> None:
-        until = time.monotonic() + seconds
+    def partition(self, peers: list[str], seconds: float, start_in: float = 0.0) -> None:
+        """Cut the links to ``peers`` for ``seconds``, from ``start_in``
+        seconds from now: every actor of a partition is told to start at one
+        common instant, so the cut is whole from its first moment even when
+        the actors learn of it at different times (one busy for a while)."""
+        begin = self.clock() + max(0.0, start_in)
         for p in peers:
-            self.cut[p] = max(self.cut.get(p, 0.0), until)
+            old = self.cut.get(p)
+            self.cut[p] = (min(begin, old[0]), max(begin + seconds, old[1])) if old else (begin, begin + seconds)
 
     def heal(self) -> None:
         self.cut.clear()
@@ -44,15 +52,16 @@ class LinkFaults:
 
     def delay(self) -> float:
         """Seconds every message (in or out) waits now; 0 when not slowed."""
-        if self.delay_until and time.monotonic() >= self.delay_until:
+        if self.delay_until and self.clock() >= self.delay_until:
             self.delay_until = 0.0
         return self.delay_s if self.delay_until else 0.0
 
     def blocked(self, peer: str) -> bool:
-        until = self.cut.get(peer)
-        if until is None:
+        span = self.cut.get(peer)
+        if span is None:
             return False
-        if time.monotonic() >= until:
+        now = self.clock()
+        if now >= span[1]:
             del self.cut[peer]
             return False
-        return True
+        return now >= span[0]
