@@ -23,6 +23,17 @@ def master_name(i: int) -> str:
     return f"master-{i}"
 
 
+def lease_identity(name: str, incarnation: int) -> str:
+    """A master incarnation's identity in the lease: its name, and a number
+    no earlier incarnation had."""
+    return f"{name}@{incarnation}"
+
+
+def lease_holder_name(holder: str | None) -> str | None:
+    """The actor name of a lease holder's identity."""
+    return None if holder is None else holder.split("@", 1)[0]
+
+
 class MasterLink:
     def __init__(self, masters: int, replicas: int) -> None:
         self.masters = masters
@@ -46,7 +57,7 @@ class MasterLink:
             holder, _epoch, expires = await self.coord.query(("leader",), deadline=1.0)
         except Exception:  # the coordinator group is between leaders
             return None
-        return holder if holder is not None and self.rt.now() < expires else None
+        return lease_holder_name(holder) if holder is not None and self.rt.now() < expires else None
 
     async def connected(self) -> bool:
         """Make sure we are registered with the current leader."""

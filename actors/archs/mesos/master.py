@@ -27,7 +27,7 @@ from typing import Any
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, silence_span, watch_for
-from schedlab.actors.archs.mesos.link import master_name
+from schedlab.actors.archs.mesos.link import lease_holder_name, lease_identity, master_name
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.mesos.master_state import MasterConfig, MasterState
 
@@ -85,19 +85,23 @@ class MesosMaster(ActorShell):
 
     async def _campaign_loop(self) -> None:
         lease_e = self.cfg.lease_wall_s * self.rt.scale
+        # This incarnation's identity for the lease (as a ZooKeeper session
+        # is): a master restarted within its predecessor's lease must not
+        # inherit it, and with it an epoch whose soft state died.
+        me = lease_identity(self.name, self.rt.stamp())
         while self.running:
             sent = self.rt.now()
             try:
-                holder, epoch, _expires = await self.coord.submit(("campaign", self.name, sent, lease_e), deadline=self.cfg.lease_wall_s)
+                holder, epoch, _expires = await self.coord.submit(("campaign", me, sent, lease_e), deadline=self.cfg.lease_wall_s)
             except Exception:  # no coordinator leader within a lease: we cannot know we still lead
                 holder, epoch = None, self.state.epoch
-            if holder == self.name:
+            if holder == me:
                 # Counted from when we asked: the lease might have been granted then.
                 self.lease_until = sent + lease_e
                 if not self.state.leads or epoch != self.state.epoch:
                     self._take_over(epoch)
             else:
-                self.leader_hint = holder
+                self.leader_hint = lease_holder_name(holder)
                 if self.state.leads and (holder is not None or self.rt.now() >= self.lease_until):
                     self._step_down()
             if not await self.nap_wall(self.cfg.lease_wall_s / 4):
