@@ -6,7 +6,6 @@ every actor started is killed on the way out, whatever happens.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from schedlab.actors import interrupt
-from schedlab.actors.engines import ray_engine
+from schedlab.actors import engines
 from schedlab.actors.common.events import EventLog
 from schedlab.actors.chaos.inbox import INBOX_NAME, ChaosInbox
 from schedlab.actors.chaos.timeline import FaultTimeline
@@ -64,12 +63,14 @@ def _initial_launches(pre: Prefill, first: int, last: int) -> list:
 
 
 def measure_rtt(handle: Any, n: int = 50) -> list[float]:
-    """Sequential round trips from the driver: the substrate's own latency."""
+    """Sequential round trips from the driver: the substrate's own latency
+    (on the sim engine, its latency model's)."""
+    eng = engines.current()
     out = []
     for _ in range(n):
-        t0 = time.perf_counter()
-        ray_engine.gather([ray_engine.call(handle, "ping")])
-        out.append((time.perf_counter() - t0) * 1e3)
+        t0 = eng.time()
+        eng.gather([eng.call(handle, "ping")])
+        out.append((eng.time() - t0) * 1e3)
     return out
 
 
@@ -80,50 +81,63 @@ def run_scenario(
     on_progress: ProgressFn | None = None,
     policies: dict[str, PlacementPolicy] | None = None,
     on_started: StartedFn | None = None,
+    engine: str | None = None,
 ) -> dict:
-    """Run ``sc`` and return its summary (also written to out_dir)."""
-    out = Path(out_dir)
+    """Run ``sc`` and return its summary (also written to out_dir), on the
+    scenario's engine (``engine`` overrides it)."""
+    name = engine or sc.engine
+    eng = engines.engine_class(name)(scale=sc.time_scale, latency=sc.substrate.latency, seed=sc.seed)
+    with engines.use(eng):
+        return _run_scenario(sc, Path(out_dir), address, on_progress, policies, on_started)
+
+
+def _run_scenario(sc: Scenario, out: Path, address: str | None, on_progress: ProgressFn | None,
+                  policies: dict[str, PlacementPolicy] | None, on_started: StartedFn | None) -> dict:
+    eng = engines.current()
     out.mkdir(parents=True, exist_ok=True)
     plan = plan_run(sc)
     arch = architecture(sc.architecture)
     policy_fns = {d.name: (policies or {}).get(d.policy) or get_policy(d.policy)
                   for d in spec_of(sc.architecture).deciders(sc) if d.policy is not None}
-    run_id = uuid.uuid4().hex[:8]
+    # A deterministic engine gets a deterministic name (it is in the files).
+    run_id = f"sim{sc.seed}" if eng.deterministic else uuid.uuid4().hex[:8]
     namespace = f"schedlab-{run_id}"
-    started_ray = ray_engine.connect(address, namespace)
+    started_ray = eng.connect(address, namespace)
     started = Started()
     try:
         interrupt.check()
         for fn in [*policy_fns.values(), *(arch.ship(sc) if arch.ship else [])]:
-            ray_engine.ship_by_value(fn)
+            eng.ship_by_value(fn)
         summary = _run(plan, out, namespace, started, policy_fns, on_progress, on_started)
     finally:
-        ray_engine.kill_all(started.handles)
+        eng.kill_all(started.handles)
         if started_ray:
-            ray_engine.shutdown()
+            eng.shutdown()
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
 
 def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: dict, on_progress: ProgressFn | None,
          on_started: StartedFn | None = None) -> dict:
+    eng = engines.current()
     sc = plan.scenario
     scale, flush = sc.time_scale, sc.substrate.batch_interval
-    rt = ray_engine.RayRuntime(scale, namespace)
+    rt = eng.runtime(scale, namespace)
     k = sc.cell.machines_per_actor
     n = plan.cell.size
 
     write_run_info(out, {"scenario": sc.name, "source": sc.source, "architecture": sc.architecture, "seed": sc.seed,
                          "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace,
-                         "address": ray_engine.gcs_address(), "embedded": ray_engine.is_loopback_only()}, plan.cell)
+                         "address": eng.gcs_address(), "embedded": eng.is_loopback_only(), "engine": eng.name},
+                   plan.cell)
     # On a multi-node cluster, machine hosts are spread over the nodes by rack
     # (a node is a failure domain, like a rack); everything else stays on the
     # first node, so killing another node takes machines, not the control plane.
-    nodes = ray_engine.cluster_nodes()
-    ray_engine.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
-    metrics = started.add(ray_engine.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
+    nodes = eng.cluster_nodes()
+    eng.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
+    metrics = started.add(eng.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
     roster = roster_for(sc, tuple(label for label, _ in nodes) if len(nodes) > 1 else ())
-    inbox = started.add(ray_engine.spawn(ChaosInbox, INBOX_NAME, namespace, rt, {
+    inbox = started.add(eng.spawn(ChaosInbox, INBOX_NAME, namespace, rt, {
         "roster": roster.to_wire(), "time_scale": scale, "duration": sc.duration, "architecture": sc.architecture,
         "seed": sc.seed, "scenario": sc.name, "out": str(out)}))
     members = Members(namespace, started.add)
@@ -143,13 +157,13 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True),
         ))
     scheds, names, routes = topo.schedulers, topo.names, topo.routes
-    submitter = started.add(ray_engine.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush,
+    submitter = started.add(eng.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush,
                                              topo.await_admission))
     roles = all_roles()  # what each role's members are to the submitter
-    members.on_restart.append(lambda role, name, h: ray_engine.call(submitter, "reroute", name, h, roles[role].recovers)
+    members.on_restart.append(lambda role, name, h: eng.call(submitter, "reroute", name, h, roles[role].recovers)
                               if roles[role].routed else None)
     interrupt.check()
-    ray_engine.gather([ray_engine.call(h, "ready") for h in started.handles], timeout=300)
+    eng.gather([eng.call(h, "ready") for h in started.handles], timeout=300)
     interrupt.check()
     spawned = _spawned(members, topo)
 
@@ -162,7 +176,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     }
     warnings = think_time_warnings(sc, substrate["rtt_emulated_s_p50"])
 
-    epoch = time.time() + 0.2
+    epoch = eng.time() + 0.2
     if group is not None:
         # The cell state must have a leader before anyone asks it for a snapshot.
         group.start(epoch)
@@ -171,47 +185,47 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         ctl.epoch = epoch  # a restarted member joins the same clock
     members.epoch = epoch
     actors = ([] if group else core_actors) + topo.start_with_hosts + [*hosts, *scheds, submitter]
-    ray_engine.gather([ray_engine.call(h, "start", epoch) for h in actors] + [ray_engine.call(inbox, "started", epoch)])
+    eng.gather([eng.call(h, "start", epoch) for h in actors] + [eng.call(inbox, "started", epoch)])
     if on_started is not None:
-        on_started(namespace, ray_engine.gcs_address())
-    driver_log = EventLog("driver", lambda: (time.time() - epoch) * scale)
+        on_started(namespace, eng.gcs_address())
+    driver_log = EventLog("driver", lambda: (eng.time() - epoch) * scale)
     live_hosts = members.handles  # a host killed by a fault leaves it (and a restarted one comes back)
     faults = FaultTimeline(sc.faults, roster, members, topo.all_controllers(), driver_log, sc.seed, scale,
-                           [ray_engine.actor_key(metrics)])
+                           [eng.actor_key(metrics)])
     end_wall = epoch + sc.duration / scale
-    wall0 = time.time()
+    wall0 = eng.time()
     last_progress = 0.0
     last_node_check = 0.0
     last_inbox = 0.0
-    while (left := end_wall - time.time()) > 0:
+    while (left := end_wall - eng.time()) > 0:
         interrupt.check()
         # Short naps while faults are due or a failover is being timed.
-        time.sleep(min(0.02 if (faults.pending or faults.watching) else 0.2, left))
-        now = (time.time() - epoch) * scale
+        eng.sleep(min(0.02 if (faults.pending or faults.watching) else 0.2, left))
+        now = (eng.time() - epoch) * scale
         # One round trip to the inbox every 0.1 s (at once when an outcome waits).
-        if faults.done or time.time() - last_inbox >= 0.1:
-            last_inbox = time.time()
-            for ticket, wire in ray_engine.gather([ray_engine.call(inbox, "exchange", faults.done)])[0]:
+        if faults.done or eng.time() - last_inbox >= 0.1:
+            last_inbox = eng.time()
+            for ticket, wire in eng.gather([eng.call(inbox, "exchange", faults.done)])[0]:
                 f = FaultSpec.from_wire(wire)
                 faults.post(FaultSpec(**{**f.__dict__, "at": max(now, f.at)}), ticket)
             faults.done = []
         faults.step(now)
-        if host_node and time.time() - last_node_check >= 0.25:
-            last_node_check = time.time()
+        if host_node and eng.time() - last_node_check >= 0.25:
+            last_node_check = eng.time()
             _node_deaths(host_node, live_hosts, driver_log)
         if len(driver_log):
-            ray_engine.gather([ray_engine.call(metrics, "record", driver_log.drain())])
-        if on_progress is not None and time.time() - last_progress >= 0.5:
-            last_progress = time.time()
-            on_progress(min(sc.duration, (time.time() - epoch) * scale), ray_engine.gather([ray_engine.call(metrics, "progress")])[0])
+            eng.gather([eng.call(metrics, "record", driver_log.drain())])
+        if on_progress is not None and eng.time() - last_progress >= 0.5:
+            last_progress = eng.time()
+            on_progress(min(sc.duration, (eng.time() - epoch) * scale), eng.gather([eng.call(metrics, "progress")])[0])
 
-    ray_engine.gather([ray_engine.call(inbox, "settle", faults.done, True)])
+    eng.gather([eng.call(inbox, "settle", faults.done, True)])
     # A scheduler killed during the run is dead now, or restarted and perhaps
     # still recovering its queue when the run ended: either way the jobs
     # routed to it are reported pending unless the summary knows them scheduled.
     dead = [n for n, role in members.roles.items() if roles[role].recovers and n in members.killed]
     if dead:
-        ray_engine.gather([ray_engine.call(submitter, "orphaned", dead)])
+        eng.gather([eng.call(submitter, "orphaned", dead)])
     # Stop in dependency order: no new jobs, then no new launches, then machines.
     scheds = [h for n, h in members.handles.items() if roles[members.roles[n]].routed]
     for stage in ([submitter], scheds, list(members.of_role("machine").values()), topo.stop_after_hosts()):
@@ -223,14 +237,14 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         group.converge()
         applied = group.applied()
         group.stop()
-    wall_seconds = time.time() - wall0
+    wall_seconds = eng.time() - wall0
     if len(driver_log):
-        ray_engine.gather([ray_engine.call(metrics, "record", driver_log.drain())])
-    ray_engine.gather([ray_engine.call(metrics, "close")])
+        eng.gather([eng.call(metrics, "record", driver_log.drain())])
+    eng.gather([eng.call(metrics, "close")])
 
     events = read_events(out / "events.jsonl")
     info = {
-        "scenario": sc.name, "architecture": sc.architecture, "seed": sc.seed,
+        "scenario": sc.name, "architecture": sc.architecture, "engine": eng.name, "seed": sc.seed,
         "time_scale": scale, "emulated_seconds": sc.duration, "wall_seconds": wall_seconds,
         "machines_per_actor": k, "host_actors": len(hosts), "substrate": substrate,
         "warnings": warnings, "scheduler_names": names, "namespace": namespace,
@@ -278,7 +292,8 @@ def think_time_warnings(sc: Scenario, rtt_emulated: float) -> list[str]:
 def _stop(handles: list[Any], log: EventLog) -> None:
     """Stop actors, tolerating ones that died on the way (a node failure):
     each is logged, and the rest still stop."""
-    for h, got in zip(handles, ray_engine.outcomes([ray_engine.call(h, "stop") for h in handles], timeout=120)):
+    eng = engines.current()
+    for h, got in zip(handles, eng.outcomes([eng.call(h, "stop") for h in handles], timeout=120)):
         if isinstance(got, Exception):
             log.emit("actor_lost", actor=str(getattr(h, "_ray_actor_id", "?")), error=type(got).__name__)
 
@@ -288,13 +303,14 @@ def _node_deaths(host_node: dict[str, tuple[str, str]], live_hosts: dict[str, An
     machine fault, so the summary's replay ends their tasks there. Ray sees
     an actor's death as soon as its process is gone; a node is declared dead
     only after its health checks time out, so pings find it first."""
+    eng = engines.current()
     names = [n for n in host_node if n in live_hosts]
-    got = ray_engine.outcomes([ray_engine.call(live_hosts[n], "ping") for n in names], timeout=1.0)
+    got = eng.outcomes([eng.call(live_hosts[n], "ping") for n in names], timeout=1.0)
     # A ping still pending is a slow host, not a dead one.
-    gone = [n for n, g in zip(names, got) if isinstance(g, ray_engine.RayError)]
+    gone = [n for n, g in zip(names, got) if isinstance(g, eng.ActorError)]
     if not gone:
         return
-    dead = ray_engine.dead_nodes(sorted({host_node[n][1] for n in gone}))
+    dead = eng.dead_nodes(sorted({host_node[n][1] for n in gone}))
     for name in gone:
         label, nid = host_node[name]
         del live_hosts[name]

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from schedlab.actors.common.members import Members
 from schedlab.actors.coordinator.group import CoordinatorGroup
 from schedlab.actors.coordinator.replica_set import ReplicaSet
-from schedlab.actors.engines import ray_engine
+from schedlab.actors import engines
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.model.workload import Prefill
 from schedlab.schedulers.scenario.spec import Scenario
@@ -112,11 +112,11 @@ class Topology:
         """Before the machine hosts stop: every control-plane actor stops
         judging their silence, and (``quiesce_before_hosts``) the group stops
         placing: a placement made after the hosts stopped would never launch."""
-        keepers = {ray_engine.actor_key(h): h for c in self.all_controllers().values() for h in c.live.values()}
-        keepers.update((ray_engine.actor_key(h), h) for h in self.core if ray_engine.actor_key(h) not in keepers)
-        ray_engine.outcomes([ray_engine.call(h, "hosts_stopping") for h in keepers.values()], timeout=10)
+        keepers = {engines.current().actor_key(h): h for c in self.all_controllers().values() for h in c.live.values()}
+        keepers.update((engines.current().actor_key(h), h) for h in self.core if engines.current().actor_key(h) not in keepers)
+        engines.current().outcomes([engines.current().call(h, "hosts_stopping") for h in keepers.values()], timeout=10)
         if self.quiesce_before_hosts and self.group is not None:
-            ray_engine.gather([ray_engine.call(h, "quiesce") for h in self.group.live.values()], timeout=30)
+            engines.current().gather([engines.current().call(h, "quiesce") for h in self.group.live.values()], timeout=30)
 
     def stop_after_hosts(self) -> list[Any]:
         """The architecture's own actors still alive at the end (faults may

@@ -40,6 +40,9 @@ def _target(args: argparse.Namespace) -> tuple[str, str, bool]:
             info = json.loads(info_file.read_text())
         except (OSError, ValueError):
             raise ChaosError(f"{args.run}: not a schedlab run directory (no readable run.json)") from None
+        if info.get("engine", "ray") != "ray":
+            raise ChaosError(f"{args.run}: a run on the {info['engine']} engine lives inside its own process: nothing "
+                             "outside can reach it. Break it with [[faults]] in its scenario, or run it live (--engine ray)")
         embedded = bool(info.get("embedded")) and not address
         address = address or info.get("address")
         namespace = namespace or info.get("namespace")

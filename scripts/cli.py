@@ -24,7 +24,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         _error(str(e))
         return EXIT_BAD_INPUT
     # Imported here so a bad scenario fails fast, before Ray is even loaded.
-    from schedlab.actors.engines import ray_engine
+    from schedlab.actors.engines import ClusterUnreachable
     from schedlab.actors.run import run_scenario
     from schedlab.actors.analysis.summary import violations
     from schedlab.scripts.display import RunProgress, summary_table
@@ -33,6 +33,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(f"schedlab: running [bold]{sc.name}[/] ({sc.architecture}), seed {sc.seed}, time_scale {sc.time_scale:g}, out {out}")
 
     def started(namespace: str, address: str) -> None:
+        if sc.engine != "ray":
+            return  # nothing outside the process reaches a sim run's actors
         console.print(f"namespace {namespace} at {address}; break it from another terminal: "
                       f"[bold]schedlab chaos --run {out} roster[/] (then kill, pause, slow, partition, plan, monkey)",
                       soft_wrap=True)
@@ -43,7 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             with RunProgress(sc.duration, console) as prog:
                 summary = run_scenario(sc, out, address=args.address, on_progress=prog.update, on_started=started)
-    except ray_engine.ClusterUnreachable as e:
+    except ClusterUnreachable as e:
         _error(str(e))
         return EXIT_BAD_INPUT
     console.print(f"namespace {summary['namespace']}")
@@ -67,7 +69,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT
-    from schedlab.actors.engines import ray_engine
+    from schedlab.actors.engines import ClusterUnreachable, engine_class
     from schedlab.actors.run import run_scenario
     from schedlab.actors.analysis.summary import violations
     from schedlab.scripts.compare import compare_table
@@ -76,19 +78,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     archs = ", ".join(sc.architecture for sc in scenarios)
     console.print(f"schedlab: comparing [bold]{scenarios[0].name}[/] on {archs}, seed {scenarios[0].seed}, out {out}")
     summaries = []
+    live = engine_class("ray")() if any(sc.engine == "ray" for sc in scenarios) else None
     try:
-        # One Ray for every run (each run still has its own namespace).
-        started = ray_engine.connect(args.address, "schedlab-compare")
-    except ray_engine.ClusterUnreachable as e:
+        # One Ray for every live run (each run still has its own namespace).
+        started = live.connect(args.address, "schedlab-compare") if live else False
+    except ClusterUnreachable as e:
         _error(str(e))
         return EXIT_BAD_INPUT
     try:
         for sc in scenarios:
-            console.print(f"  {sc.architecture}: {sc.duration:g} emulated s at x{sc.time_scale:g} ...")
+            console.print(f"  {sc.architecture}: {sc.duration:g} emulated s at x{sc.time_scale:g} ({sc.engine}) ...")
             summaries.append(run_scenario(sc, out / sc.architecture, address=args.address))
     finally:
         if started:
-            ray_engine.shutdown()
+            live.shutdown()
     console.print(compare_table(summaries))
     console.print(f"wrote {out}/<architecture>/summary.json and events.jsonl")
     if args.report and not _report(out):
@@ -160,6 +163,8 @@ def _common(sp: argparse.ArgumentParser, out_help: str) -> None:
     sp.add_argument("--seed", type=int, help="override the scenario's seed")
     sp.add_argument("--time-scale", type=float, help="override emulated seconds per wall second")
     sp.add_argument("--address", help="join the Ray cluster at this address (default: RAY_ADDRESS, else embedded local Ray)")
+    sp.add_argument("--engine", help="ray (live, the default) or sim (one process, virtual clock, deterministic); "
+                                     "overrides the scenario's engine")
     sp.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="override one scenario value, e.g. workload.classes.0.interarrival=2 (repeatable)")
     sp.add_argument("--report", action="store_true", help="write report.md with plots at the end (needs the plot extra)")

@@ -75,12 +75,15 @@ def _fraction(x: float | None) -> str:
 
 
 def summary_table(s: dict) -> Table:
-    t = Table(title=f"{s['scenario']} ({s['architecture']}, seed {s['seed']}, x{s['time_scale']:g})", show_header=False)
+    engine = s.get("engine", "ray")
+    title = f"{s['scenario']} ({s['architecture']}, seed {s['seed']}, x{s['time_scale']:g}{'' if engine == 'ray' else ', ' + engine})"
+    t = Table(title=title, show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value")
     j = s["jobs"]
     t.add_row("cell", f"{s['cell']['machines']} machines on {s['cell']['host_actors']} host actors (K={s['cell']['machines_per_actor']})")
-    t.add_row("run", f"{s['emulated_seconds']:g} emulated s in {s['wall_seconds']:.1f} wall s")
+    virtual = "" if engine == "ray" else "virtual "
+    t.add_row("run", f"{s['emulated_seconds']:g} emulated s in {s['wall_seconds']:.1f} {virtual}wall s")
     t.add_row("jobs", f"submitted {j['submitted']}  scheduled {j['scheduled']}  completed {j['completed']}  abandoned {j['abandoned']}  pending {j['pending']}")
     t.add_row("wait to first attempt (s)", f"p50/p90/p99 {_p(s['wait_time_s']['first_attempt'])}")
     t.add_row("wait to fully scheduled (s)", f"p50/p90/p99 {_p(s['wait_time_s']['fully_scheduled'])}")

@@ -147,4 +147,10 @@ def override(sc: Scenario, args: argparse.Namespace) -> Scenario:
         if not args.time_scale > 0:
             raise ScenarioError(f"--time-scale: must be > 0 (got {args.time_scale})")
         changes["time_scale"] = args.time_scale
+    if getattr(args, "engine", None) is not None:
+        from schedlab.actors import engines
+
+        if args.engine not in engines.names():
+            raise ScenarioError(f"--engine: must be one of {', '.join(engines.names())} (got {args.engine!r})")
+        changes["engine"] = args.engine
     return dataclasses.replace(sc, **changes) if changes else sc

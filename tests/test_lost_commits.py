@@ -54,6 +54,9 @@ class FakeRuntime:
     def wall_clock(self) -> float:
         return self.clock.now()
 
+    async def sleep_wall(self, seconds: float) -> None:
+        await asyncio.sleep(0)  # time moves when the test says
+
 
 class CellWithEagerHost:
     """The cell state machine behind an endpoint whose host polls the moment a

@@ -15,7 +15,7 @@ from schedlab.schedulers.faults.plan import member_index
 from schedlab.schedulers.model.resources import EPS
 
 SUMMARY_KEYS = (
-    "scenario", "architecture", "seed", "time_scale", "emulated_seconds", "wall_seconds",
+    "scenario", "architecture", "engine", "seed", "time_scale", "emulated_seconds", "wall_seconds",
     "cell", "jobs", "wait_time_s", "schedulers", "utilization", "substrate",
     "failovers", "faults", "invariants",
 )
@@ -153,6 +153,9 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     out = {
         "scenario": info["scenario"],
         "architecture": info["architecture"],
+        # The sim engine's wall_seconds are its virtual clock's: what the run
+        # would have taken live (so the file is the same on every machine).
+        "engine": info.get("engine", "ray"),
         "seed": info["seed"],
         "time_scale": info["time_scale"],
         "emulated_seconds": duration,

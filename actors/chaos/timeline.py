@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from schedlab.actors.engines import ray_engine
+from schedlab.actors import engines
 from schedlab.actors.chaos.inbox import cluster_dir
 from schedlab.actors.common.events import EventLog
 from schedlab.actors.common.members import Members
@@ -136,16 +136,16 @@ class FaultTimeline:
             b = {n: h for n, h in self._side(f.peer).items() if n not in a}
             if not a or not b:
                 raise FaultError(f"nothing alive on one side ({f.target} | {f.peer})")
-            keys_a = [ray_engine.actor_key(h) for h in a.values()]
-            keys_b = [ray_engine.actor_key(h) for h in b.values()]
+            keys_a = [engines.current().actor_key(h) for h in a.values()]
+            keys_b = [engines.current().actor_key(h) for h in b.values()]
             # Both sides cut at one instant, a moment from now: each actor
             # learns of it when it gets its call, which on a busy machine
             # is seconds apart, and a cut that began one host at a time
             # would look like a few hosts dying, not a partition.
             begins = now + PARTITION_LEAD_WALL_S * self.scale
-            ray_engine.outcomes([ray_engine.call(h, "chaos_partition", keys_b, wall, begins) for h in a.values()]
-                                + [ray_engine.call(h, "chaos_partition", keys_a, wall, begins) for h in b.values()],
-                                timeout=2.0)
+            engines.current().outcomes([engines.current().call(h, "chaos_partition", keys_b, wall, begins) for h in a.values()]
+                                       + [engines.current().call(h, "chaos_partition", keys_a, wall, begins) for h in b.values()],
+                                       timeout=2.0)
             return {"kind": "partition", "target": sorted(a), "role": self.roster.role_of(next(iter(a))),
                     "duration_s": f.duration, "peer": sorted(b)}
         role, name = self._pick(f.target)
@@ -157,9 +157,9 @@ class FaultTimeline:
             return self._kill(f, role, name, now, lead, source)
         out = {"kind": f.action, "target": name, "role": role, "duration_s": f.duration}
         if f.action == "pause":
-            ray_engine.call(self._side(name)[name], "chaos_pause", wall)
+            engines.current().call(self._side(name)[name], "chaos_pause", wall)
             return out
-        ray_engine.call(self._side(name)[name], "chaos_slow", f.delay / self.scale, wall, self.exempt)
+        engines.current().call(self._side(name)[name], "chaos_slow", f.delay / self.scale, wall, self.exempt)
         return {**out, "delay_s": f.delay}
 
     def _indexed(self, role: str) -> ReplicaSet | None:

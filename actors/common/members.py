@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from schedlab.actors.engines import ray_engine
+from schedlab.actors import engines
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Members:
     def spawn(self, role: str, cls: type, name: str, *args: Any, node: str | None = None, again: tuple | None = None) -> Any:
         """``again``: the arguments a restart uses, when not the same (a
         restarted machine host starts empty and rejoins)."""
-        h = self.on_spawn(ray_engine.spawn(cls, name, self.namespace, *args, node=node))
+        h = self.on_spawn(engines.current().spawn(cls, name, self.namespace, *args, node=node))
         self.handles[name] = h
         self.roles[name] = role
         self.recipes[name] = Recipe(cls, args if again is None else again, node)
@@ -51,7 +51,7 @@ class Members:
         h = self.handles.pop(name, None)
         if h is None:
             return False
-        ray_engine.kill_all([h])
+        engines.current().kill_all([h])
         self.killed.add(name)
         return True
 
@@ -61,9 +61,9 @@ class Members:
         come up): Ray queues the start call until it exists."""
         self.kill(name)
         r = self.recipes[name]
-        h = self.on_spawn(ray_engine.spawn(r.cls, name, self.namespace, *r.args, node=r.node))
+        h = self.on_spawn(engines.current().spawn(r.cls, name, self.namespace, *r.args, node=r.node))
         self.handles[name] = h
-        ray_engine.call(h, "start", self.epoch)
+        engines.current().call(h, "start", self.epoch)
         for hook in self.on_restart:
             hook(self.roles[name], name, h)
         return h

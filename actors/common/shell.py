@@ -131,6 +131,7 @@ class ActorShell:
         try:
             await asyncio.wait_for(self._stopping.wait(), max(0.0, seconds))
         except asyncio.TimeoutError:
+            await self.rt.sleep_wall(0)  # a frozen actor (a chaos pause on the sim engine) wakes when it thaws
             return self.running
         return False
 

@@ -3,11 +3,10 @@ restart, wait for convergence, collect applied logs. Used by run.py (and the
 fault timeline); actors never use it."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, Callable
 
-from schedlab.actors.engines import ray_engine
+from schedlab.actors import engines
 from schedlab.actors.coordinator.replica import CoordinatorReplica, ReplicaConfig, replica_name
 from schedlab.actors.coordinator.replica_set import ReplicaSet
 from schedlab.schedulers.scenario.parse import CoordinatorSpec
@@ -40,7 +39,7 @@ class CoordinatorGroup(ReplicaSet):
             seed=self.seed, tick_wall=s.tick_ms / 1e3, election_ticks=s.election_ticks, heartbeat_ticks=s.heartbeat_ticks,
             snapshot_threshold=s.snapshot_threshold, sample_interval=self.sample_interval,
         )
-        h = ray_engine.spawn(self.replica_cls, replica_name(i), self.namespace, rt=self.rt, cfg=cfg, metrics=self.metrics,
+        h = engines.current().spawn(self.replica_cls, replica_name(i), self.namespace, rt=self.rt, cfg=cfg, metrics=self.metrics,
                              **self.extra)
         self.on_spawn(h)
         self.live[i] = h
@@ -52,20 +51,20 @@ class CoordinatorGroup(ReplicaSet):
     def start(self, epoch: float, indices: list[int] | None = None) -> None:
         self.epoch = epoch
         hs = [self.live[i] for i in (indices if indices is not None else list(self.live))]
-        ray_engine.gather([ray_engine.call(h, "ready") for h in hs], timeout=120)
+        engines.current().gather([engines.current().call(h, "ready") for h in hs], timeout=120)
         self.push_peers()
-        ray_engine.gather([ray_engine.call(h, "start", epoch) for h in hs])
+        engines.current().gather([engines.current().call(h, "start", epoch) for h in hs])
 
     def push_peers(self, wait: bool = True) -> None:
         """Tell every live replica the current handle of every other one."""
-        refs = [ray_engine.call(h, "set_peers", dict(self.live)) for h in self.live.values()]
+        refs = [engines.current().call(h, "set_peers", dict(self.live)) for h in self.live.values()]
         if wait:
-            ray_engine.gather(refs, timeout=30)
+            engines.current().gather(refs, timeout=30)
 
     def statuses(self, starting_too: bool = True) -> list[dict]:
         # A replica dying as we ask is not a leader: failures are dropped.
         members = self.live if starting_too else self.up()
-        got = ray_engine.outcomes([ray_engine.call(h, "status") for h in members.values()], timeout=2.0)
+        got = engines.current().outcomes([engines.current().call(h, "status") for h in members.values()], timeout=2.0)
         return [st for st in got if isinstance(st, dict)]
 
     def leader(self) -> dict | None:
@@ -83,12 +82,13 @@ class CoordinatorGroup(ReplicaSet):
         return (int(lead["replica"]), int(lead["term"])) if lead else None
 
     def wait_leader(self, timeout: float = 30.0, newer_than: int = -1) -> dict:
-        end = time.time() + timeout
-        while time.time() < end:
+        eng = engines.current()
+        end = eng.time() + timeout
+        while eng.time() < end:
             lead = self.leader()
             if lead is not None and lead["term"] > newer_than:
                 return lead
-            time.sleep(0.02)
+            eng.sleep(0.02)
         raise TimeoutError(f"no coordinator leader within {timeout:g}s")
 
     def restart(self, i: int) -> None:
@@ -99,20 +99,21 @@ class CoordinatorGroup(ReplicaSet):
         self.kill(i)
         h = self.spawn(i)
         self.push_peers(wait=False)
-        self.starting[i] = ray_engine.call(h, "start", self.epoch)
+        self.starting[i] = engines.current().call(h, "start", self.epoch)
 
     def converge(self, timeout: float = 5.0) -> None:
         """Wait until every live replica applied what the leader committed."""
-        end = time.time() + timeout
-        while time.time() < end:
+        eng = engines.current()
+        end = eng.time() + timeout
+        while eng.time() < end:
             st = self.statuses()
             if st and len({s["last_applied"] for s in st}) == 1:
                 return
-            time.sleep(0.05)
+            eng.sleep(0.05)
 
     def applied(self) -> dict[int, list[tuple]]:
-        refs = {i: ray_engine.call(h, "applied") for i, h in self.live.items()}
-        return {i: ray_engine.gather([r], timeout=30)[0] for i, r in refs.items()}
+        refs = {i: engines.current().call(h, "applied") for i, h in self.live.items()}
+        return {i: engines.current().gather([r], timeout=30)[0] for i, r in refs.items()}
 
     def stop(self) -> list[Any]:
-        return ray_engine.gather([ray_engine.call(h, "stop") for h in self.live.values()], timeout=60)
+        return engines.current().gather([engines.current().call(h, "stop") for h in self.live.values()], timeout=60)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab.actors.engines import ray_engine
+from schedlab.actors import engines
 
 
 class ReplicaSet:
@@ -18,7 +18,7 @@ class ReplicaSet:
     def up(self) -> dict[int, Any]:
         """Live members whose start returned: one still starting cannot lead,
         and asking it would stall the driver until Ray has its worker up."""
-        return ray_engine.up(self.live, self.starting)
+        return engines.current().up(self.live, self.starting)
 
     def lead(self) -> tuple[int, int] | None:
         """(index, term or epoch) of the current leader, None when there is none."""
@@ -31,4 +31,4 @@ class ReplicaSet:
         self.starting.pop(i, None)
         h = self.live.pop(i, None)
         if h is not None:
-            ray_engine.kill_all([h])
+            engines.current().kill_all([h])

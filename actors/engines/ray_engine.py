@@ -23,6 +23,7 @@ if "RAY_AUTH_MODE" not in os.environ and (Path.home() / ".ray" / "auth_token").i
 import ray  # noqa: E402
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
 
+from schedlab.actors import engines  # noqa: E402
 from schedlab.actors.engines import verbosity  # noqa: E402
 from schedlab.actors.engines.clock import Clock  # noqa: E402
 from schedlab.actors.engines.link_faults import UNREACHABLE_AFTER_S, LinkFaults, Unreachable
@@ -107,8 +108,7 @@ def actor_key(handle: Any) -> str:
     return handle._actor_id.hex()
 
 
-class ClusterUnreachable(RuntimeError):
-    pass
+ClusterUnreachable = engines.ClusterUnreachable
 
 
 def _check_reachable(address: str) -> None:
@@ -321,3 +321,43 @@ def node_id() -> str:
 
 GetTimeoutError = ray.exceptions.GetTimeoutError
 RayError = ray.exceptions.RayError
+
+
+class RayEngine:
+    """The live engine for the driver (``actors.engines.current()``): the
+    module functions above, and the wall clock the driver keeps time by."""
+
+    name = "ray"
+    deterministic = False
+    ActorError = RayError
+    TimeoutError = GetTimeoutError
+
+    def __init__(self, scale: float = 1.0, latency: Any = None, seed: int = 0) -> None:
+        """``scale``, ``latency`` and ``seed`` are the sim engine's; Ray has
+        its own latency, measured, not modelled."""
+
+    def runtime(self, scale: float, namespace: str) -> RayRuntime:
+        return RayRuntime(scale, namespace)
+
+    def time(self) -> float:
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    connect = staticmethod(connect)
+    shutdown = staticmethod(shutdown)
+    spawn = staticmethod(spawn)
+    call = staticmethod(call)
+    gather = staticmethod(gather)
+    outcomes = staticmethod(outcomes)
+    up = staticmethod(up)
+    kill_all = staticmethod(kill_all)
+    lookup = staticmethod(lookup)
+    actor_key = staticmethod(actor_key)
+    ship_by_value = staticmethod(ship_by_value)
+    cluster_nodes = staticmethod(cluster_nodes)
+    dead_nodes = staticmethod(dead_nodes)
+    set_default_node = staticmethod(set_default_node)
+    gcs_address = staticmethod(gcs_address)
+    is_loopback_only = staticmethod(is_loopback_only)

@@ -11,6 +11,7 @@ import copy
 import math
 from dataclasses import replace
 
+from schedlab.actors import engines
 from schedlab.schedulers import arch as registry
 from schedlab.schedulers.arch import COMMON_ROLES, SectionContext
 from schedlab.schedulers.faults.liveness import LivenessSpec
@@ -77,6 +78,7 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     arch = top.get("architecture", str, default=registry.default_name(), check=one_of(registry.names()))
     spec = registry.spec_of(arch)
     seed = top.get("seed", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0")
+    engine = top.get("engine", str, default=engines.DEFAULT, check=one_of(engines.names()))
     time_scale = top.get("time_scale", float, default=100.0, check=positive)
     duration = top.get("duration", float, check=positive)
 
@@ -112,7 +114,8 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     metrics = MetricsSpec(sample_interval=mt.get("sample_interval", float, default=5.0, check=positive))
     mt.done()
     st = top.sub("substrate", default={})
-    substrate = SubstrateSpec(batch_interval=st.get("batch_interval", float, default=0.05, check=positive))
+    substrate = SubstrateSpec(batch_interval=st.get("batch_interval", float, default=0.05, check=positive),
+                              latency=read_dist(st, "latency", default=SubstrateSpec().latency))
     st.done()
     lt = top.sub("liveness", default={})
     liveness = LivenessSpec(
@@ -122,7 +125,7 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     )
     lt.done()
     sc = Scenario(name, arch, seed, time_scale, duration, cell, workload, section, metrics, substrate, coordinator,
-                  (), description, source, liveness)
+                  (), description, source, liveness, engine)
     check_sizes(top, sc, limits or local_limits())  # before roster_for: it names every host actor
     roster = roster_for(sc)
     faults = tuple(parse_fault(x, duration, roster) for x in (table_array(top, "faults") if "faults" in top.data else []))

@@ -9,7 +9,9 @@ from typing import Any
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.model.cluster import MachineClass
-from schedlab.schedulers.model.workload import JobClass
+from schedlab.schedulers.model.workload import Dist, JobClass
+
+DEFAULT_LATENCY_S = 0.0005  # a datacenter network's one-way delay, for the sim engine
 
 
 @dataclass(frozen=True)
@@ -35,11 +37,14 @@ class MetricsSpec:
 
 @dataclass(frozen=True)
 class SubstrateSpec:
-    """How the emulation uses Ray. Launches, completions and events wait up to
-    ``batch_interval`` wall seconds to travel together: longer means fewer
-    messages (each costs ~0.5 ms of CPU here) but later resource returns."""
+    """How the emulation uses its engine. Launches, completions and events
+    wait up to ``batch_interval`` wall seconds to travel together: longer
+    means fewer messages (each costs ~0.5 ms of CPU on Ray here) but later
+    resource returns. ``latency``: one message's delay on the sim engine,
+    in emulated seconds (the live engine has Ray's own, measured)."""
 
     batch_interval: float = 0.05
+    latency: Dist = field(default_factory=lambda: Dist("constant", value=DEFAULT_LATENCY_S))
 
 
 @dataclass(frozen=True)
@@ -71,3 +76,4 @@ class Scenario:
     description: str = ""
     source: str = "<scenario>"
     liveness: LivenessSpec = field(default_factory=LivenessSpec)
+    engine: str = "ray"  # what hosts the actors: "ray" (live) or "sim" (virtual clock)

@@ -1,4 +1,5 @@
-"""Every registered architecture, end to end on a real local Ray: the small
+"""Every registered architecture on every registered engine (a real local
+Ray, and the sim engine's virtual clock), end to end: the small
 conformance scenario runs with a kill of every restartable role and of
 every leader, and the suite checks what every architecture owes its users:
 
@@ -19,6 +20,7 @@ from typing import Callable
 
 import pytest
 
+from schedlab.actors import engines
 from schedlab.actors.analysis.saved_run import check_saved
 from schedlab.actors.analysis.summary import SUMMARY_KEYS
 from schedlab.actors.common.metrics import read_events
@@ -30,12 +32,16 @@ from tests.conformance.scenarios import with_faults
 pytestmark = pytest.mark.ray
 
 
-@pytest.fixture(scope="module", params=registry.names())
-def conformance_run(request: pytest.FixtureRequest, ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    name = request.param
+@pytest.fixture(scope="module", params=[(a, e) for e in engines.names() for a in registry.names()],
+                ids=lambda p: f"{p[0]}-{p[1]}")
+def conformance_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    name, engine = request.param
+    if engine == "ray":
+        request.getfixturevalue("ray_session")
     data, faults = with_faults(name)
+    data["engine"] = engine
     sc = parse_scenario(data, f"conformance-{name}.toml")
-    out = tmp_path_factory.mktemp(f"conformance-{name}")
+    out = tmp_path_factory.mktemp(f"conformance-{name}-{engine}")
     summary = run_scenario(sc, out)
     return name, sc, faults, summary, read_events(out / "events.jsonl"), out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from schedlab.actors.engines import ray_engine
+from schedlab.actors import engines
 from schedlab.actors.archs.mesos.link import master_name
 from schedlab.actors.archs.mesos.master import MesosMaster
 from schedlab.schedulers.archs.mesos.master_state import MasterConfig
@@ -21,7 +21,7 @@ class MasterSet(ReplicaSet):
         self.on_spawn = on_spawn
 
     def spawn(self, i: int) -> Any:
-        h = ray_engine.spawn(MesosMaster, master_name(i), self.rt.namespace, rt=self.rt, index=i, cfg=self.cfg,
+        h = engines.current().spawn(MesosMaster, master_name(i), self.rt.namespace, rt=self.rt, index=i, cfg=self.cfg,
                              metrics=self.metrics, flush_interval=self.flush)
         self.on_spawn(h)
         self.live[i] = h
@@ -33,7 +33,7 @@ class MasterSet(ReplicaSet):
     def leader(self) -> dict | None:
         """The live master that leads with the highest epoch, if any. One
         still starting is not asked: it comes back as a standby."""
-        got = ray_engine.outcomes([ray_engine.call(h, "status") for h in self.up().values()], timeout=2.0)
+        got = engines.current().outcomes([engines.current().call(h, "status") for h in self.up().values()], timeout=2.0)
         leading = [st for st in got if isinstance(st, dict) and st["leading"]]  # a master dying as we ask is not
         return max(leading, key=lambda st: st["epoch"], default=None)
 
@@ -43,4 +43,4 @@ class MasterSet(ReplicaSet):
 
     def restart(self, i: int) -> None:
         self.kill(i)
-        self.starting[i] = ray_engine.call(self.spawn(i), "start", self.epoch)
+        self.starting[i] = engines.current().call(self.spawn(i), "start", self.epoch)
