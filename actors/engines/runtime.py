@@ -5,7 +5,8 @@ framework, master, replica) is given a Runtime when it is built and reaches
 clocks, sleeps, other actors and its own freezing only through it: no
 ``import ray``, no ``time.*``, no lookups of its own. That is what lets one
 shell class run on every engine: ``actors.engines.ray_engine`` (live, Ray,
-wall time scaled) and a virtual-clock engine. Asyncio primitives
+wall time scaled) and ``actors.engines.sim_engine`` (one process, a virtual
+clock whose unit is the live engine's wall second). Asyncio primitives
 (``asyncio.wait_for``, events, tasks) are fine: an engine runs the shell's
 event loop.
 
