@@ -70,7 +70,8 @@ class Sweep:
                            for p in self.points]}
 
 
-def plan_sweep(path: str, sets: list[str], seeds: int, seed: int | None, time_scale: float | None) -> Sweep:
+def plan_sweep(path: str, sets: list[str], seeds: int, seed: int | None, time_scale: float | None,
+               engine: str | None = None) -> Sweep:
     """Build and validate every point before anything starts: a typo in the
     last value fails now, not an hour into the sweep."""
     from schedlab.scripts.scenario_files import apply_set, load_data
@@ -93,6 +94,12 @@ def plan_sweep(path: str, sets: list[str], seeds: int, seed: int | None, time_sc
             if not time_scale > 0:
                 raise ScenarioError(f"--time-scale: must be > 0 (got {time_scale})")
             scs = [dataclasses.replace(sc, time_scale=time_scale) for sc in scs]
+        if engine is not None:
+            from schedlab.actors import engines
+
+            if engine not in engines.names():
+                raise ScenarioError(f"--engine: must be one of {', '.join(engines.names())} (got {engine!r})")
+            scs = [dataclasses.replace(sc, engine=engine) for sc in scs]
         points.append(Point(point_name(i, assignment), assignment, scs, fixed + point_sets, "architectures" in data))
     first = seed if seed is not None else points[0].scenarios[0].seed
     if first < 0:
@@ -123,22 +130,27 @@ def run_inline(sweep: Sweep, out: Path, address: str | None, advance: Callable[[
             advance(rel)
 
 
-def _run_processes(sweep: Sweep, out: Path, address: str, parallel: int, args: argparse.Namespace,
+def _run_processes(sweep: Sweep, out: Path, address: str | None, parallel: int, args: argparse.Namespace,
                    advance: Callable[[str], None]) -> None:
     """Each (point, seed) as its own ``schedlab run`` (or ``compare``, for
-    several architectures) process joined to ``address``: isolated drivers,
-    so runs truly overlap."""
-    from schedlab.actors.engines import ray_engine
+    several architectures) process: joined to ``address`` (live: isolated
+    drivers on one Ray, so runs truly overlap), or on its own (sim: one
+    process per point, across the cores)."""
+    env = None
+    if address is not None:
+        from schedlab.actors.engines import ray_engine
 
-    env = {**os.environ, ray_engine.LOOPBACK_ENV: "1"} if ray_engine.is_loopback_only() else None
+        env = {**os.environ, ray_engine.LOOPBACK_ENV: "1"} if ray_engine.is_loopback_only() else None
     def one(point: Point, seed: int) -> list[str]:
         rels = [run_dir(point, seed, sc.architecture) for sc in point.scenarios]
         if point.comparison:
             where, verb = out / point.name / f"seed-{seed}", "compare"
         else:
             where, verb = out / rels[0], "run"
-        cmd = [sys.executable, "-m", "schedlab", verb, sweep.source, "--out", str(where), "--seed", str(seed),
-               "--address", address] + (["--no-progress"] if verb == "run" else [])
+        cmd = [sys.executable, "-m", "schedlab", verb, sweep.source, "--out", str(where), "--seed", str(seed)]
+        cmd += ["--address", address] if address is not None else []
+        cmd += ["--no-progress"] if verb == "run" else []
+        cmd += ["--engine", args.engine] if args.engine else []
         for s in point.sets:
             cmd += ["--set", s]
         if args.time_scale is not None:
@@ -202,22 +214,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     console = Console(quiet=args.quiet)
     try:
-        sweep = plan_sweep(args.scenario, args.set or [], args.seeds, args.seed, args.time_scale)
+        sweep = plan_sweep(args.scenario, args.set or [], args.seeds, args.seed, args.time_scale, args.engine)
         if args.parallel < 1:
             raise ScenarioError(f"--parallel: must be >= 1 (got {args.parallel})")
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT
-    from schedlab.actors.engines import ray_engine
+    from schedlab.actors.engines import ClusterUnreachable, engine_class
 
     name = sweep.points[0].scenarios[0].name
     out = Path(args.out or f"runs/{name}-sweep-{time.strftime('%Y%m%d-%H%M%S')}")
     total = sweep.total()
     grid = " x ".join(f"{k} ({len(v)})" for k, v in sweep.values.items()) or "no swept key"
     console.print(f"schedlab: sweeping [bold]{name}[/] over {grid}, seeds {sweep.seeds}: {total} runs, out {out}")
+    # One Ray for every live run; sim runs need none.
+    live = engine_class("ray")() if any(sc.engine == "ray" for p in sweep.points for sc in p.scenarios) else None
     try:
-        started = ray_engine.connect(args.address, "schedlab-sweep")
-    except ray_engine.ClusterUnreachable as e:
+        started = live.connect(args.address, "schedlab-sweep") if live else False
+    except ClusterUnreachable as e:
         _error(str(e))
         return EXIT_BAD_INPUT
     out.mkdir(parents=True, exist_ok=True)
@@ -234,12 +248,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                     print(f"  done {rel}", flush=True)
 
             if args.parallel > 1:
-                _run_processes(sweep, out, ray_engine.gcs_address(), args.parallel, args, advance)
+                _run_processes(sweep, out, live.gcs_address() if live else None, args.parallel, args, advance)
             else:
                 run_inline(sweep, out, args.address, advance)
     finally:
         if started:
-            ray_engine.shutdown()
+            live.shutdown()
     rows, bad = finish(sweep, out)
     console.print(f"wrote {out / 'sweep.csv'} ({len(rows)} rows) and {out / 'sweep.json'}")
     if args.report:
@@ -266,6 +280,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--time-scale", type=float, help="override emulated seconds per wall second")
     s.add_argument("--out", help="output directory (default runs/<name>-sweep-<time>)")
     s.add_argument("--address", help="join the Ray cluster at this address (default: RAY_ADDRESS, else embedded local Ray)")
+    s.add_argument("--engine", help="ray (live) or sim (virtual clock): overrides the scenario's")
     s.add_argument("--parallel", type=int, default=1, help="runs at once, as separate processes on the cluster (default 1)")
     s.add_argument("--report", action="store_true", help="write report.md with plots at the end (needs the plot extra)")
     s.add_argument("--no-progress", action="store_true", help="print one line per finished run instead of a bar")

@@ -80,3 +80,18 @@ def test_sweep_bad_input_is_one_line_and_starts_nothing(tmp_path: Path) -> None:
         r = schedlab("sweep", "scenarios/quickstart.toml", "--set", "duration=50,60", "--address", f"127.0.0.1:{port}",
                      "--out", str(tmp_path / "y"))
     assert r.returncode == 2 and f"no Ray cluster at 127.0.0.1:{port}" in r.stderr and not (tmp_path / "y").exists()
+
+
+@pytest.mark.parametrize("parallel", ["1", "2"])
+def test_a_sim_sweep_needs_no_ray_and_repeats_exactly(tmp_path: Path, parallel: str) -> None:
+    """--engine sim: every run on the virtual clock (in this process, or one
+    process per run with --parallel); a second sweep gives the same csv."""
+    args = ["sweep", "dispatcher", "--engine", "sim", "--set", "dispatcher.queue=fifo,fair", "--set", "duration=300",
+            "--parallel", parallel, "-q"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert schedlab(*args, "--out", str(a)).returncode == 0
+    assert schedlab(*args, "--out", str(b)).returncode == 0
+    rows = _rows(a)
+    assert [r["dispatcher.queue"] for r in rows] == ["fifo", "fair"] and all(r["violations"] == "0" for r in rows)
+    assert json.loads((a / rows[0]["point"] / "seed-5" / "dispatcher" / "summary.json").read_text())["engine"] == "sim"
+    assert (a / "sweep.csv").read_text() == (b / "sweep.csv").read_text()
