@@ -15,7 +15,9 @@ from schedlab.actors.analysis.kept_runs import keep_if_bad, violated
 
 
 def small_scenario_data(**top: Any) -> dict:
-    """A small, fast Omega scenario as raw TOML data; tests tweak it."""
+    """A small, fast Omega scenario as raw TOML data; tests tweak it.
+    Live Ray by default; ``engine="sim"`` for tests of scheduling behaviour,
+    which the virtual clock runs in seconds and repeats exactly."""
     data: dict[str, Any] = {
         "name": "small",
         "architecture": "omega",

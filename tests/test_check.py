@@ -9,9 +9,7 @@ import pytest
 
 from schedlab.actors.analysis.saved_run import NotARun, check_saved
 from schedlab.scripts.cli import main
-from tests.test_run_omega import small_run  # noqa: F401  (module fixture: one real run)
-
-pytestmark = pytest.mark.ray
+from tests.test_run_omega import small_run  # noqa: F401  (module fixture: one sim run)
 
 
 def test_saved_run_checks_like_the_live_summary(small_run, capsys) -> None:  # noqa: F811

@@ -1,5 +1,6 @@
-"""End-to-end Borg runs on a real local Ray: priorities, quota, machine
-failure and Borgmaster failover."""
+"""End-to-end Borg runs on the sim engine: priorities, quota, machine
+failure and Borgmaster failover. Live failovers are in test_leader_faults,
+test_chaos and the conformance suite."""
 from __future__ import annotations
 
 import collections
@@ -14,9 +15,6 @@ from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.borg.priority import is_prod
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
-
-pytestmark = pytest.mark.ray
-
 
 def borg_data(**borg: Any) -> dict:
     data = small_scenario_data(duration=300.0)
@@ -36,7 +34,7 @@ def borg_data(**borg: Any) -> dict:
 
 
 def _run(out: Path, data: dict) -> tuple[dict, list[dict]]:
-    summary = run_scenario(parse_scenario(data, "test.toml"), out)
+    summary = run_scenario(parse_scenario(data | {"engine": "sim"}, "test.toml"), out)
     assert_invariants_hold(summary["invariants"], out, out.name)  # a bad run is kept, whichever test runs it
     return summary, read_events(out / "events.jsonl")
 
@@ -48,7 +46,7 @@ def _accounted(summary: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def busy_run(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict]]:
+def busy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict]]:
     return _run(tmp_path_factory.mktemp("borg_busy"), borg_data())
 
 
@@ -91,7 +89,7 @@ def test_job_over_quota_is_rejected_not_queued(busy_run) -> None:
     assert summary["jobs"]["rejected"] == len(rejected)
 
 
-def test_tasks_of_a_dead_machine_are_rescheduled(ray_session: None, tmp_path: Path) -> None:
+def test_tasks_of_a_dead_machine_are_rescheduled(tmp_path: Path) -> None:
     data = borg_data()
     del data["borg"]["quota"]
     data["workload"]["classes"] = data["workload"]["classes"][:2]
@@ -113,7 +111,7 @@ def test_tasks_of_a_dead_machine_are_rescheduled(ray_session: None, tmp_path: Pa
     assert all(later[k] not in host0 for k in stranded & set(later))
 
 
-def test_borgmaster_failover_loses_and_repeats_nothing(ray_session: None, tmp_path: Path) -> None:
+def test_borgmaster_failover_loses_and_repeats_nothing(tmp_path: Path) -> None:
     data = borg_data(preemption=False, requires={"prod": ["big"]})
     del data["borg"]["quota"]
     data["workload"]["classes"] = data["workload"]["classes"][:2]

@@ -1,4 +1,6 @@
-"""End-to-end Mesos runs on a real local Ray: offers, rescinds, gangs, failover."""
+"""End-to-end Mesos runs on the sim engine: offers, rescinds, gangs,
+revocation, failover. Live failovers are in test_leader_faults, test_chaos
+and the conformance suite."""
 from __future__ import annotations
 
 import collections
@@ -14,9 +16,6 @@ from schedlab.actors.analysis.summary import summarize
 from schedlab.schedulers.model.cluster import build_cell
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
-
-pytestmark = pytest.mark.ray
-
 
 def mesos_data(**mesos: Any) -> dict:
     data = small_scenario_data()
@@ -34,7 +33,7 @@ def mesos_data(**mesos: Any) -> dict:
 
 
 def _run(out: Path, data: dict) -> tuple[dict, list[dict], Any]:
-    sc = parse_scenario(data, "test.toml")
+    sc = parse_scenario(data | {"engine": "sim"}, "test.toml")
     summary = run_scenario(sc, out)
     assert_invariants_hold(summary["invariants"], out, out.name)  # a bad run is kept, whichever test runs it
     return summary, read_events(out / "events.jsonl"), sc
@@ -51,7 +50,7 @@ def _offers(events: list[dict]) -> tuple[dict[int, list], dict[int, list[list]]]
 
 
 @pytest.fixture(scope="module")
-def cell_run(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict], Any]:
+def cell_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict], Any]:
     return _run(tmp_path_factory.mktemp("mesos_cell"), mesos_data())
 
 
@@ -121,7 +120,7 @@ def test_summary_is_a_function_of_the_events(cell_run) -> None:
     assert again["mesos"] == summary["mesos"] and again["jobs"] == summary["jobs"]
 
 
-def test_rescinded_offers_cannot_be_used(ray_session: None, tmp_path: Path) -> None:
+def test_rescinded_offers_cannot_be_used(tmp_path: Path) -> None:
     """A framework thinking longer than the offer timeout has every offer
     rescinded under it: none of its launches may run."""
     data = mesos_data(offer_timeout=2.0)
@@ -140,7 +139,7 @@ def test_rescinded_offers_cannot_be_used(ray_session: None, tmp_path: Path) -> N
     assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]
 
 
-def test_no_task_lost_across_a_master_failover(ray_session: None, tmp_path: Path) -> None:
+def test_no_task_lost_across_a_master_failover(tmp_path: Path) -> None:
     data = mesos_data(masters=3, granularity="agent")
     data["coordinator"] = {"replicas": 3}
     data["faults"] = [{"at": 120.0, "action": "kill_master"}]
@@ -162,7 +161,7 @@ def test_no_task_lost_across_a_master_failover(ray_session: None, tmp_path: Path
     assert all(n == 1 for k, n in committed.items() if k not in requeued), "a task was placed twice without being lost"
 
 
-def test_revocation_gives_a_starved_framework_its_guarantee(ray_session: None, tmp_path: Path) -> None:
+def test_revocation_gives_a_starved_framework_its_guarantee(tmp_path: Path) -> None:
     """A framework that fills the cell with long tasks, and one with a
     guaranteed share arriving later: with revocation on, the master kills
     the hog's newest tasks, the hog re-queues them, the starved framework

@@ -1,4 +1,6 @@
-"""End-to-end Omega runs on a real local Ray: invariants and accounting."""
+"""End-to-end Omega runs on the sim engine (the same actors on a virtual
+clock): invariants and accounting. The live engine runs the same scenario
+shape in the conformance suite."""
 from __future__ import annotations
 
 import collections
@@ -15,11 +17,8 @@ from schedlab.schedulers.model.cluster import build_cell
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
 
-pytestmark = pytest.mark.ray
-
-
 def _run(tmp_path: Path, data: dict) -> tuple[dict, list[dict], object]:
-    sc = parse_scenario(data, "test.toml")
+    sc = parse_scenario(data | {"engine": "sim"}, "test.toml")
     summary = run_scenario(sc, tmp_path)
     assert_invariants_hold(summary["invariants"], tmp_path, tmp_path.name)  # a bad run is kept, whichever test runs it
     return summary, read_events(tmp_path / "events.jsonl"), sc
@@ -47,7 +46,7 @@ def independent_overcommit(events: list[dict], capacity: np.ndarray) -> int:
 
 
 @pytest.fixture(scope="module")
-def small_run(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict], object, Path]:
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict], object, Path]:
     out = tmp_path_factory.mktemp("small")
     summary, events, sc = _run(out, small_scenario_data())
     return summary, events, sc, out
@@ -120,7 +119,7 @@ def test_wait_times_are_ordered(small_run) -> None:
     assert w["first_attempt"]["p50"] <= w["fully_scheduled"]["p50"]
 
 
-def test_one_machine_per_actor_behaves_the_same(ray_session: None, tmp_path: Path, small_run) -> None:
+def test_one_machine_per_actor_behaves_the_same(tmp_path: Path, small_run) -> None:
     """K=1 (each machine its own actor) differs from K=4 only in packing: same
     job list, same host count arithmetic, invariants hold, similar outcome."""
     base, _e, _sc, _out = small_run
@@ -136,7 +135,7 @@ def test_one_machine_per_actor_behaves_the_same(ray_session: None, tmp_path: Pat
 
 
 @pytest.mark.parametrize("conflict_mode,txn_mode", [("sequence", "all_or_nothing"), ("sequence", "incremental"), ("resource", "all_or_nothing")])
-def test_other_commit_modes_run_clean(ray_session: None, tmp_path: Path, conflict_mode: str, txn_mode: str) -> None:
+def test_other_commit_modes_run_clean(tmp_path: Path, conflict_mode: str, txn_mode: str) -> None:
     data = small_scenario_data(duration=150.0)
     data["omega"]["conflict_mode"] = conflict_mode
     data["omega"]["transaction_mode"] = txn_mode

@@ -1,5 +1,6 @@
-"""``schedlab sweep`` end to end on a real local Ray: run folders, sweep.csv,
-sweep.json, parallel runs as separate processes, and bad input."""
+"""``schedlab sweep`` end to end: run folders, sweep.csv, sweep.json and
+reports (on the sim engine), parallel runs as separate processes on one
+local Ray, and bad input."""
 from __future__ import annotations
 
 import csv
@@ -12,8 +13,6 @@ import pytest
 from schedlab.scripts.cli import main
 from tests.test_cli import schedlab
 
-pytestmark = pytest.mark.ray
-
 SHORT = ["--set", "duration=60", "--set", "time_scale=30", "--no-progress"]
 
 
@@ -21,10 +20,10 @@ def _rows(out: Path) -> list[dict]:
     return list(csv.DictReader((out / "sweep.csv").open()))
 
 
-def test_sweep_runs_every_point_and_seed(ray_session: None, tmp_path: Path) -> None:
+def test_sweep_runs_every_point_and_seed(tmp_path: Path) -> None:
     out = tmp_path / "sw"
     code = main(["sweep", "scenarios/quickstart.toml", "--set", "omega.schedulers.0.t_job=0.1,2", "--seeds", "2",
-                 "--out", str(out), *SHORT])
+                 "--engine", "sim", "--out", str(out), *SHORT])
     assert code == 0
     meta = json.loads((out / "sweep.json").read_text())
     assert meta["keys"] == ["omega.schedulers.0.t_job"] and len(meta["points"]) == 2 and len(meta["seeds"]) == 2
@@ -54,6 +53,7 @@ def test_report_on_a_directory_that_is_no_run(tmp_path: Path, capsys: pytest.Cap
     assert err.count("\n") == 1 and str(tmp_path) in err and "not a run, comparison or sweep directory" in err
 
 
+@pytest.mark.ray
 def test_parallel_sweep_runs_as_processes_on_the_same_ray(ray_session: None, tmp_path: Path) -> None:
     out = tmp_path / "par"
     code = main(["sweep", "scenarios/quickstart.toml", "--set", "omega.schedulers.0.t_job=0.1,0.2", "--parallel", "2", "--out", str(out), *SHORT])
