@@ -35,7 +35,12 @@ class Finding:
     published: str  # the published number or shape
     tolerance: str  # how schedlab's value is judged
     measure: Callable[["Context"], Result]
-    ray: bool = True  # needs emulation runs (False: pure computation)
+    # The engine its runs use unless ``reproduce --engine`` says otherwise:
+    # "sim" where the finding is about scheduling (the virtual clock runs
+    # longer, larger, repeatable experiments), "ray" where the substrate is
+    # the point (timers and messages on a real machine), None for a pure
+    # computation that runs nothing.
+    engine: str | None = "sim"
 
 
 @dataclass
@@ -47,20 +52,27 @@ class Context:
     address: str | None = None
     resume: bool = False  # keep runs already finished in ``out``
     log: Callable[[str], None] = print
+    engine: str = "sim"  # the engine of the finding being measured (set per finding)
 
-    def sweep(self, finding: str, scenario: str, sets: list[str], seeds: int = 1, smoke_sets: list[str] | None = None) -> list[dict]:
+    def sweep(self, finding: str, scenario: str, sets: list[str], seeds: int = 1, smoke_sets: list[str] | None = None,
+              sim_sets: list[str] | None = None) -> list[dict]:
         """Run scenarios/<scenario> over a grid (``--set`` syntax of
         ``schedlab sweep``) and return sweep.csv's rows as dicts: ``set``
         (the point's swept values), ``architecture``, ``metrics`` (name ->
-        (median, MAD)), ``violations`` and ``summaries`` (each run's). Smoke
-        runs add ``smoke_sets`` (shorter durations, fewer points) after ``sets``."""
+        (median, MAD)), ``violations`` and ``summaries`` (each run's). Full
+        runs on the sim engine add ``sim_sets`` (longer, larger: what live
+        runs cannot afford), smoke runs ``smoke_sets`` (shorter durations,
+        fewer points), each after ``sets``."""
         from schedlab.scripts.sweep import finish, plan_sweep, run_inline
 
         if self.smoke:
             sets = sets + (smoke_sets or [])
-        # A key given twice (full grid, then its smoke override): the last wins.
+        elif self.engine == "sim":
+            sets = sets + (sim_sets or [])
+        # A key given twice (full grid, then its override): the last wins.
         by_key = {s.partition("=")[0]: s for s in sets}
-        plan = plan_sweep(str(ROOT / "scenarios" / scenario), list(by_key.values()), seeds=1 if self.smoke else seeds, seed=None, time_scale=None)
+        plan = plan_sweep(str(ROOT / "scenarios" / scenario), list(by_key.values()), seeds=1 if self.smoke else seeds,
+                          seed=None, time_scale=None, engine=self.engine)
         out = self.out / finding
         out.mkdir(parents=True, exist_ok=True)
         self.log(f"  {finding}: {plan.total()} runs of {scenario}")
@@ -84,16 +96,19 @@ def schedulers(row: dict, field_: str) -> dict[str, float]:
     return out
 
 
-def render(rows: list[tuple[Finding, Result | None, str]]) -> str:
-    """The Fidelity table in Markdown; a finding that raised has its error."""
-    lines = ["| finding | source | published | schedlab | tolerance | verdict |", "| --- | --- | --- | --- | --- | --- |"]
+def render(rows: list[tuple[Finding, Result | None, str, str | None]]) -> str:
+    """The Fidelity table in Markdown, one row per (finding, result, error,
+    engine its runs used); a finding that raised has its error."""
+    lines = ["| finding | source | published | schedlab | engine | tolerance | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     notes = []
-    for i, (f, r, error) in enumerate(rows, 1):
+    for i, (f, r, error, engine) in enumerate(rows, 1):
+        how = engine or "computed"
         if r is None:
-            lines.append(f"| {i}. {f.claim} | {f.source} | {f.published} | error: {error} | {f.tolerance} | **error** |")
+            lines.append(f"| {i}. {f.claim} | {f.source} | {f.published} | error: {error} | {how} | {f.tolerance} | **error** |")
             continue
         verdict = "within tolerance" if r.ok else "**outside tolerance**"
-        lines.append(f"| {i}. {f.claim} | {f.source} | {f.published} | {r.measured} | {f.tolerance} | {verdict} |")
+        lines.append(f"| {i}. {f.claim} | {f.source} | {f.published} | {r.measured} | {how} | {f.tolerance} | {verdict} |")
         if r.note:
             notes.append(f"{i}. {r.note}")
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"

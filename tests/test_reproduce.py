@@ -1,5 +1,5 @@
 """The reproduction suite: exact findings judged exactly, the table and the
-README update, and a smoke run of emulated findings on a real local Ray."""
+README update, and a smoke run of emulated findings on the sim engine."""
 from __future__ import annotations
 
 import json
@@ -21,9 +21,11 @@ def test_drf_worked_example_is_exact(tmp_path: Path) -> None:
 
 def test_table_and_readme_markers(tmp_path: Path) -> None:
     f = next(x for x in FINDINGS if x.key == "drf_example")
-    table = render([(f, drf_example(Context(tmp_path, smoke=False)), ""), (FINDINGS[0], None, "RuntimeError: boom")])
+    table = render([(f, drf_example(Context(tmp_path, smoke=False)), "", None), (FINDINGS[0], None, "RuntimeError: boom", "sim")])
     lines = table.splitlines()
-    assert lines[0].startswith("| finding |") and "within tolerance" in lines[2] and "**error**" in lines[3]
+    assert lines[0].startswith("| finding |") and "| engine |" in lines[0]
+    assert "within tolerance" in lines[2] and "| computed |" in lines[2]
+    assert "**error**" in lines[3] and "| sim |" in lines[3]
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{README_START}\nold table\n{README_END}\nafter\n")
     update_readme(table, readme)
@@ -36,12 +38,19 @@ def test_unknown_finding_is_bad_input(capsys: pytest.CaptureFixture[str]) -> Non
     assert "unknown finding 'nope'" in capsys.readouterr().err
 
 
-@pytest.mark.ray
-def test_smoke_reproduction(ray_session: None, tmp_path: Path) -> None:
-    keys = ["drf_example", "raft_election"]  # one exact finding, one emulated sweep
-    assert main(["--smoke", "--only", ",".join(keys), "--out", str(tmp_path)]) == 0
+def test_every_finding_that_runs_has_an_engine() -> None:
+    assert {f.engine for f in FINDINGS} <= {"ray", "sim", None}
+    assert next(f for f in FINDINGS if f.key == "raft_election").engine == "ray"  # failover timing: the substrate's
+
+
+def test_smoke_reproduction(tmp_path: Path) -> None:
+    keys = ["drf_example", "raft_election"]  # one exact finding, one emulated sweep (live by default, here on sim)
+    assert main(["--smoke", "--engine", "sim", "--only", ",".join(keys), "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "fidelity.json").read_text())
     assert sorted(r["finding"] for r in rows) == sorted(keys) and all(r["ok"] and not r["error"] for r in rows)
+    assert {r["finding"]: r["engine"] for r in rows} == {"drf_example": None, "raft_election": "sim"}
+    summary = json.loads(next((tmp_path / "raft_election").rglob("summary.json")).read_text())
+    assert summary["engine"] == "sim"
     by = {r["finding"]: r["numbers"] for r in rows}
     # Every number comes from the runs just made: the sweeps are on disk.
     assert len(by["raft_election"]) == 2 and all(math.isfinite(v) and v > 0 for v in by["raft_election"].values())
