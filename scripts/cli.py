@@ -187,11 +187,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("scenario", help="scenario TOML file (or shipped name) with a section per architecture (or `architectures = [...]`)")
     _common(c, "output directory (default runs/<name>-compare-<time>); one subdirectory per architecture")
     c.set_defaults(fn=cmd_compare)
+    from schedlab.scripts.calibrate import add_parser as add_calibrate
     from schedlab.scripts.chaos import add_parser as add_chaos
     from schedlab.scripts.sweep import add_parser as add_sweep
 
     add_chaos(sub)
     add_sweep(sub)
+    add_calibrate(sub)
     rp = sub.add_parser("report", help="write report.md with plots for a run, comparison or sweep directory")
     rp.add_argument("dir", help="a run's, comparison's or sweep's OUT directory")
     rp.set_defaults(fn=cmd_report)
