@@ -13,3 +13,19 @@ try:
     __version__ = version("schedlab")
 except PackageNotFoundError:  # imported from a checkout that was never installed
     __version__ = "0+unknown"
+
+# The Python API (schedlab.scripts.api), imported on first use: importing
+# schedlab stays cheap and never imports Ray.
+_API = ("run", "load", "Run", "NotARun", "ScenarioError")
+
+
+def __getattr__(name: str) -> object:
+    if name in _API:
+        from schedlab.scripts import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'schedlab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])

@@ -102,7 +102,14 @@ def apply_set(data: dict, assignment: str) -> None:
     path, sep, raw = assignment.partition("=")
     if not sep or not path:
         raise ScenarioError(f"--set {assignment}: expected KEY=VALUE")
-    value = toml_value(raw)
+    set_value(data, path, toml_value(raw))
+
+
+def set_value(data: dict, path: str, value: object, what: str = "--set") -> None:
+    """Set the value at the dotted ``path`` (arrays by index) in the raw TOML
+    data, making missing tables; ScenarioError naming ``what`` and the path
+    where a part cannot be followed (an index past an array's end, a key
+    under a value that is no table)."""
     node: object = data
     parts = path.split(".")
     for i, part in enumerate(parts[:-1]):
@@ -111,14 +118,14 @@ def apply_set(data: dict, assignment: str) -> None:
         elif isinstance(node, dict):
             node = node.setdefault(part, {})
         else:
-            raise ScenarioError(f"--set {path}: no such key ({'.'.join(parts[: i + 1])})")
+            raise ScenarioError(f"{what} {path}: no such key ({'.'.join(parts[: i + 1])})")
     last = parts[-1]
     if isinstance(node, list) and last.isdigit() and int(last) < len(node):
         node[int(last)] = value
     elif isinstance(node, dict):
         node[last] = value
     else:
-        raise ScenarioError(f"--set {path}: no such key")
+        raise ScenarioError(f"{what} {path}: no such key")
 
 
 def load_data(arg: str | Path, sets: list[str] | None) -> dict:

@@ -3,6 +3,7 @@ re-summarised and tests can recompute every number from events.jsonl."""
 from __future__ import annotations
 
 import collections
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -82,12 +83,20 @@ def first_attempts(ev: dict[str, list[dict]]) -> dict[int, float]:
     return first
 
 
-def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
-    """``info`` carries what events do not: scenario name, architecture, seed,
-    time_scale, emulated_seconds, wall_seconds, machines_per_actor, substrate,
-    warnings, scheduler names, think-time floor."""
-    ev = by_event(events)
-    duration = float(info["emulated_seconds"])
+@dataclass(frozen=True)
+class JobFates:
+    """What became of each submitted job, as the summary counts it (the
+    per-job table, ``actors.analysis.tables``, reads the same)."""
+    submitted: dict[int, dict]  # job -> its job_submitted event
+    scheduled: dict[int, dict]  # job -> the job_scheduled event that counts (it has the time)
+    final_placed: set[int]  # placed per the last leader's jobs_final record (maybe no event, no time)
+    abandoned: set[int]
+    pending: set[int]  # still waiting at the end (not scheduled nor abandoned)
+    rejected: set[int]  # refused at admission (e.g. over quota); any job id reported
+    completed: dict[int, float]  # batch job -> when its last task finished (every task done)
+
+
+def job_fates(ev: dict[str, list[dict]]) -> JobFates:
     submitted = {e["job_id"]: e for e in ev.get("job_submitted", [])}
     # A job is scheduled when first fully placed: tasks lost with a machine
     # and placed again schedule it again, and a restarted scheduler re-reports
@@ -103,13 +112,29 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
     # not yet confirmed killed at the end is reported pending under its
     # negative job id, and would count a job twice.
     pending = {e["job_id"] for e in ev.get("job_pending", []) if e["job_id"] in submitted} - set(scheduled) - final_placed - abandoned
-    rejected = {e["job_id"] for e in ev.get("job_rejected", [])}  # refused at admission (e.g. over quota)
+    rejected = {e["job_id"] for e in ev.get("job_rejected", [])}
 
     done_tasks: collections.Counter[int] = collections.Counter()
+    last_end: dict[int, float] = {}
     for e in ev.get("tasks_completed", []):
         for task in e["tasks"]:
-            done_tasks[int(task[0])] += 1
-    completed = sum(1 for j, e in submitted.items() if e["kind"] == "batch" and done_tasks[j] >= e["tasks"])
+            j = int(task[0])
+            done_tasks[j] += 1
+            last_end[j] = max(float(task[3]), last_end.get(j, float(task[3])))
+    completed = {j: last_end[j] for j, e in submitted.items() if e["kind"] == "batch" and done_tasks[j] >= e["tasks"]}
+    return JobFates(submitted, scheduled, final_placed, abandoned, pending, rejected, completed)
+
+
+def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
+    """``info`` carries what events do not: scenario name, architecture, seed,
+    time_scale, emulated_seconds, wall_seconds, machines_per_actor, substrate,
+    warnings, scheduler names, think-time floor."""
+    ev = by_event(events)
+    duration = float(info["emulated_seconds"])
+    fates = job_fates(ev)
+    submitted, scheduled, final_placed = fates.submitted, fates.scheduled, fates.final_placed
+    abandoned, pending, rejected = fates.abandoned, fates.pending, fates.rejected
+    completed = len(fates.completed)
 
     first = first_attempts(ev)
     wait_first = [first[j] - submitted[j]["t"] for j in submitted if j in first]
