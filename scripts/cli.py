@@ -135,6 +135,34 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """A run's tables (jobs, tasks, samples, events) as CSV or Parquet files."""
+    from schedlab.actors.analysis.tables import need
+    from schedlab.scripts.api import TABLES, NotARun, Run
+
+    which = tuple(t.strip() for t in args.tables.split(",")) if args.tables else TABLES
+    unknown = [t for t in which if t not in TABLES]
+    if unknown or not which:
+        _error(f"--tables: {', '.join(unknown) or 'empty'}: not a table (any of {', '.join(TABLES)})")
+        return EXIT_BAD_INPUT
+    try:
+        run = Run.open(args.run)
+        if args.format == "parquet":
+            need("pyarrow.parquet")
+        paths = run.export(args.out, args.format, which)
+    except NotARun as e:
+        _error(str(e))
+        return EXIT_BAD_INPUT
+    except ImportError as e:
+        _error(f"--format parquet: {e}")
+        return EXIT_BAD_INPUT
+    except OSError as e:
+        _error(f"{args.out or args.run}: cannot write there ({type(e).__name__}: {e.strerror or e})")
+        return EXIT_BAD_INPUT
+    print(f"wrote {', '.join(str(p) for p in paths)}")
+    return 0
+
+
 def cmd_scenarios(args: argparse.Namespace) -> int:
     """List the shipped scenarios, or copy them out for editing."""
     from schedlab.scripts.scenario_files import copy_shipped, shipped
@@ -153,7 +181,8 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     items = shipped()
     width = max(len(s.name) for s in items)
     for s in items:
-        what = s.description + (" (a Python script: python -m schedlab.scenarios.custom_policy)" if s.path.suffix == ".py" else "")
+        script = f" (a Python script: python -m schedlab.scenarios.{s.name.replace('/', '.')})"
+        what = s.description + (script if s.path.suffix == ".py" else "")
         print(f"{s.name:<{width}}  {what}")
     return 0
 
@@ -200,6 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("check", help="recompute a saved run's invariants from its OUT directory")
     k.add_argument("run", help="a run's OUT directory (run.json, events.jsonl, coordinator/)")
     k.set_defaults(fn=cmd_check)
+    x = sub.add_parser("export", help="write a run's tables (jobs, tasks, samples, events) as CSV or Parquet")
+    x.add_argument("run", help="a run's OUT directory (run.json, events.jsonl, summary.json)")
+    x.add_argument("--format", choices=["csv", "parquet"], default="csv",
+                   help="csv (default) or parquet (needs the analysis extra: pip install 'schedlab[analysis]')")
+    x.add_argument("--out", help="directory to write <table>.<format> into (default: the run directory)")
+    x.add_argument("--tables", metavar="LIST", help="comma-separated subset of jobs,tasks,samples,events (default: all)")
+    x.set_defaults(fn=cmd_export)
     sc = sub.add_parser("scenarios", help="list the scenarios shipped with schedlab, or copy them out for editing")
     sc.add_argument("action", nargs="?", choices=["list", "copy"], default="list")
     sc.add_argument("dir", nargs="?", help="copy: the directory to copy them into")

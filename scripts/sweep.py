@@ -2,7 +2,8 @@
 
 Layout of OUT: ``sweep.json`` (the grid and where each run went),
 ``sweep.csv`` (one row per point and architecture, median and MAD over
-seeds of every summary number), and ``<point>/seed-<n>/<architecture>/``
+seeds of every summary number), ``sweep_tidy.csv`` (the same numbers
+unaggregated: one row per point, seed and architecture), and ``<point>/seed-<n>/<architecture>/``
 per run, each an ordinary run directory (``schedlab check`` and
 ``schedlab report`` work on it).
 
@@ -33,7 +34,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from schedlab.actors.analysis.kept_runs import violated
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison, parse_scenario
 from schedlab.scripts.command import interruptible, verbosity
-from schedlab.scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv
+from schedlab.scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv, write_tidy_csv
 
 
 @dataclass
@@ -179,31 +180,37 @@ def _run_processes(sweep: Sweep, out: Path, address: str | None, parallel: int, 
 
 
 def finish(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
-    """Write sweep.csv and sweep.json; return the rows (each with its runs'
+    """Write sweep.csv, sweep_tidy.csv and sweep.json; return the rows (each with its runs'
     ``summaries`` and their directories under ``out``, ``runs``, too, and
     ``bad_runs``: the directories of runs that failed or broke an invariant,
     kept with their events for a post-mortem) and how many runs those are."""
-    rows, bad = [], 0
+    rows, runs, bad = [], [], 0
     for point in sweep.points:
         for sc in point.scenarios:
             arch = sc.architecture
             summaries, violations, bad_runs = [], 0, []
-            for rel in sweep.runs(point, arch):
+            for seed, rel in zip(sweep.seeds, sweep.runs(point, arch)):
                 f = out / rel / "summary.json"
+                run = {"point": point.name, "seed": seed, "architecture": arch, "set": point.assignment, "run": rel,
+                       "status": "failed", "summary": None}
+                runs.append(run)
                 if not f.exists():
                     bad += 1
                     bad_runs.append(out / rel)
                     continue
                 s = json.loads(f.read_text())
                 summaries.append(s)
+                run.update(summary=s, status="ok")
                 if violated(s["invariants"]):
                     violations += 1
                     bad_runs.append(out / rel)
+                    run["status"] = "violated"
             bad += violations
             rows.append({"point": point.name, "architecture": arch, "seeds": len(sweep.seeds), "ok_runs": len(summaries),
                          "violations": violations, "set": point.assignment, "metrics": aggregate(summaries),
                          "summaries": summaries, "runs": [out / rel for rel in sweep.runs(point, arch)], "bad_runs": bad_runs})
     write_csv(out / "sweep.csv", sweep.keys, rows)
+    write_tidy_csv(out / "sweep_tidy.csv", sweep.keys, runs)
     (out / "sweep.json").write_text(json.dumps(sweep.describe(), indent=2) + "\n")
     return rows, bad
 
@@ -255,7 +262,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if started:
             live.shutdown()
     rows, bad = finish(sweep, out)
-    console.print(f"wrote {out / 'sweep.csv'} ({len(rows)} rows) and {out / 'sweep.json'}")
+    console.print(f"wrote {out / 'sweep.csv'} ({len(rows)} rows), {out / 'sweep_tidy.csv'} (a row per run) and {out / 'sweep.json'}")
     if args.report:
         from schedlab.scripts.report import write_report
 

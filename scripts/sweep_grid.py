@@ -164,5 +164,22 @@ def write_csv(path: Path, keys: list[str], rows: list[dict[str, Any]]) -> None:
             w.writerow(line)
 
 
+def write_tidy_csv(path: Path, keys: list[str], runs: list[dict[str, Any]]) -> None:
+    """One row per run (point x seed x architecture): the point, the seed,
+    the architecture, the point's settings, ``status`` (ok; violated: it
+    broke an invariant; failed: no summary), the run's directory, then every
+    metric of its summary under its dotted name, as is (empty where the run
+    has none). ``runs``: dicts of point, seed, architecture, set, status,
+    run and summary (None for a failed run). Long form, for pandas or R."""
+    flat = [flatten(r["summary"]) if r["summary"] is not None else {} for r in runs]
+    metrics = sorted(set().union(*flat)) if flat else []
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["point", "seed", "architecture", *keys, "status", "run", *metrics])
+        for r, values in zip(runs, flat):
+            w.writerow([r["point"], r["seed"], r["architecture"], *(r["set"][k] for k in keys), r["status"], r["run"],
+                        *(_num(values[m]) if m in values else "" for m in metrics)])
+
+
 def _num(x: float | str) -> str:
     return x if isinstance(x, str) else f"{x:.6g}"
