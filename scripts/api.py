@@ -201,10 +201,10 @@ def build_scenario(scenario: str | Path | Mapping[str, Any], *, engine: str | No
     for key, value in [*settings.items(), *overrides.items()]:
         if not isinstance(key, str) or not key or "" in key.split("."):
             raise ScenarioError(f"overrides: {key!r}: not a dotted key (e.g. omega.schedulers.0.t_job)")
-        set_value(data, key, copy.deepcopy(value), what=f"{source}: override")
+        set_value(data, key, _plain(value), what=f"{source}: override")
     for key, value in (("seed", seed), ("engine", engine)):
         if value is not None:
-            data[key] = value
+            data[key] = _plain(value)
     limits = limits_for(address)
     if "architectures" in data:
         archs = data["architectures"]
@@ -217,3 +217,18 @@ def build_scenario(scenario: str | Path | Mapping[str, Any], *, engine: str | No
     if arch is not None:
         data["architecture"] = arch
     return parse_scenario(data, source, limits)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as TOML would give it: numpy scalars and arrays (a sweep's
+    ``np.linspace``) become Python numbers and lists; a copy, so the
+    caller's objects are never changed."""
+    import numpy as np
+
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return copy.deepcopy(value)

@@ -193,6 +193,9 @@ def test_settings_and_overrides_reach_the_scenario() -> None:
     sc = build_scenario(data, overrides={"omega.schedulers.1.t_job": 9.0})
     assert sc.section.schedulers[-1].t_job == 9.0 and json.dumps(data, sort_keys=True) == before  # the caller's dict is left alone
     assert build_scenario("architectures", architecture="mesos").architecture == "mesos"
+    # numpy values (a sweep over np.linspace) are taken as the numbers they are.
+    sc = build_scenario("quickstart", duration=np.float64(100), overrides={"omega.schedulers.0.count": np.int64(2)})
+    assert (sc.duration, sc.section.schedulers[0].count) == (100.0, 2)
 
 
 @pytest.mark.parametrize("kwargs, words", [
