@@ -63,14 +63,49 @@ def test_most_of_the_cell_silent_at_once_is_a_disruption_not_dead_machines() -> 
     assert (v.down, v.disrupted, v.changed, v.silent, v.live) == ([], True, True, 6, 10)
     v = w.check(13, set())
     assert (v.down, v.disrupted, v.changed) == ([], True, False)
-    # Four of them come back; the two still silent are written off at once.
+    # Four of them come back: the disruption is over, and the two still
+    # silent get one fresh timeout from now, not a write-off at once.
     for h in range(4, 8):
         w.heard(h, 14)
     v = w.check(15, set())
-    assert (v.down, v.disrupted, v.changed) == ([8, 9], False, True)
-    # Hosts already down do not count as live: 2 of the 8 live is 25%.
-    w.heard(0, 15)
-    assert w.check(16, {8, 9}).down == []
+    assert (v.down, v.disrupted, v.changed, v.silent) == ([], False, True, 2)
+    for h in range(9):  # host 8 was only late; host 9 stays silent
+        w.heard(h, 24)
+    assert w.check(24.5, set()).down == []
+    v = w.check(25.5, set())
+    assert (v.down, v.disrupted, v.changed) == ([9], False, False)
+    # Hosts already down do not count as live: 1 of the 9 live is 11%.
+    assert w.check(26, {9}).down == []
+
+
+def test_a_disruption_that_silences_hosts_one_by_one_is_still_one() -> None:
+    """Hosts cut off a moment apart: the first suspect waits ``confirm``,
+    long enough for the others to join it, and nobody is written off."""
+    def cut_one_by_one(w: HostWatch) -> None:
+        w.grace(0)
+        for t in (3, 6):
+            w.heard(1, t - 1)
+            w.heard(2, t)
+            assert w.check(t, set()).down == []
+
+    w = HostWatch(hosts=3, timeout=10, confirm=5)
+    cut_one_by_one(w)
+    v = w.check(10.5, set())  # host 0 silent past the timeout: a suspect only
+    assert (v.down, v.silent, v.disrupted) == ([], 1, False)
+    v = w.check(15.5, set())  # host 1 joins it: a disruption, 2 of 3
+    assert (v.down, v.silent, v.disrupted) == ([], 2, True)
+    # Without the wait, host 0 would have been written off alone at 10.5.
+    w0 = HostWatch(hosts=3, timeout=10)
+    cut_one_by_one(w0)
+    assert w0.check(10.5, set()).down == [0]
+    # A real death is still written off, ``confirm`` after it became a suspect.
+    w1 = HostWatch(hosts=3, timeout=10, confirm=5)
+    w1.grace(0)
+    for t in (4, 8, 12, 14):
+        w1.heard(1, t)
+        w1.heard(2, t)
+        assert w1.check(t, set()).down == []
+    assert w1.check(15.5, set()).down == [0]
 
 
 def test_one_dead_machine_in_a_small_cell_is_still_written_off() -> None:
@@ -98,28 +133,34 @@ def test_one_dead_machine_in_a_small_cell_is_still_written_off() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(hosts=st.integers(1, 12), timeout=st.floats(1, 20), share=st.floats(0.05, 1.0), min_hosts=st.integers(1, 5),
-       give_up=st.floats(0, 10),
+       give_up=st.floats(0, 10), confirm=st.sampled_from([0.0, 0.5, 3.0]),
        steps=st.lists(st.tuples(st.floats(0.1, 8), st.lists(st.integers(0, 11), max_size=12)), min_size=1, max_size=30))
-def test_watch_properties(hosts: int, timeout: float, share: float, min_hosts: int, give_up: float,
+def test_watch_properties(hosts: int, timeout: float, share: float, min_hosts: int, give_up: float, confirm: float,
                           steps: list[tuple[float, list[int]]]) -> None:
-    """Whatever the timing: a host heard within the timeout is never written
-    off; nobody is written off within timeout + give_up of a new leader's
-    grace; a check that writes off hosts was not in disruption mode."""
-    w = HostWatch(hosts, timeout, LivenessSpec(share, min_hosts), give_up)
+    """Whatever the timing: a host heard within the timeout (plus the
+    suspect's wait) is never written off; nobody is written off within timeout + give_up of a new leader's
+    grace; a check that writes off hosts was not in disruption mode, nor
+    within a timeout of one ending."""
+    w = HostWatch(hosts, timeout, LivenessSpec(share, min_hosts), give_up, confirm)
     now, down = 0.0, set()
     w.grace(now, give_up=True)
-    last = {h: now + give_up for h in range(hosts)}
+    last = {h: now + give_up for h in range(hosts)}  # the rules' clocks, kept independently
     for dt, heard in steps:
         now += dt
         for h in heard:
             if h < hosts:
                 w.heard(h, now)
                 last[h] = max(last[h], now)
+        if dt > timeout:  # the watch's own stall: everyone's clock restarts
+            last = {h: max(t, now) for h, t in last.items()}
         v = w.check(now, down)
         assert not (v.disrupted and v.down)
+        if v.changed and not v.disrupted:  # recovered: the stragglers' clocks restart
+            assert v.down == []
+            last.update((h, now) for h, t in last.items() if now - t > timeout and h not in down)
         for h in v.down:
-            assert h not in down and now - last[h] > timeout
-        if now <= give_up + timeout:
+            assert h not in down and now - last[h] > timeout + confirm
+        if now <= give_up + timeout + confirm:
             assert v.down == []
         if v.down:
             assert len(v.down) < min_hosts or len(v.down) < share * (hosts - len(down))

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from schedlab.actors.common.events import EventLog
-from schedlab.schedulers.faults.liveness import HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S, HOST_TIMEOUT_WALL_S, HostWatch, LivenessSpec
+from schedlab.schedulers.faults.liveness import (HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S, HOST_CONFIRM_WALL_S, HOST_TIMEOUT_WALL_S,
+                                                HostWatch, LivenessSpec)
 
 __all__ = ["HOST_CALL_MAX_WALL_S", "HOST_CALL_WALL_S", "HOST_TIMEOUT_WALL_S", "HostWatch", "LivenessSpec", "host_of_command",
            "judge", "report_down", "watch_for"]
@@ -16,13 +17,13 @@ __all__ = ["HOST_CALL_MAX_WALL_S", "HOST_CALL_WALL_S", "HOST_TIMEOUT_WALL_S", "H
 def watch_for(hosts: int, timeout: float, spec: LivenessSpec, scale: float) -> HostWatch:
     """A watch whose new-leader grace covers a host stuck on its longest
     call to an unanswering leader (``HOST_CALL_MAX_WALL_S``) and a moment to
-    find the new one."""
-    return HostWatch(hosts, timeout, spec, give_up=2 * HOST_CALL_MAX_WALL_S * scale)
+    find the new one, and whose suspects wait ``HOST_CONFIRM_WALL_S``."""
+    return HostWatch(hosts, timeout, spec, give_up=2 * HOST_CALL_MAX_WALL_S * scale, confirm=HOST_CONFIRM_WALL_S * scale)
 
 
 def silence_span(watch: HostWatch) -> float:
     """The longest silence (emulated s) the watch allows a host before writing it off."""
-    return round(watch.timeout + watch.give_up, 6)
+    return round(watch.timeout + watch.give_up + watch.confirm, 6)
 
 
 def judge(watch: HostWatch, log: EventLog, now: float, down: set[int]) -> list[int]:

@@ -20,9 +20,19 @@ the watch only judges what it can tell apart from its own trouble:
   Kubernetes' node lifecycle controller stops evicting in a zone where most
   nodes are unhealthy for this reason. The watch writes off nobody while at
   least ``disruption_min_hosts`` hosts and ``disruption_share`` of the live
-  ones are silent; once enough come back, the ones still silent are written
-  off at once (their silence was counted all along), so a dead machine is
-  still written off in bounded time unless most of the cell died with it.
+  ones are silent. A disruption does not silence every host at the same
+  instant (a partition reaches each side's actors when they get to it, a
+  second apart on a loaded machine), so a host silent past the timeout is
+  only a suspect: it counts towards a disruption at once, but is written
+  off ``confirm`` later, if no disruption has begun by then (as Kubernetes
+  taints a NotReady node at once and evicts its pods only after their
+  toleration, cancelled when its zone turns out fully disrupted). Once enough come back, the ones still silent get one
+  fresh timeout from that moment (as a Kubernetes taint's toleration starts
+  when the zone is healthy again): hosts do not all find their way back at
+  the same instant (a retry in flight, a late poll on a loaded machine), and
+  a straggler of the disruption is not a dead machine. A machine that did
+  die is written off one timeout after the disruption ends: bounded, unless
+  most of the cell died with it.
 
 Pure: no clock, no I/O; times are the caller's (emulated seconds).
 """
@@ -42,6 +52,9 @@ HOST_CALL_WALL_S = 0.25
 # so a merely slow leader is still reached. This bounds how long a healthy
 # host can stay stuck on a dead or paused leader: the new leader's grace.
 HOST_CALL_MAX_WALL_S = 0.5
+# A suspect (silent past the timeout) is written off this long (wall) later:
+# the most a disruption's hosts may fall silent apart and still be seen as one.
+HOST_CONFIRM_WALL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -60,20 +73,24 @@ class Verdict:
     down: list[int]
     disrupted: bool = False
     changed: bool = False
-    silent: int = 0  # hosts silent past the timeout (written off or spared)
+    silent: int = 0  # suspects: hosts silent past the timeout
     live: int = 0  # hosts not already down
 
 
 class HostWatch:
     """When each host was last heard from, and the rules above.
 
-    ``timeout`` and ``give_up`` are emulated seconds."""
+    ``timeout``, ``give_up`` and ``confirm`` are emulated seconds: a host
+    silent past ``timeout`` is a suspect, written off past ``timeout +
+    confirm`` unless the watch is in disruption mode."""
 
-    def __init__(self, hosts: int, timeout: float, spec: LivenessSpec = LivenessSpec(), give_up: float = 0.0) -> None:
+    def __init__(self, hosts: int, timeout: float, spec: LivenessSpec = LivenessSpec(), give_up: float = 0.0,
+                 confirm: float = 0.0) -> None:
         self.timeout = timeout
         self.hosts = hosts
         self.spec = spec
         self.give_up = give_up
+        self.confirm = confirm
         self.last: dict[int, float] = {}
         self.checked_at = 0.0
         self.disrupted = False
@@ -95,8 +112,9 @@ class HostWatch:
     def heard(self, host: int, now: float) -> None:
         self.last[host] = max(now, self.last.get(host, now))
 
-    def silent(self, now: float, down: set[int]) -> list[int]:
-        return sorted(h for h, t in self.last.items() if now - t > self.timeout and h not in down)
+    def silent(self, now: float, down: set[int], longer: float = 0.0) -> list[int]:
+        """Hosts not down and silent past the timeout (plus ``longer``)."""
+        return sorted(h for h, t in self.last.items() if now - t > self.timeout + longer and h not in down)
 
     def check(self, now: float, down: set[int]) -> Verdict:
         """Hosts to write off now (never one in ``down``)."""
@@ -110,7 +128,10 @@ class HostWatch:
         silent = self.silent(now, down)
         live = self.hosts - len(down)
         disrupted = len(silent) >= self.spec.disruption_min_hosts and len(silent) >= self.spec.disruption_share * live
-        return self._verdict([] if disrupted else silent, disrupted, len(silent), live)
+        if self.disrupted and not disrupted:  # recovered: the stragglers' clocks start now
+            self.last.update((h, now) for h in silent)
+            return self._verdict([], False, len(silent), live)
+        return self._verdict([] if disrupted else self.silent(now, down, self.confirm), disrupted, len(silent), live)
 
     def _verdict(self, hosts: list[int], disrupted: bool, silent: int, live: int) -> Verdict:
         changed = disrupted != self.disrupted
