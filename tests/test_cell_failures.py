@@ -136,7 +136,7 @@ CELL = Cell(capacity=CAP.copy(), rack=np.zeros(8, dtype=np.int64), machine_class
 
 
 def launch(t: float, host: int, job: int, task: int, machine: int, cpu: float) -> dict:
-    return {"t": t, "actor": f"machine-host-{host}", "tasks": [[job, task, machine, cpu, 1.0, t]]}
+    return {"t": t, "actor": f"machine-host-{host}", "host": host, "tasks": [[job, task, machine, cpu, 1.0, t]]}
 
 
 def relaunch_events(write_off: tuple[str, dict] | None) -> dict[str, list[dict]]:
@@ -293,4 +293,28 @@ def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:
     # Nor does a host only written off before the commit (paused, it may be alive and pull it).
     ev["fault"] = []
     ev["machines_down"] = [{"event": "machines_down", "t": 8.0, "hosts": [1], "actor": "coordinator-0"}]
+    assert untraced_commits(ev, 4) == 1
+
+
+def test_a_volatile_commit_dies_with_the_committer_killed_before_its_host_pulled() -> None:
+    """A head node keeps a commit in its outbox until the worker polls: killed
+    first, it takes the commit with it (its successor requeues the task). Only
+    a ``volatile`` commit, only a kill of its own committer, and only if the
+    host launched nothing between the commit and the kill (a host that pulled
+    since should have got it)."""
+    from schedlab.actors.analysis.invariants import untraced_commits
+
+    commit = {**txn(10.0, 1, [[0, 5]], span=0.3), "actor": "head", "volatile": True}
+    kill = {"event": "fault", "t": 10.5, "role": "head", "kind": "kill", "target": "head"}
+    ev: dict[str, list[dict]] = {"txn": [commit], "fault": [kill]}
+    assert untraced_commits(ev, 4) == 0
+    ev["txn"] = [{**commit, "volatile": False}]  # held in a replicated store: a dead committer loses nothing
+    assert untraced_commits(ev, 4) == 1
+    ev["txn"] = [commit]
+    ev["fault"] = [{**kill, "target": "other-head"}]
+    assert untraced_commits(ev, 4) == 1
+    ev["fault"] = [{**kill, "t": 9.0}]  # killed before the attempt began: not this commit's fate
+    assert untraced_commits(ev, 4) == 1
+    ev["fault"] = [kill]
+    ev["tasks_launched"] = [launch(10.2, 1, 3, 0, 4, 1.0)]  # host 1 pulled after the commit, before the kill
     assert untraced_commits(ev, 4) == 1

@@ -154,7 +154,8 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     commit must be followed by its launch there, by its loss (re-queued with
     a failed machine, or in a replicated write-off record), or by the
     death of the host it was meant for (whose last events may have died with
-    it); or the host was already dead when it committed (nobody knew yet).
+    it), or of the committer that held it unpulled (a ``volatile`` commit);
+    or the host was already dead when it committed (nobody knew yet).
     A txn's attempt began at ``t - span``: its ``t`` is the instant the span
     ended (actors.common.events.span_stamp), not when the line was stamped."""
     launched: dict[tuple[int, int, int], list[float]] = collections.defaultdict(list)
@@ -190,6 +191,26 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
         i = bisect.bisect_right(past, (t, True))
         return i > 0 and past[i - 1][1]
 
+    killed_at: dict[str, list[float]] = collections.defaultdict(list)  # actor -> kill times
+    for f in ev.get("fault", []):
+        if f.get("kind") == "kill" and not f.get("skipped"):
+            killed_at[str(f.get("target"))].append(f["t"])
+    launches_by_host: dict[int, list[float]] = collections.defaultdict(list)
+    for e in ev.get("tasks_launched", []):
+        if e.get("host") is not None:
+            launches_by_host[int(e["host"])].append(e["t"])
+
+    def died_with_committer(e: dict, host: int, since: float) -> bool:
+        """A ``volatile`` commit lives in its committer's memory until its
+        host pulls it (a head node's outbox): the committer killed after the
+        attempt began, with no launch by that host in between (so the host had
+        not pulled since), takes the commit with it, and its successor
+        requeues the task (lost_jobs checks that the job is not lost)."""
+        if not e.get("volatile"):
+            return False
+        kill = next((x for x in sorted(killed_at.get(str(e.get("actor")), ())) if x >= since), None)
+        return kill is not None and not any(e["t"] <= x <= kill for x in launches_by_host.get(host, ()))
+
     missing = 0
     for e in ev.get("txn", []):
         for task, machine in e["placed"]:
@@ -198,7 +219,8 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
             # logged: a launch, loss or host failure since the attempt began counts.
             since = e["t"] - e.get("span", 0.0)
             if any(x >= since for x in launched.get((*key, int(machine)), ())) or any(x >= since for x in lost.get(key, ())) \
-                    or any(x >= since for x in host_gone.get(int(machine) // k, ())) or dead_at(int(machine) // k, e["t"]):
+                    or any(x >= since for x in host_gone.get(int(machine) // k, ())) or dead_at(int(machine) // k, e["t"]) \
+                    or died_with_committer(e, int(machine) // k, since):
                 continue
             missing += 1
     return missing

@@ -17,6 +17,11 @@ _UNGATED = frozenset({"start", "stop", "ready", "ping", "flush", "on_start", "on
 def _gated(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     async def gate(self: "ActorShell", *args: Any, **kwargs: Any) -> Any:
+        if not self._started.is_set() and fn.__name__ not in self.BEFORE_START:
+            # A peer found this actor (by name, after a restart) before the
+            # driver started it: until ``start`` sets the epoch, its clock
+            # would read seconds since 1970.
+            await self._started.wait()
         delay = self.rt.links.delay() if self.rt.links.delay_until else 0.0
         if delay:
             await asyncio.sleep(delay)
@@ -28,7 +33,8 @@ def _gated(fn: Callable[..., Any]) -> Callable[..., Any]:
 class ActorShell:
     """Owns the actor's event buffer and its background loops.
 
-    Contract: ``start(epoch)`` once; ``stop()`` wakes every loop from its nap
+    Contract: ``start(epoch)`` once (messages that come before it wait for
+    it); ``stop()`` wakes every loop from its nap
     and waits for it to finish what it was doing (never cancelling a loop
     mid-call: a reply lost to cancellation is a commit or launch lost), then
     flushes every buffered event to the collector and only then returns, so
@@ -46,6 +52,10 @@ class ActorShell:
                 if not any(getattr(vars(b).get(name), "chaos_gated", False) for b in cls.__mro__[1:]):
                     setattr(cls, name, _gated(fn))
 
+    # Messages the driver sends while it sets the actor up, before ``start``
+    # (the rest wait for it).
+    BEFORE_START: frozenset[str] = frozenset()
+
     # Events are not urgent: shipping them less often than launches and
     # completions keeps the collector's share of two cores small.
     EVENT_FLUSH_EVERY = 5
@@ -57,6 +67,7 @@ class ActorShell:
         self.flush_interval = flush_interval
         self._flushes = 0
         self._stopping = asyncio.Event()
+        self._started = asyncio.Event()
         self.log = EventLog(name, rt.now)
         self._tasks: list[asyncio.Task] = []
         self.running = False
@@ -98,6 +109,7 @@ class ActorShell:
     async def start(self, epoch: float) -> None:
         self.rt.set_epoch(epoch)
         self.running = True
+        self._started.set()
         # Every incarnation says it is up: a restart after a fault shows here.
         self.log.emit("actor_started")
         self.spawn_loop(self._flush_loop())

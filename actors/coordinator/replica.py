@@ -46,6 +46,8 @@ class ReplicaConfig:
 
 
 class CoordinatorReplica(ActorShell):
+    BEFORE_START = frozenset({"set_peers"})  # the group wires replicas up before any starts
+
     def __init__(self, rt: Runtime, cfg: ReplicaConfig, metrics: Any) -> None:
         super().__init__(rt, replica_name(cfg.index), metrics, cfg.tick_wall)
         self.index = cfg.index
