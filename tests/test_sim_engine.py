@@ -15,6 +15,7 @@ import pytest
 
 from schedlab.actors.engines.sim_engine import SimActorError, SimEngine, SimTimeout
 from schedlab.actors.engines.virtual_loop import Deadlock, VirtualLoop
+from schedlab.actors.common.metrics import read_events
 from schedlab.schedulers.model.workload import Dist
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,3 +122,25 @@ def test_same_scenario_and_seed_give_the_same_files_to_the_byte(tmp_path: Path) 
         for name in ("events.jsonl", "summary.json"):
             assert (a / arch / name).read_bytes() == (b / arch / name).read_bytes(), f"{arch}: {name} differs"
         assert (a / arch / "events.jsonl").stat().st_size > 10_000
+
+
+def test_a_fault_on_the_leader_during_an_election_waits_for_the_next_leader(tmp_path: Path) -> None:
+    """``pause coordinator-leader`` a moment after the leader was killed: no
+    leader exists while the group elects one, and the fault means whoever
+    leads next, so it waits for the election (``waited_s``) and is carried
+    out on the new leader, not skipped."""
+    from schedlab.actors.run import run_scenario
+    from schedlab.schedulers.scenario.parse import parse_scenario
+    from tests.conftest import small_scenario_data
+
+    data = small_scenario_data(duration=120.0) | {"engine": "sim", "coordinator": {"replicas": 3}}
+    data["faults"] = [{"at": 40.0, "action": "kill_leader"},
+                      {"at": 40.01, "action": "pause", "target": "coordinator-leader", "duration": 5.0}]
+    summary = run_scenario(parse_scenario(data, "leader_wait.toml"), tmp_path)
+    kill, pause = summary["faults"][:2]
+    assert kill["kind"] == "kill_leader" and not kill.get("skipped"), kill
+    assert pause["kind"] == "pause" and not pause.get("skipped"), pause
+    assert pause["target"] != kill["target"]  # the new leader
+    assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]
+    faults = [e for e in read_events(tmp_path / "events.jsonl") if e["event"] == "fault"]
+    assert faults[1]["waited_s"] > 0 and faults[1]["t"] > faults[0]["t"], faults[:2]

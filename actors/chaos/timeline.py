@@ -26,6 +26,14 @@ from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Roster, check
 
 Leader = Callable[[], "tuple[int, int] | None"]
 PARTITION_LEAD_WALL_S = 0.5  # a partition begins this long after it is carried out, on both sides at once
+# A fault aimed at a role's leader while the role has none (an election under
+# way) waits this long for one before it is skipped: "pause the leader" means
+# whoever leads, and on a loaded machine elections take a while.
+LEADER_WAIT_WALL_S = 10.0
+
+
+class NoLeader(FaultError):
+    """The fault's target is a leader and there is none at this moment."""
 
 
 @dataclass
@@ -36,7 +44,7 @@ class Due:
     spec: FaultSpec
     source: str  # "scenario" or "chaos" (a chaos kill's restart is chaos too)
     ticket: int | None = None
-
+    deferred: bool = False  # waited for a leader to be elected
 
 class FaultTimeline:
     def __init__(self, faults: tuple[FaultSpec, ...], roster: Roster, members: Members, controllers: dict[str, ReplicaSet],
@@ -64,19 +72,30 @@ class FaultTimeline:
         self._schedule(Due(f, "chaos", ticket))
 
     def step(self, now: float) -> None:
+        later: list[Due] = []
         while self.pending and self.pending[0].spec.at <= now:
             due = self.pending.pop(0)
             f = due.spec
             try:
                 outcome = self._inject(f, now, due.source)
+            except NoLeader as e:
+                if now - f.at < LEADER_WAIT_WALL_S * self.scale:
+                    due.deferred = True
+                    later.append(due)  # try again next step
+                    continue
+                outcome = {"kind": f.action, "target": f.target or None, "skipped": f"{e} (waited {LEADER_WAIT_WALL_S:g} wall s)"}
             except FaultError as e:
                 outcome = {"kind": f.action, "target": f.target or None, "skipped": str(e)}
+            if due.deferred:
+                outcome["waited_s"] = round(now - f.at, 6)
             # Injecting can take a while (finding the leader first): the fault's
             # time is when it was carried out, here and in the chaos reply alike.
             t = self.log.now()
             self.log.emit("fault", t=t, at_s=round(now, 6), source=due.source, **outcome)
             if due.ticket is not None:
                 self.done.append((due.ticket, {"at_s": round(t, 3), **outcome}))
+        for due in later:
+            self._schedule(due)
         self._watch()
 
     # ------------------------------------------------------------ targets
@@ -95,7 +114,7 @@ class FaultTimeline:
         if role is not None:
             lead = self._leader_of(role)()
             if lead is None:
-                raise FaultError(f"no {role} leader at that moment")
+                raise NoLeader(f"no {role} leader at that moment")
             return role, f"{role}-{lead[0]}"
         if target in self.roster.members:
             live = sorted(self._live(target))
@@ -129,7 +148,7 @@ class FaultTimeline:
             role = self.roster.kill_leader[f.action]
             lead = self._leader_of(role)()
             if lead is None:
-                raise FaultError("no leader at that moment")
+                raise NoLeader(f"no {role} leader at that moment")
             return self._kill(f, role, f"{role}-{lead[0]}", now, lead, source)
         if f.action == "partition":
             a = self._side(f.target)
