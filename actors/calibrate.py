@@ -32,6 +32,7 @@ WARMUP = 20
 GAP_S = 0.002  # between one sender's messages: paced, as the shells' batched exchanges are, not a flood
 PAYLOAD = 10  # launch-like tuples per message: a typical batch
 COLLECT_TIMEOUT_S = 10.0
+FLOOR_S = 1e-6  # one monotonic clock for both ends: a delay is > 0 but for the clock's resolution
 
 
 def batch(size: int) -> list[tuple]:
@@ -90,7 +91,7 @@ class Probe:
 
 @dataclass(frozen=True)
 class Measured:
-    """Wall seconds, one entry per message (one-way) or per call (round trip)."""
+    """Wall seconds (> 0), one entry per message (one-way) or per call (round trip)."""
 
     one_way: list[float]
     round_trip: list[float]
@@ -135,4 +136,5 @@ def measure(messages: int, senders: int = 1, gap_s: float = GAP_S, payload: int 
         rtts = phase("round_trips", each)
     finally:
         eng.kill_all(started)
-    return Measured([float(x) for x in one_way], [float(x) for r in rtts for x in r], senders, gap_s, payload)
+    return Measured([max(float(x), FLOOR_S) for x in one_way], [max(float(x), FLOOR_S) for r in rtts for x in r],
+                    senders, gap_s, payload)

@@ -13,12 +13,13 @@ import argparse
 import math
 import os
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from schedlab.schedulers.scenario.calibration import Spread, empirical, latency_toml, spread, to_emulated
-from schedlab.scripts.command import EXIT_BAD_INPUT, error, interruptible, verbosity
+from schedlab.schedulers.scenario.calibration import Spread, empirical, latency_toml, spread, stalled, to_emulated
+from schedlab.scripts.command import EXIT_BAD_INPUT, error, interruptible, live_ray, verbosity
 
 MAX_MESSAGES = 100_000
 
@@ -51,18 +52,29 @@ def describe(name: str, s: Spread) -> str:
             f"(mean {s.mean:.3g}, n {s.n})")
 
 
+def stall_warning(one_way_ms: Spread) -> str | None:
+    """A line for the user when a stall carries the measurement (``stalled``)."""
+    if not stalled(one_way_ms):
+        return None
+    return (f"warning: the one-way mean ({one_way_ms.mean:.3g} ms) is {one_way_ms.mean / one_way_ms.p50:.0f}x its median: "
+            "a stall during the measuring (other load on this machine?) carries the table, and the sim would apply it "
+            "to messages independently, all run long; rerun when the machine is quieter, or with more --messages")
+
+
 def comment(m: Any, one: Spread, rtt: Spread, time_scale: float, where: str) -> list[str]:
     return [
         f"schedlab calibrate: the live Ray substrate's message latency, {where}.",
         "One-way delay of a schedlab actor's send: stamped by the sender, read on arrival by the receiver",
         f"(one machine, one clock); {one.n} messages, one every {m.gap_s * 1e3:g} ms, {m.payload}-task batches.",
-        f"Values in EMULATED seconds for time_scale = {time_scale:g}: emulated = wall x time_scale. Use it in a",
-        f"scenario run at time_scale {time_scale:g}; at another scale the wall delay it models changes by the ratio.",
+        f"Values in EMULATED seconds for time_scale = {time_scale:g}: emulated = wall x time_scale. A scenario",
+        "uses it with include = [\"<this file>\"] (refused at another time_scale: the wall delay it models",
+        "would change by the ratio) and --engine sim: that run's messages then take what they took on this Ray.",
         "The sim engine draws one delay per message; a call is two messages (request, reply), so its round",
         "trip is the sum of two draws.",
         f"Measured, wall ms: {describe('one-way', one)}",
         f"                   {describe('round trip', rtt)}",
         f"                   2 x one-way p50 = {2 * one.p50:.3g} ms, against a measured round-trip p50 of {rtt.p50:.3g} ms",
+        *filter(None, [stall_warning(one)]),
     ]
 
 
@@ -76,33 +88,28 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from schedlab.actors import engines
     from schedlab.actors.calibrate import measure
 
-    eng = engines.engine_class("ray")()
     t0 = time.monotonic()
-    with engines.use(eng):
-        try:
-            started = eng.connect(args.address, "schedlab-calibrate")
-        except engines.ClusterUnreachable as e:
-            error(str(e))
-            return EXIT_BAD_INPUT
-        try:
+    try:
+        with live_ray(args.address, "schedlab-calibrate"):
             if not args.quiet:
                 print(f"schedlab: calibrating Ray ({'joined ' + args.address if args.address else 'embedded'}), "
                       f"{args.messages} one-way messages and {args.messages} round trips ...", flush=True)
             m = measure(args.messages)
-        finally:
-            if started:
-                eng.shutdown()
-    floor = 1e-6  # one shared monotonic clock: a delay is never <= 0 but for its resolution
-    one = spread(max(x, floor) for x in m.one_way)
-    rtt = spread(max(x, floor) for x in m.round_trip)
+    except engines.ClusterUnreachable as e:
+        error(str(e))
+        return EXIT_BAD_INPUT
+    one, rtt = spread(m.one_way), spread(m.round_trip)
     where = f"{'cluster at ' + args.address if args.address else socket.gethostname()}, {time.strftime('%Y-%m-%d %H:%M')}"
-    text = latency_toml(empirical(to_emulated([max(x, floor) for x in m.one_way], args.time_scale)),
-                        comment(m, one.scaled(1e3), rtt.scaled(1e3), args.time_scale, where))
+    text = latency_toml(empirical(to_emulated(m.one_way, args.time_scale)),
+                        comment(m, one.scaled(1e3), rtt.scaled(1e3), args.time_scale, where), args.time_scale)
     if not args.quiet:
         print(describe("one-way, wall ms", one.scaled(1e3)))
         print(describe("round trip, wall ms", rtt.scaled(1e3)))
         print(f"(in {time.monotonic() - t0:.1f} s; emulated = wall x time_scale {args.time_scale:g}: "
               f"one-way p50 {one.p50 * args.time_scale:.3g} emulated s)")
+    warning = stall_warning(one.scaled(1e3))
+    if warning:
+        print(warning, file=sys.stderr)
     if out is None:
         print(text, end="")
     else:
@@ -117,8 +124,9 @@ def add_parser(sub: Any) -> None:
         "calibrate", help="measure the live Ray substrate's message latency and write it as a sim [substrate] latency",
         description="Measure this machine's Ray (or the cluster at --address): the one-way delay and round trip of "
                     "schedlab actors' messages. Writes the one-way delays as [substrate] latency = { dist = "
-                    "\"empirical\", ... } in EMULATED seconds for --time-scale (emulated = wall x time_scale), so a "
-                    "sim run at that scale models 'Ray on this machine'. The sim engine draws one delay per message; "
+                    "\"empirical\", ... } in EMULATED seconds for --time-scale (emulated = wall x time_scale), with that "
+                    "time_scale, so a scenario that includes the file (include = [\"FILE\"]) models 'Ray on this "
+                    "machine' when run with --engine sim. The sim engine draws one delay per message; "
                     "a call is a request and a reply, two draws. Takes ~10-20 s.")
     c.add_argument("--time-scale", type=float, required=True,
                    help="emulated seconds per wall second of the scenarios the table is for (values = wall x this)")

@@ -6,8 +6,10 @@ by Ctrl-C."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import sys
+from collections.abc import Iterator
 from typing import Any, Callable
 
 EXIT_BAD_INPUT = 2
@@ -46,3 +48,22 @@ def verbosity(sp: argparse.ArgumentParser) -> None:
     g.add_argument("-q", "--quiet", action="store_true", help="no banner, progress or table: errors only (the exit code tells)")
     g.add_argument("-v", "--verbose", action="store_true",
                    help="actors' output and Ray's logs to the terminal (a print in your own policy shows up)")
+
+
+@contextlib.contextmanager
+def live_ray(address: str | None, namespace: str) -> Iterator[Any]:
+    """The live (Ray) engine, connected through its one connect function
+    (joined to ``address``, else an embedded local Ray) and current
+    (``engines.use``) for the block; shut down afterwards only if this
+    started it. Raises ``engines.ClusterUnreachable`` (bad input: the
+    caller says so in one line) before the block runs."""
+    from schedlab.actors import engines
+
+    eng = engines.engine_class("ray")()
+    with engines.use(eng):
+        started = eng.connect(address, namespace)
+        try:
+            yield eng
+        finally:
+            if started:
+                eng.shutdown()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import schedlab
+from schedlab.schedulers.scenario.include import included, merge
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_scenario
 from schedlab.schedulers.scenario.limits import Limits
 from schedlab.schedulers.scenario.toml_table import read_toml
@@ -129,9 +130,16 @@ def set_value(data: dict, path: str, value: object, what: str = "--set") -> None
 
 
 def load_data(arg: str | Path, sets: list[str] | None) -> dict:
-    """The scenario's raw TOML data with ``--set`` overrides applied;
-    ScenarioError (one line) for a file that cannot be found or read as TOML."""
-    data = read_toml(resolve(arg), "scenario")
+    """The scenario's raw TOML data, its ``include`` files merged in
+    (``schedulers.scenario.include``; names relative to the scenario's
+    folder), then ``--set`` overrides applied; ScenarioError (one line) for
+    a file that cannot be found or read as TOML, or an include that clashes."""
+    path = resolve(arg)
+    data = read_toml(path, "scenario")
+    for name in included(data, str(path)):
+        fragment = path.parent / name
+        data = merge(data, read_toml(fragment, "included file"), str(path), str(fragment))
+    data.pop("include", None)
     for assignment in sets or []:
         apply_set(data, assignment)
     return data

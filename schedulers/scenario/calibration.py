@@ -22,6 +22,7 @@ import numpy as np
 
 from schedlab.schedulers.model.workload import Dist
 
+STALL_RATIO = 3.0  # mean over median beyond which a few stalled messages carry the distribution
 BINS = 32  # log-spaced between the fastest and the slowest sample: ~15% wide for a 100x spread
 DIGITS = 4  # significant digits kept of each bin's value
 
@@ -59,6 +60,15 @@ def spread(samples: Iterable[float]) -> Spread:
     a = _positive(samples, "spread")
     p = np.percentile(a, [50, 90, 99, 99.9])
     return Spread(int(a.size), float(a.mean()), float(a.min()), *(float(x) for x in p), float(a.max()))
+
+
+def stalled(s: Spread) -> bool:
+    """Whether a few very slow messages carry the sample (mean several
+    times the median): a pause of the whole machine during the measuring
+    (other load, Ray starting workers). Such a pause delays consecutive
+    messages together, but a table's draws are independent, so a sim run
+    would spread it over every channel for the whole run."""
+    return s.mean > STALL_RATIO * s.p50
 
 
 def significant(x: float, digits: int = DIGITS) -> float:
@@ -108,10 +118,13 @@ def dist_toml(dist: Dist) -> str:
     return f'{{ dist = "empirical", values = [{values}], weights = [{weights}] }}'
 
 
-def latency_toml(dist: Dist, comment: Sequence[str] = ()) -> str:
-    """A scenario fragment: the comment lines, then ``[substrate]`` with
-    ``latency`` = the table. Paste it into a scenario (next to any
-    ``batch_interval`` it has) or pass the table with ``--set
+def latency_toml(dist: Dist, comment: Sequence[str] = (), time_scale: float | None = None) -> str:
+    """A scenario fragment: the comment lines, ``time_scale`` (the scale
+    the table's emulated seconds are for, when given), then ``[substrate]``
+    with ``latency`` = the table. A scenario uses it with ``include =
+    ["this.toml"]`` (which refuses it for a scenario at another scale),
+    by pasting it in, or by passing the table with ``--set
     substrate.latency=...``."""
     head = "".join(f"# {line}".rstrip() + "\n" for line in comment)
-    return f"{head}[substrate]\nlatency = {dist_toml(dist)}\n"
+    scale = f"time_scale = {_number(time_scale)}\n\n" if time_scale is not None else ""
+    return f"{head}{scale}[substrate]\nlatency = {dist_toml(dist)}\n"
