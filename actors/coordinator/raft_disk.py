@@ -13,6 +13,7 @@ here; fsync would only slow the emulation.
 """
 from __future__ import annotations
 
+import bisect
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -20,6 +21,10 @@ from typing import Any, Iterable
 import msgpack
 
 from schedlab.schedulers.consensus.messages import HardState, LogEntry, Ready, Snapshot
+
+
+def _index(e: LogEntry) -> int:
+    return e.index
 
 
 def _entry(e: LogEntry) -> tuple:
@@ -91,7 +96,8 @@ class DiskStorage:
             # one (a follower caught up by InstallSnapshot).
             self._applied.write(msgpack.packb((s.index, s.term, None, None, "snapshot"), use_bin_type=True))
         if ready.truncate_from is not None:
-            kept = [e for e in self.entries if e.index < ready.truncate_from]
+            # Entries are in index order: cut by bisection, not by a scan of the whole log per append.
+            kept = self.entries[:bisect.bisect_left(self.entries, ready.truncate_from, key=_index)]
             if len(kept) < len(self.entries):
                 self._rewrite(kept + list(ready.entries))
             else:

@@ -7,9 +7,14 @@ storage.entries)``.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from schedlab.schedulers.consensus.messages import HardState, LogEntry, Ready, Snapshot
+
+
+def _index(e: LogEntry) -> int:
+    return e.index
 
 
 @dataclass
@@ -23,7 +28,8 @@ class Storage:
         if ready.snapshot is not None:
             self.snapshot = ready.snapshot
         if ready.truncate_from is not None:
-            self.entries = [e for e in self.entries if e.index < ready.truncate_from]
+            # Entries are in index order: cut by bisection, not a scan per append.
+            self.entries = self.entries[:bisect.bisect_left(self.entries, ready.truncate_from, key=_index)]
             self.entries.extend(ready.entries)
         if self.snapshot is not None and self.entries and self.entries[0].index <= self.snapshot.index:
             self.entries = [e for e in self.entries if e.index > self.snapshot.index]

@@ -61,17 +61,29 @@ def random_first_fit(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: n
     """Each task on a machine drawn uniformly from those it fits on.
 
     This is the Omega simulator's default: independent random choices spread a
-    job's tasks, so concurrent schedulers collide only by chance."""
+    job's tasks, so concurrent schedulers collide only by chance.
+
+    Each task draws an index into the machines it still fits on, in machine
+    order (one ``rng.integers(len)`` per task). The candidates are found
+    once and a machine dropped from them when full, instead of searching all
+    M machines per task: same draws, same result."""
     s = slots(free, request)
-    out = np.full(n_tasks, -1, dtype=np.int64)
-    for t in range(n_tasks):
-        candidates = np.flatnonzero(s)
+    candidates = np.flatnonzero(s)
+    chosen: list[int] = []
+    for _ in range(n_tasks):
         if candidates.size == 0:
             break
-        m = int(candidates[rng.integers(candidates.size)])
+        i = int(rng.integers(candidates.size))
+        m = int(candidates[i])
+        chosen.append(m)
         s[m] -= 1
-        free[m] -= request
-        out[t] = m
+        if s[m] == 0:
+            candidates = np.delete(candidates, i)
+    out = np.full(n_tasks, -1, dtype=np.int64)
+    if chosen:
+        out[: len(chosen)] = chosen
+        # One subtraction per task, in task order, as placing them one by one does.
+        np.subtract.at(free, out[: len(chosen)], request)
     return out
 
 

@@ -1,0 +1,258 @@
+"""Benchmark of the sim engine: how fast a virtual clock emulates a cell,
+per registered architecture, beside the live engine on the same scenario.
+
+    python scripts/bench_sim.py [--machines 1000 10000] [--duration 600 120] [--repeats 1]
+                                [--live-machines 1000] [--live-duration 120] [--no-live] [--json PATH] [--quick]
+
+Printed, in one run:
+
+* per cell size and architecture (the registry's, in its order): emulated
+  seconds per wall second and task placements per wall second on the sim
+  engine, and the CPU seconds this process spent (``time.process_time``: the
+  sim engine runs every actor in this one process, so CPU time is its whole
+  cost and, unlike wall time, is not inflated by other work on a shared
+  machine);
+* CPU seconds per simulated **cell-day**, extrapolated: the set-up's CPU
+  (plan, actors, ready) once, plus the emulation's CPU per emulated second
+  times 86,400; for the largest cell next to CSS's ~14 s of one core per
+  10,000-machine cell-day (the Omega paper's simulator on its default
+  experiment, measured on this machine: 21 cell-days in 150 s on 2 threads);
+* the ratio to the live engine: both engines on one **smaller, shorter**
+  scenario (``--live-machines``, ``--live-duration``: a live run pays
+  ~0.3 s of wall per actor started and runs at its time scale), emulated
+  seconds and placements per wall second of the emulation phase (from the
+  moment every actor has started to the end), sim over live.
+
+**The scenario** (``bench_scenario``): machines of 4 cpu x 16 GB (CSS's),
+100 per host actor, a 30% prefill, a batch class and a service class whose
+arrival rates grow with the cell (the same load per machine at every size),
+and each architecture's own ``ArchSpec.example`` section (the registry's
+small valid set-up): generic code here names no architecture. Placements
+are the tasks hosts launched (``tasks_launched`` events, prefill excluded),
+counted the same way for every architecture.
+
+Rates are medians over ``--repeats``. No speed target is asserted here or
+in tests (tests/test_bench_sim.py runs ``--quick`` for shape only): a target
+is read off this output.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from schedlab.schedulers import arch as registry
+
+CELL_DAY_S = 86400.0
+CSS_CPU_S_PER_CELL_DAY = 14.0  # CSS's default experiment here: 21 cell-days of 10,000 machines, 150 s on 2 threads
+CSS_MACHINES = 10000
+PER_ACTOR = 100
+TIME_SCALE = 50.0
+CLASSES = ("batch", "service")
+QUICK = {"machines": [100, 300], "duration": [60.0, 30.0], "repeats": 1, "live": False}
+
+
+def bench_scenario(machines: int, duration: float, engine: str, arch: str, replicas: int) -> dict[str, Any]:
+    """The bench's scenario for ``arch`` (see the module doc). Per 1,000
+    machines: a batch job every 2 s (10 tasks on average, 90 s each) and a
+    service job every 30 s (5 tasks, running to the end)."""
+    per_k = machines / 1000.0
+    data: dict[str, Any] = {
+        "name": f"bench-sim-{machines}",
+        "architecture": arch,
+        "engine": engine,
+        "seed": 3,
+        "time_scale": TIME_SCALE,
+        "duration": duration,
+        "cell": {"machines_per_actor": PER_ACTOR,
+                 "machine_classes": [{"name": "m", "count": machines, "cpu": 4.0, "mem": 16.0, "racks": max(1, machines // 500)}]},
+        "workload": {"prefill_utilization": 0.3, "classes": [
+            {"name": "batch", "kind": "batch", "interarrival": 2.0 / per_k, "tasks": {"dist": "exponential", "mean": 10.0},
+             "duration": {"dist": "exponential", "mean": 90.0}, "cpu": 0.25, "mem": 0.5},
+            {"name": "service", "kind": "service", "interarrival": 30.0 / per_k, "tasks": 5.0, "cpu": 0.5, "mem": 1.0},
+        ]},
+        "metrics": {"sample_interval": 10.0},
+    }
+    spec = registry.spec_of(arch)
+    data[arch] = copy.deepcopy(spec.example(CLASSES))
+    data["coordinator"] = {"replicas": replicas}
+    return data
+
+
+def parse_bench(machines: int, duration: float, engine: str, arch: str) -> Any:
+    """The bench scenario, parsed, with the architecture's default replica
+    count, or 3 (the conformance suite's) when its example section needs
+    a coordinator group (standby masters elect through one)."""
+    from schedlab.schedulers.scenario.parse import parse_scenario
+    from schedlab.schedulers.scenario.toml_table import ScenarioError
+
+    spec = registry.spec_of(arch)
+    try:
+        return parse_scenario(bench_scenario(machines, duration, engine, arch, spec.default_replicas), "bench_sim")
+    except ScenarioError:
+        return parse_scenario(bench_scenario(machines, duration, engine, arch, min(3, spec.max_replicas)), "bench_sim")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One run: wall and CPU seconds, in total and of the emulation phase
+    (after every actor started), and the placements it made."""
+
+    engine: str
+    architecture: str
+    machines: int
+    emulated_s: float
+    wall_s: float
+    cpu_s: float
+    emul_wall_s: float
+    emul_cpu_s: float
+    placements: int
+    jobs_submitted: int
+    jobs_scheduled: int
+    invariants_ok: bool
+
+    @property
+    def emulated_per_wall(self) -> float:
+        return self.emulated_s / self.emul_wall_s
+
+    @property
+    def placements_per_wall(self) -> float:
+        return self.placements / self.emul_wall_s
+
+    @property
+    def cpu_per_cell_day(self) -> float:
+        """Set-up CPU once, plus the emulation's CPU scaled to a day."""
+        return (self.cpu_s - self.emul_cpu_s) + self.emul_cpu_s / self.emulated_s * CELL_DAY_S
+
+
+def placements(events: Path) -> int:
+    """Tasks hosts launched, prefill excluded (only tasks_launched lines parsed)."""
+    n = 0
+    with events.open() as f:
+        for line in f:
+            if '"tasks_launched"' in line:
+                e = json.loads(line)
+                if e.get("event") == "tasks_launched" and not e.get("prefill"):
+                    n += len(e["tasks"])
+    return n
+
+
+def measure(machines: int, duration: float, engine: str, arch: str) -> Measured:
+    """Run the bench scenario once on ``engine`` and time it."""
+    from schedlab.actors.run import run_scenario
+
+    sc = parse_bench(machines, duration, engine, arch)
+    mark: dict[str, float] = {}
+
+    def started(_namespace: str, _address: str) -> None:
+        mark["wall"], mark["cpu"] = time.perf_counter(), time.process_time()
+
+    with tempfile.TemporaryDirectory(prefix="bench-sim-") as out:
+        w0, c0 = time.perf_counter(), time.process_time()
+        s = run_scenario(sc, out, on_started=started)
+        w1, c1 = time.perf_counter(), time.process_time()
+        placed = placements(Path(out) / "events.jsonl")
+    inv = s["invariants"]
+    ok = all(not v for k, v in inv.items() if isinstance(v, (int, float)))
+    return Measured(engine, arch, machines, duration, w1 - w0, c1 - c0, w1 - mark["wall"], c1 - mark["cpu"],
+                    placed, s["jobs"]["submitted"], s["jobs"]["scheduled"], ok)
+
+
+def median_run(machines: int, duration: float, engine: str, arch: str, repeats: int) -> Measured:
+    """The repeat with the median emulation wall time (its numbers all from one run)."""
+    runs = sorted((measure(machines, duration, engine, arch) for _ in range(repeats)), key=lambda m: m.emul_wall_s)
+    return runs[len(runs) // 2]
+
+
+def log(msg: str) -> None:
+    """Progress, on stderr: stdout is the results."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _row(m: Measured) -> str:
+    return (f"| {m.machines:,} | {m.architecture} | {m.emulated_s:g} | {m.emul_wall_s:.2f} | {m.emul_cpu_s:.2f} | "
+            f"{m.emulated_per_wall:,.0f} | {m.placements_per_wall:,.0f} | {m.cpu_per_cell_day:,.0f} | "
+            f"{m.jobs_scheduled}/{m.jobs_submitted} | {'ok' if m.invariants_ok else 'VIOLATED'} |")
+
+
+def report(sim: list[Measured], live: list[tuple[Measured, Measured]]) -> str:
+    """The results as markdown tables (what README's Performance section shows)."""
+    out = ["sim engine (emulation phase: wall and CPU after every actor started):", "",
+           "| machines | architecture | emulated s | wall s | CPU s | emulated s / wall s | placements / wall s "
+           "| CPU s per cell-day | jobs scheduled/submitted | invariants |",
+           "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+    out += [_row(m) for m in sim]
+    big = [m for m in sim if m.machines == max(x.machines for x in sim)]
+    if big:
+        out += ["", f"CPU s per simulated {big[0].machines:,}-machine cell-day (extrapolated), "
+                    f"next to CSS's ~{CSS_CPU_S_PER_CELL_DAY:g} s per {CSS_MACHINES:,}-machine cell-day:"]
+        out += [f"  {m.architecture}: {m.cpu_per_cell_day:,.0f} s "
+                f"({m.cpu_per_cell_day / CSS_CPU_S_PER_CELL_DAY:.1f}x CSS)" for m in big]
+    if live:
+        s0, l0 = live[0]
+        out += ["", f"sim vs live on one smaller scenario ({l0.machines:,} machines, {l0.emulated_s:g} emulated s, "
+                    f"live at time_scale {TIME_SCALE:g}; emulation phase only):", "",
+                "| architecture | live emulated s / wall s | sim emulated s / wall s | ratio | live placements / wall s "
+                "| sim placements / wall s | ratio |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for s, lv in live:
+            out.append(f"| {s.architecture} | {lv.emulated_per_wall:,.1f} | {s.emulated_per_wall:,.0f} | "
+                       f"{s.emulated_per_wall / lv.emulated_per_wall:,.0f}x | {lv.placements_per_wall:,.0f} | "
+                       f"{s.placements_per_wall:,.0f} | {s.placements_per_wall / max(lv.placements_per_wall, 1e-9):,.0f}x |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--machines", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--duration", type=float, nargs="+", default=[600.0, 120.0],
+                    help="emulated seconds per cell size (one value, or one per --machines)")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--live-machines", type=int, default=1000)
+    ap.add_argument("--live-duration", type=float, default=120.0)
+    ap.add_argument("--no-live", dest="live", action="store_false")
+    ap.add_argument("--arch", nargs="+", default=None, help="these registered architectures only (default: all)")
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--quick", action="store_true", help="small cells, short runs, sim only: for tests")
+    args = ap.parse_args(argv)
+    if args.quick:
+        for k, v in QUICK.items():
+            setattr(args, k, v)
+    if len(args.duration) == 1:
+        args.duration = args.duration * len(args.machines)
+    if len(args.duration) != len(args.machines):
+        ap.error("--duration: one value, or one per --machines")
+    archs = list(args.arch or registry.names())
+    sim: list[Measured] = []
+    for machines, duration in zip(args.machines, args.duration):
+        for a in archs:
+            m = median_run(machines, duration, "sim", a, args.repeats)
+            log(f"sim {machines} {a}: {m.emulated_per_wall:,.0f} emulated s/wall s, CPU {m.cpu_s:.1f} s")
+            sim.append(m)
+    live: list[tuple[Measured, Measured]] = []
+    if args.live:
+        for a in archs:
+            s = median_run(args.live_machines, args.live_duration, "sim", a, args.repeats)
+            lv = median_run(args.live_machines, args.live_duration, "ray", a, 1)
+            log(f"live {args.live_machines} {a}: {lv.emulated_per_wall:,.1f} emulated s/wall s")
+            live.append((s, lv))
+    print(report(sim, live))
+    bad = [m for m in sim + [x for pair in live for x in pair] if not m.invariants_ok]
+    if args.json is not None:
+        args.json.write_text(json.dumps({"sim": [asdict(m) for m in sim],
+                                         "live": [{"sim": asdict(s), "live": asdict(lv)} for s, lv in live]}, indent=2) + "\n")
+    if bad:
+        print(f"invariants violated in: {', '.join(f'{m.engine} {m.architecture} {m.machines}' for m in bad)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
