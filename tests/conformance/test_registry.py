@@ -26,7 +26,7 @@ GENERIC = (
     "actors/engines", "actors/coordinator", "schedulers/arch.py", "schedulers/scenario", "schedulers/faults",
     "scripts/cli.py", "scripts/chaos.py", "scripts/compare.py", "scripts/report.py", "scripts/report_sweep.py",
     "scripts/display.py", "scripts/sweep.py", "scripts/sweep_grid.py", "scripts/scenario_files.py", "scripts/command.py",
-    "scripts/soak.py",
+    "scripts/soak.py", "scripts/calibrate.py", "scripts/crosscheck_table.py",
 )
 
 
