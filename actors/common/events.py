@@ -1,5 +1,5 @@
-"""Structured events: structlog renders each to a JSON line into a buffer;
-the owning actor ships the buffer to the collector in batches (never one call
+"""Structured events: each rendered to a JSON line into a buffer; the
+owning actor ships the buffer to the collector in batches (never one call
 per event)."""
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import json
 from typing import Any, Callable
 
 import numpy as np
-import structlog
 
 
 def _default(o: Any) -> Any:
@@ -37,48 +36,35 @@ def span_stamp(started: float, now: float) -> dict[str, float]:
     return {"t": t, "span": round(t - round(started, 6), 6)}
 
 
-class _BufferSink:
-    """structlog's final "logger": keeps rendered lines until drained."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def msg(self, line: str) -> None:
-        self.lines.append(line)
-
-    info = debug = warning = error = critical = msg
-
-
 class EventLog:
     """``log.emit("txn", committed=3)`` -> one JSON line with ``t`` (emulated
-    seconds) and ``actor`` added. ``drain()`` hands the batch over."""
+    seconds) and ``actor`` added. ``drain()`` hands the batch over.
+
+    A line is what structlog's ``JSONRenderer`` made of it when this class
+    wrapped structlog (byte for byte: the fields in the order given, then
+    ``event``, then ``t`` unless given, then ``actor``), rendered directly:
+    structlog's processor chain was half the cost of an event, and every
+    actor emits on every batch interval."""
 
     def __init__(self, actor: str, now: Callable[[], float]) -> None:
-        self._sink = _BufferSink()
+        self._lines: list[str] = []
         self._now = now
-
-        def stamp(_logger: Any, _method: str, event: dict) -> dict:
-            event.setdefault("t", round(now(), 6))
-            event["actor"] = actor
-            return event
-
-        self._log = structlog.wrap_logger(
-            self._sink,
-            processors=[stamp, structlog.processors.JSONRenderer(serializer=dumps)],
-            wrapper_class=structlog.BoundLogger,
-            cache_logger_on_first_use=True,
-        )
+        self._actor = actor
 
     def emit(self, event: str, **fields: Any) -> None:
         """``t`` defaults to now; pass it when the caller reports the same instant elsewhere."""
-        self._log.info(event, **fields)
+        fields["event"] = event
+        if "t" not in fields:
+            fields["t"] = round(self._now(), 6)
+        fields["actor"] = self._actor
+        self._lines.append(dumps(fields))
 
     def now(self) -> float:
         return round(self._now(), 6)
 
     def drain(self) -> list[str]:
-        lines, self._sink.lines = self._sink.lines, []
+        lines, self._lines = self._lines, []
         return lines
 
     def __len__(self) -> int:
-        return len(self._sink.lines)
+        return len(self._lines)

@@ -76,8 +76,13 @@ class SimHandle:
     name: str
     key: str
     actor: Any = None
-    tasks: set = field(default_factory=set)
+    # Tasks this incarnation's code created, in creation order (killing it
+    # cancels them in that order); done ones are pruned as the dict grows,
+    # not each by a done-callback (one more loop callback per message).
+    tasks: dict = field(default_factory=dict)
+    prune_at: int = 64
     frozen_until: float = 0.0
+    context: Any = None  # a Context whose ``current`` is this handle: copied for each message it takes
 
     def __reduce__(self) -> tuple:
         return _handle_by_key, (self.engine_id, self.key)
@@ -170,8 +175,16 @@ class SimRuntime:
         return self._engine.by_name.get(name)
 
 
+_ATOMS = frozenset({bytes, str, int, float, bool, type(None)})
+
+
 def _copy(value: Any) -> Any:
-    """What Ray's serialization does to a message: a deep copy."""
+    """What Ray's serialization does to a message: a deep copy. Immutable
+    values (a plain atom, or a tuple of them: a host's poll is
+    ``(host_id, bytes)``) are their own copy, so they skip the pickle."""
+    kind = type(value)
+    if kind in _ATOMS or (kind is tuple and all(type(v) in _ATOMS for v in value)):
+        return value
     return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
@@ -214,8 +227,10 @@ class SimEngine:
         task = asyncio.Task(coro, loop=loop, context=context)
         owner = (context.get(self.current) if context is not None else self.current.get())
         if owner is not None:
-            owner.tasks.add(task)
-            task.add_done_callback(owner.tasks.discard)
+            owner.tasks[task] = None
+            if len(owner.tasks) >= owner.prune_at:
+                owner.tasks = {t: None for t in owner.tasks if not t.done()}
+                owner.prune_at = 2 * len(owner.tasks) + 64
         return task
 
     def _latency(self) -> float:
@@ -251,8 +266,7 @@ class SimEngine:
         if target.frozen_until > loop.time():
             loop.call_at(target.frozen_until, self._arrive, sender, target, method, args, fut)
             return
-        ctx = contextvars.copy_context()
-        ctx.run(self.current.set, target)
+        ctx = target.context.copy()
         try:
             result = ctx.run(getattr(target.actor, method), *args)
         except Exception as e:
@@ -318,6 +332,7 @@ class SimEngine:
                 a.owner = h
         ctx = contextvars.copy_context()
         ctx.run(self.current.set, h)
+        h.context = ctx.copy()
         h.actor = ctx.run(cls, *args, **kwargs)
         self.by_name[name] = h
         return h
@@ -365,7 +380,8 @@ class SimEngine:
     def _kill(self, h: SimHandle) -> None:
         h.actor = None
         for t in list(h.tasks):
-            t.cancel()
+            if not t.done():
+                t.cancel()
         if self.by_name.get(h.name) is h:
             del self.by_name[h.name]
 
