@@ -40,7 +40,8 @@ StartedFn = Callable[[str, str], None]  # (namespace, Ray address) once the run'
 def plan_run(sc: Scenario) -> Plan:
     cell = build_cell(sc.cell.machine_classes)
     jobs = [j.to_wire() for j in generate_jobs(sc.workload.classes, sc.duration, sc.seed)]
-    pre = prefill(cell, sc.workload.classes, sc.workload.prefill_utilization, sc.seed)
+    pre = prefill(cell, sc.workload.classes, sc.workload.prefill_utilization, sc.seed,
+                  sc.workload.standing, sc.workload.standing_cpu_limit)
     return Plan(sc, cell, jobs, pre)
 
 

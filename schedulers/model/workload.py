@@ -13,7 +13,7 @@ import numpy as np
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.model.jobs import Job, JobKind
 from schedlab.schedulers.placement.policies import random_first_fit
-from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.model.resources import EPS, RESOURCES
 from schedlab.schedulers.model.seeding import rng_for
 
 DIST_KINDS = ("constant", "exponential", "lognormal", "empirical", "uniform")
@@ -33,6 +33,9 @@ class Dist:
       chosen so the distribution's mean is ``mean``)
     * uniform: ``low``, ``high``
     * empirical: ``values`` with optional ``weights``
+    * histogram: bins ``[values[i], highs[i])`` drawn by ``weights``, uniform
+      within a bin (made by readers of other tools' inputs, e.g.
+      ``css_workload``; not a scenario's ``dist``)
     """
 
     kind: str
@@ -43,6 +46,7 @@ class Dist:
     high: float = 0.0
     values: tuple[float, ...] = ()
     weights: tuple[float, ...] = ()
+    highs: tuple[float, ...] = ()  # histogram: each bin's upper end (``values`` are the lower ends)
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         if self.kind == "constant":
@@ -60,6 +64,10 @@ class Dist:
                 w = np.asarray(self.weights, dtype=np.float64)
                 p = w / w.sum()
             return rng.choice(np.asarray(self.values, dtype=np.float64), size=size, p=p)
+        if self.kind == "histogram":
+            w = np.asarray(self.weights, dtype=np.float64)
+            i = rng.choice(len(w), size=size, p=w / w.sum())
+            return rng.uniform(np.asarray(self.values)[i], np.asarray(self.highs)[i])
         raise ValueError(f"unknown distribution {self.kind!r}")
 
     def expected(self) -> float:
@@ -69,6 +77,9 @@ class Dist:
             return self.mean
         if self.kind == "uniform":
             return (self.low + self.high) / 2
+        if self.kind == "histogram":
+            w = np.asarray(self.weights, dtype=np.float64)
+            return float(np.dot((np.asarray(self.values) + np.asarray(self.highs)) / 2, w / w.sum()))
         if self.weights:
             w = np.asarray(self.weights, dtype=np.float64)
             return float(np.dot(self.values, w / w.sum()))
@@ -82,6 +93,8 @@ class Dist:
             return self.high
         if self.kind == "empirical":
             return max(self.values)
+        if self.kind == "histogram":
+            return max(h for h, w in zip(self.highs, self.weights) if w > 0)
         return math.inf
 
 
@@ -99,6 +112,7 @@ class JobClass:
     priority: int = 0
     interarrival_mode: str = "exponential"  # or "fixed": interarrival.expected() apart
     start: float | None = None  # the first arrival (emulated s); None: one interarrival after 0
+    one_duration: bool = False  # one duration drawn per job, every task runs for it (CSS's model)
 
 
 def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
@@ -107,7 +121,8 @@ def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
     if jc.kind is JobKind.SERVICE:
         durations = (math.inf,) * n
     else:
-        durations = tuple(float(x) for x in np.maximum(jc.duration.sample(rng, n), 1e-3))
+        drawn = np.maximum(jc.duration.sample(rng, 1 if jc.one_duration else n), 1e-3)
+        durations = (float(drawn[0]),) * n if jc.one_duration else tuple(float(x) for x in drawn)
     return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations)
 
 
@@ -144,19 +159,41 @@ class Prefill:
     free: np.ndarray  # [M, R] free resources after prefill
 
 
-def prefill(cell: Cell, classes: tuple[JobClass, ...], target: float, seed: int) -> Prefill:
-    """Place long-running jobs shaped like the workload's classes (service
-    first, as the Omega simulator does) with randomized first fit until mean cpu
-    utilisation reaches ``target``. Prefill jobs get negative ids."""
+@dataclass(frozen=True)
+class StandingJob:
+    """A job already running when the run starts, as a trace's initial cell
+    state lists it (``css_workload``): ``tasks`` copies of ``request``, each
+    ending ``duration`` emulated seconds in (inf: running through the run)."""
+
+    job_class: str
+    tasks: int
+    request: tuple[float, ...]  # per task, indexed by RESOURCES
+    duration: float = math.inf
+    priority: int = 0
+
+
+def prefill(cell: Cell, classes: tuple[JobClass, ...], target: float, seed: int,
+            standing: tuple[StandingJob, ...] = (), standing_cpu_limit: float = 1.0) -> Prefill:
+    """The load already running at time 0: first the ``standing`` jobs, then
+    synthetic ones up to ``target`` (below). Prefill jobs get negative ids.
+
+    ``standing`` jobs are taken in order until the next would bring their cpu
+    to ``standing_cpu_limit`` of the cell's; each is placed by randomized
+    first fit, tasks that fit nowhere left out (as the Omega simulator
+    prefills its initial cell state). Then long-running jobs shaped like the
+    workload's classes (service first, as the Omega simulator does) are placed
+    the same way until mean cpu utilisation reaches ``target``."""
     free = cell.capacity.copy()
-    if target <= 0 or not classes:
-        return Prefill((), (), free)
-    rng = rng_for(seed, "prefill")
-    ordered = sorted(classes, key=lambda c: c.kind is not JobKind.SERVICE)
-    cpu = RESOURCES.index("cpu")
-    total = cell.capacity[:, cpu].sum()
     jobs: list[Job] = []
     placed: list[np.ndarray] = []
+    cpu = RESOURCES.index("cpu")
+    total = cell.capacity[:, cpu].sum()
+    if standing:
+        free = _place_standing(free, standing, standing_cpu_limit * total, rng_for(seed, "prefill/standing"), jobs, placed)
+    if target <= 0 or not classes:
+        return Prefill(tuple(jobs), tuple(placed), free)
+    rng = rng_for(seed, "prefill")
+    ordered = sorted(classes, key=lambda c: c.kind is not JobKind.SERVICE)
     misses = 0
     draws = 0
     while (total - free[:, cpu].sum()) / total < target and misses < 50:
@@ -176,3 +213,27 @@ def prefill(cell: Cell, classes: tuple[JobClass, ...], target: float, seed: int)
         jobs.append(job)
         placed.append(machines)
     return Prefill(tuple(jobs), tuple(placed), free)
+
+
+def _place_standing(free: np.ndarray, standing: tuple[StandingJob, ...], cpu_limit: float, rng: np.random.Generator,
+                    jobs: list[Job], placed: list[np.ndarray]) -> np.ndarray:
+    """Place ``standing`` on ``free`` (changed), appending to ``jobs`` and ``placed``."""
+    cpu = RESOURCES.index("cpu")
+    biggest = free.max(axis=0)
+    asked = 0.0
+    for sj in standing:
+        request = np.asarray(sj.request, dtype=np.float64)
+        asked += sj.tasks * request[cpu]
+        if asked >= cpu_limit:
+            break
+        if np.any(request > biggest + EPS):
+            continue  # a task larger than any machine: never placed
+        machines = random_first_fit(free, request, sj.tasks, rng)
+        machines = machines[machines >= 0]
+        if machines.size == 0:
+            continue
+        kind = JobKind.SERVICE if math.isinf(sj.duration) else JobKind.BATCH
+        jobs.append(Job(-(len(jobs) + 1), sj.job_class, kind, sj.priority, 0.0, sj.request,
+                        (float(sj.duration),) * int(machines.size)))
+        placed.append(machines)
+    return free

@@ -20,6 +20,7 @@ from schedlab.schedulers.model.cluster import MachineClass, host_count
 from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.model.workload import Dist, JobClass
+from schedlab.schedulers.scenario.css import read_css
 from schedlab.schedulers.scenario.limits import Limits, check_sizes, local_limits
 from schedlab.schedulers.scenario.spec import (CellSpec, CoordinatorSpec, MetricsSpec, Scenario, SubstrateSpec,
                                                WorkloadSpec)
@@ -88,11 +89,16 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     ct.done()
 
     wt = top.sub("workload")
-    jclasses = tuple(_job_class(x) for x in table_array(wt, "classes"))
+    if "css" in wt.data:
+        if "classes" in wt.data:
+            wt.fail(wt.key("classes"), "give either [[workload.classes]] or [workload.css] (which makes the classes)")
+        jclasses, standing, standing_limit = read_css(wt.sub("css"))
+    else:
+        jclasses, standing, standing_limit = tuple(_job_class(x) for x in table_array(wt, "classes")), (), 1.0
     names = [jc.name for jc in jclasses]
     if len(set(names)) != len(names):
         wt.fail(wt.key("classes"), "job class names must be unique")
-    workload = WorkloadSpec(jclasses, wt.get("prefill_utilization", float, default=0.0, check=fraction))
+    workload = WorkloadSpec(jclasses, wt.get("prefill_utilization", float, default=0.0, check=fraction), standing, standing_limit)
     wt.done()
     _check_fit(wt, cell, jclasses)
 

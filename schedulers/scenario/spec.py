@@ -9,7 +9,7 @@ from typing import Any
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.model.cluster import MachineClass
-from schedlab.schedulers.model.workload import Dist, JobClass
+from schedlab.schedulers.model.workload import Dist, JobClass, StandingJob
 
 DEFAULT_LATENCY_S = 0.0005  # a datacenter network's one-way delay, for the sim engine
 
@@ -26,8 +26,14 @@ class CellSpec:
 
 @dataclass(frozen=True)
 class WorkloadSpec:
+    """``standing``: jobs already running at the start, as a trace's initial
+    cell state lists them (``[workload.css]``), placed before the synthetic
+    prefill, until their cpu would reach ``standing_cpu_limit`` of the cell's."""
+
     classes: tuple[JobClass, ...]
     prefill_utilization: float = 0.0
+    standing: tuple[StandingJob, ...] = ()
+    standing_cpu_limit: float = 1.0
 
 
 @dataclass(frozen=True)
