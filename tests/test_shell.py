@@ -26,6 +26,12 @@ class WallRuntime:
     def now(self) -> float:
         return self.clock.now()
 
+    def wall(self, emulated: float) -> float:
+        return emulated / self.scale
+
+    async def sleep_wall(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
 
 class Echo(ActorShell):
     BEFORE_START = frozenset({"configure"})
@@ -54,3 +60,61 @@ def test_a_message_before_start_waits_for_the_epoch_and_setup_messages_do_not() 
             task.cancel()
 
     asyncio.run(scenario())
+
+
+class HeldCell:
+    """A cell endpoint whose rejoin answers only when the test says (the
+    cell paused), failing first; it records the order of the host's calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.answer = asyncio.Event()
+        self.fail_first = True
+
+    def bind(self, *args: object) -> None:
+        pass
+
+    async def rejoin(self, host: int) -> list:
+        self.calls.append("rejoin")
+        if self.fail_first:
+            self.fail_first = False
+            raise ConnectionError("cut off")
+        await self.answer.wait()
+        return [[[7, 0]], []]
+
+    async def exchange(self, host: int, finished: bytes) -> list:
+        self.calls.append("exchange")
+        return [[7, 0, 0, [1.0, 1.0], 5.0, 0.0]]  # its predecessor's launch, still in the cell's outbox
+
+
+def test_a_restarted_host_polls_only_after_the_cell_heard_its_rejoin() -> None:
+    """A restarted host's rejoin that fails is retried, and no poll goes out
+    before one is answered: a poll overtaking it would hand the new
+    incarnation its predecessor's launches (seen in a sim soak: a paused
+    head, then tasks running twice)."""
+    import time
+
+    import numpy as np
+
+    from schedlab.actors.common.machine_host import MachineHost
+
+    async def scenario() -> list[str]:
+        cell = HeldCell()
+        host = MachineHost(WallRuntime(), 0, 0, np.full((1, 2), 4.0), cell, None, 0.01, rejoin=True)
+        await host.start(time.time())
+        await asyncio.sleep(0.1)  # many poll intervals while the rejoin waits
+        before = list(cell.calls)
+        cell.answer.set()
+        for _ in range(500):
+            if "exchange" in cell.calls:
+                break
+            await asyncio.sleep(0.01)
+        host.running = False
+        for task in host._tasks:
+            task.cancel()
+        return before + ["|"] + cell.calls[len(before):]
+
+    calls = asyncio.run(scenario())
+    assert calls[:2] == ["rejoin", "rejoin"], calls  # the failed one, then again at the next poll
+    assert "exchange" not in calls[:calls.index("|")], calls
+    assert "exchange" in calls, calls

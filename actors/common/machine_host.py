@@ -10,6 +10,8 @@ finished tasks go back, the tasks committed to its machines come in.
 """
 from __future__ import annotations
 
+import asyncio
+
 import collections
 import heapq
 import math
@@ -60,16 +62,34 @@ class MachineHost(ActorShell):
         self.overcommits = 0
         self._initial = initial or []
         self.rejoining = rejoin
+        self._rejoin_lock = asyncio.Lock()
 
     async def on_start(self) -> None:
         self.cell.bind(self.rt, self.name, self.log, self.agent_report, self._reset)
-        if self.rejoining:
-            lost, unpulled = await self.cell.rejoin(self.host_id)
-            if lost or unpulled:
-                report_down(self.log, [self.host_id], lost, unpulled, by=self.name)
+        await self._rejoin()
         if self._initial:
             self._launch(self._initial, prefill=True)
             self._initial = []
+
+    async def _rejoin(self) -> bool:
+        """A restarted host's first word to the cell: what its predecessor
+        ran or had waiting is written off. Until the cell has answered, the
+        host does not poll: a poll that overtook it (the cell paused or
+        slowed, the call failed) would hand the new incarnation its
+        predecessor's launches, placed again elsewhere meanwhile. True once
+        rejoined (or never needed)."""
+        async with self._rejoin_lock:  # one rejoin in flight (start's and the poll loop's)
+            if not self.rejoining:
+                return True
+            try:
+                lost, unpulled = await self.cell.rejoin(self.host_id)
+            except Exception as e:  # the cell is gone or cut off: try again at the next poll
+                self.log.emit("exchange_failed", host=self.host_id, error=f"rejoin: {type(e).__name__}: {e}")
+                return False
+            self.rejoining = False
+        if lost or unpulled:
+            report_down(self.log, [self.host_id], lost, unpulled, by=self.name)
+        return True
 
     def _launch(self, tasks: list[Launch], prefill: bool) -> None:
         """Start tasks whose claims already committed. Each (job, task) pair is
@@ -157,6 +177,9 @@ class MachineHost(ActorShell):
             self._unsent = pack_release(np.asarray(self.done_machines, dtype=np.int64), np.vstack(self.done_requests),
                                         np.asarray(self.done_keys, dtype=np.int64))
             self.done_machines, self.done_requests, self.done_keys = [], [], []
+        if not await self._rejoin():
+            await super().flush(final)
+            return
         # Awaited: one exchange in flight per host, so hand-outs and returns
         # stay in order and a slow cell state slows the polls.
         try:
