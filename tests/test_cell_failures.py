@@ -296,25 +296,37 @@ def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:
     assert untraced_commits(ev, 4) == 1
 
 
-def test_a_volatile_commit_dies_with_the_committer_killed_before_its_host_pulled() -> None:
-    """A head node keeps a commit in its outbox until the worker polls: killed
-    first, it takes the commit with it (its successor requeues the task). Only
-    a ``volatile`` commit, only a kill of its own committer, and only if the
-    host launched nothing between the commit and the kill (a host that pulled
-    since should have got it)."""
+def test_a_commit_dies_with_the_outbox_it_waited_in_killed_before_its_host_pulled() -> None:
+    """A head node (or a Mesos master) keeps a launch in its outbox until the
+    worker polls: killed first, it takes the commit with it (whoever recovers
+    requeues the task). Only a commit that names its ``outbox``, only a kill
+    of that actor, and only if the host launched nothing between the commit
+    and the kill (a host that pulled since should have got it)."""
     from schedlab.actors.analysis.invariants import untraced_commits
 
-    commit = {**txn(10.0, 1, [[0, 5]], span=0.3), "actor": "head", "volatile": True}
+    commit = {**txn(10.0, 1, [[0, 5]], span=0.3), "actor": "framework", "outbox": "head"}
     kill = {"event": "fault", "t": 10.5, "role": "head", "kind": "kill", "target": "head"}
     ev: dict[str, list[dict]] = {"txn": [commit], "fault": [kill]}
     assert untraced_commits(ev, 4) == 0
-    ev["txn"] = [{**commit, "volatile": False}]  # held in a replicated store: a dead committer loses nothing
+    ev["txn"] = [{k: v for k, v in commit.items() if k != "outbox"}]  # in a replicated store: a kill loses nothing
     assert untraced_commits(ev, 4) == 1
     ev["txn"] = [commit]
     ev["fault"] = [{**kill, "target": "other-head"}]
     assert untraced_commits(ev, 4) == 1
+    ev["fault"] = [{**kill, "kind": "kill_master"}]  # a leader kill is a kill
+    assert untraced_commits(ev, 4) == 0
     ev["fault"] = [{**kill, "t": 9.0}]  # killed before the attempt began: not this commit's fate
     assert untraced_commits(ev, 4) == 1
     ev["fault"] = [kill]
     ev["tasks_launched"] = [launch(10.2, 1, 3, 0, 4, 1.0)]  # host 1 pulled after the commit, before the kill
     assert untraced_commits(ev, 4) == 1
+
+
+def test_a_read_through_the_log_answers_as_a_query_and_changes_nothing() -> None:
+    """A restarted scheduler's recovery reads through the replicated log
+    (linearizable: a stale leader cannot answer it)."""
+    m = CellStateMachine(np.full((4, 2), 4.0), np.full((4, 2), 4.0), "resource", "incremental", 1)
+    before = m.snapshot()
+    assert m.apply(("read", ("recover", [1, 2]))) == m.query(("recover", [1, 2]))
+    assert m.apply(("read", ("lost", 0))) == m.query(("lost", 0))
+    assert m.snapshot() == before

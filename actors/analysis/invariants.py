@@ -154,7 +154,7 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     commit must be followed by its launch there, by its loss (re-queued with
     a failed machine, or in a replicated write-off record), or by the
     death of the host it was meant for (whose last events may have died with
-    it), or of the committer that held it unpulled (a ``volatile`` commit);
+    it), or of the actor that held it unpulled (its ``outbox``);
     or the host was already dead when it committed (nobody knew yet).
     A txn's attempt began at ``t - span``: its ``t`` is the instant the span
     ended (actors.common.events.span_stamp), not when the line was stamped."""
@@ -193,22 +193,24 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
 
     killed_at: dict[str, list[float]] = collections.defaultdict(list)  # actor -> kill times
     for f in ev.get("fault", []):
-        if f.get("kind") == "kill" and not f.get("skipped"):
-            killed_at[str(f.get("target"))].append(f["t"])
+        if str(f.get("kind", "")).startswith("kill") and f.get("target") and not f.get("skipped"):
+            killed_at[str(f["target"])].append(f["t"])
     launches_by_host: dict[int, list[float]] = collections.defaultdict(list)
     for e in ev.get("tasks_launched", []):
         if e.get("host") is not None:
             launches_by_host[int(e["host"])].append(e["t"])
 
-    def died_with_committer(e: dict, host: int, since: float) -> bool:
-        """A ``volatile`` commit lives in its committer's memory until its
-        host pulls it (a head node's outbox): the committer killed after the
-        attempt began, with no launch by that host in between (so the host had
-        not pulled since), takes the commit with it, and its successor
-        requeues the task (lost_jobs checks that the job is not lost)."""
-        if not e.get("volatile"):
+    def died_in_outbox(e: dict, host: int, since: float) -> bool:
+        """A commit that waits in an actor's memory until its host pulls it
+        (``outbox``: a head node's or a master's launches, not a
+        replicated store): that actor killed after the attempt began, with no
+        launch by that host in between (so the host had not pulled since),
+        takes the commit with it; whoever recovers requeues the task
+        (lost_jobs checks that the job is not lost)."""
+        holder = e.get("outbox")
+        if not holder:
             return False
-        kill = next((x for x in sorted(killed_at.get(str(e.get("actor")), ())) if x >= since), None)
+        kill = next((x for x in sorted(killed_at.get(str(holder), ())) if x >= since), None)
         return kill is not None and not any(e["t"] <= x <= kill for x in launches_by_host.get(host, ()))
 
     missing = 0
@@ -220,7 +222,7 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
             since = e["t"] - e.get("span", 0.0)
             if any(x >= since for x in launched.get((*key, int(machine)), ())) or any(x >= since for x in lost.get(key, ())) \
                     or any(x >= since for x in host_gone.get(int(machine) // k, ())) or dead_at(int(machine) // k, e["t"]) \
-                    or died_with_committer(e, int(machine) // k, since):
+                    or died_in_outbox(e, int(machine) // k, since):
                 continue
             missing += 1
     return missing

@@ -153,7 +153,7 @@ class Dispatcher(ActorShell):
             self.dispatched += len(turn.placed)
             self.log.emit("txn", scheduler=NAME, job_id=jp.job.job_id, claims=len(turn.placed), committed=len(turn.placed),
                           conflicted=0, think=round(think, 6), rtt_ms=0.0, placed=[[t, m] for t, m in turn.placed],
-                          volatile=True,  # in this head's outbox until the worker polls: a killed head loses it
+                          outbox=NAME,  # here until the worker polls: a killed head loses it
                           **span_stamp(started, self.rt.now()))
             if turn.now_scheduled:
                 self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=NAME, attempts=1)

@@ -243,7 +243,8 @@ class MesosFramework(ActorShell):
         # its launch, its loss or the failure of its host (actors.analysis.invariants).
         accepted = [[t, m] for t, m, good in zip(d.tasks.tolist(), d.machines.tolist(), launched.tolist()) if good]
         self.log.emit("txn", scheduler=self.name, job_id=jp.job.job_id, claims=n, committed=ok, conflicted=n - ok, held=held,
-                      think=round(spent, 6), **span_stamp(started, now), rtt_ms=round(rtt_ms, 3), placed=accepted)
+                      think=round(spent, 6), **span_stamp(started, now), rtt_ms=round(rtt_ms, 3), placed=accepted,
+                      outbox=self.link.master)  # the master holds a launch until its agent polls
         if ok:
             placed = []
             for t, m, loc, good in zip(d.tasks.tolist(), d.machines.tolist(), d.local.tolist() or [False] * n, launched.tolist()):

@@ -38,6 +38,9 @@ class MasterLink:
     def __init__(self, masters: int, replicas: int) -> None:
         self.masters = masters
         self.replicas = replicas
+        self.handle: Any = None
+        self.master: str | None = None  # the leader registered with (None: not connected yet)
+        self.epoch: int | None = None
 
     def bind(self, rt: Any, owner: str, log: EventLog, role: str, register: Register) -> None:
         self.rt = rt
