@@ -200,3 +200,39 @@ def test_mesos_gang_launch_span_starts_before_its_launch_call() -> None:
     launched = {"event": "tasks_launched", "t": 10.004, "actor": "machine-host-0", "host": 0, "prefill": False,
                 "tasks": [[9, 0, 2, 1.0, 1.0, 10.0], [9, 1, 3, 1.0, 1.0, 10.0]]}
     assert untraced_commits(by_event(events + [launched]), 4) == 0
+
+
+class ReplicasOfALostLog:
+    """The cell's write-off log as replicas at different points answer it:
+    each read is served from the next replica in ``order`` (a prefix of the
+    log of the given length, as a stale leader's applied state is)."""
+
+    def __init__(self, log: list[list[int]], order: list[int]) -> None:
+        self.log, self.order = log, order
+
+    async def lost(self, cursor: int) -> list:
+        applied = self.log[: self.order.pop(0)]
+        return [len(applied), applied[cursor:]]
+
+
+def test_a_stale_read_of_the_write_off_log_never_moves_the_cursor_back() -> None:
+    """A fresh leader has written off tasks 0..3 of job 7; a stale one has
+    applied only the first two. Reading fresh, then stale, then fresh must
+    requeue each task once: the stale read must not wind the cursor back, or
+    tasks placed again since would be placed a third time."""
+    async def main() -> list[list[int]]:
+        rt = FakeRuntime()
+        log = [[7, 0], [7, 1], [7, 2], [7, 3]]
+        params = SchedulerParams(name="batch", t_job=0.0, t_task=0.0, policy=first_fit)
+        sched = OmegaScheduler(rt, "scheduler-batch-0", params, 1, ReplicasOfALostLog(log, [4, 2, 4]),  # type: ignore[arg-type]
+                               metrics=None, flush_interval=1.0)
+        cell = CellStateMachine(np.full((2, 2), 4.0), np.full((2, 2), 4.0), "resource", "incremental", 1).cell
+        sched.core = OmegaSchedulerCore(params, LocalCopy(cell.full()), np.random.default_rng(0))
+        sched.jobs[7] = Job(7, "batch", JobKind.BATCH, 0, 0.0, (1.0, 1.0), (30.0,) * 4)
+        requeued: list[list[int]] = []
+        sched.core.resume = lambda job, tasks: requeued.append(list(map(int, tasks)))  # type: ignore[method-assign]
+        for _ in range(3):
+            await sched._poll_lost()
+        return requeued
+
+    assert asyncio.run(main()) == [[0, 1, 2, 3]]

@@ -92,7 +92,11 @@ class ReplicatedCell:
         return await self._write("rejoin", ("rejoin", host_id, self.rt.now()))
 
     async def recover(self, job_ids: list[int]) -> list:
-        return await self.client.query(("recover", job_ids))
+        # Through the log: a stale leader's older view would show tasks placed
+        # since as pending, and the restarted scheduler would place them twice.
+        return await self._write("recover", ("read", ("recover", job_ids)))
 
     async def lost(self, cursor: int) -> list:
+        # A plain read: a stale one is a prefix, and the caller's cursor only
+        # moves forward (the scheduler's _poll_lost).
         return await self.client.query(("lost", cursor))

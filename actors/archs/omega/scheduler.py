@@ -111,21 +111,30 @@ class OmegaScheduler(ActorShell):
         """Tasks written off with a failed machine are placed again by the
         scheduler that owns their job."""
         while await self.nap_wall(self.LOST_POLL_WALL_S):
-            try:
-                cursor, lost = await self.cell.lost(self.lost_cursor)
-            except Exception:  # the cell state is between leaders: next time
-                continue
-            self.lost_cursor = int(cursor)
-            mine: dict[int, list[int]] = {}
-            for job_id, task in lost:
-                if job_id in self.jobs:
-                    mine.setdefault(int(job_id), []).append(int(task))
-            for job_id, tasks in mine.items():
-                assert self.core is not None
-                self.core.resume(self.jobs[job_id], np.asarray(sorted(tasks)))
-            if mine:
-                self.log.emit("tasks_requeued", scheduler=self.name, tasks=sum(map(len, mine.values())), jobs=len(mine))
-                self.wakeup.set()
+            await self._poll_lost()
+
+    async def _poll_lost(self) -> None:
+        """Read the cell's write-off log past the cursor. The read may come
+        from a stale leader (deposed and not yet told, or just elected and
+        behind): its log is a prefix of the real one, so what it returns is
+        right but its length may be short. The cursor only moves forward, or
+        a later read would hand back entries already requeued, and tasks
+        running since would be placed a second time (seen in a sim soak)."""
+        try:
+            cursor, lost = await self.cell.lost(self.lost_cursor)
+        except Exception:  # the cell state is between leaders: next time
+            return
+        self.lost_cursor = max(self.lost_cursor, int(cursor))
+        mine: dict[int, list[int]] = {}
+        for job_id, task in lost:
+            if job_id in self.jobs:
+                mine.setdefault(int(job_id), []).append(int(task))
+        for job_id, tasks in mine.items():
+            assert self.core is not None
+            self.core.resume(self.jobs[job_id], np.asarray(sorted(tasks)))
+        if mine:
+            self.log.emit("tasks_requeued", scheduler=self.name, tasks=sum(map(len, mine.values())), jobs=len(mine))
+            self.wakeup.set()
 
     async def _wait_for_work(self) -> None:
         assert self.core is not None

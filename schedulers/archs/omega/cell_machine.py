@@ -59,6 +59,10 @@ class CellStateMachine:
             return self._exchange(*command[1:])
         if op == "down":
             return self._down(*command[1:])
+        if op == "read":
+            # A read through the log, so linearizable: for a decision a stale
+            # leader's answer would spoil (a restarted scheduler's recovery).
+            return self.query(command[1])
         if op == "rejoin":
             # A restarted host, empty: whatever it ran is written off now and
             # its machines offer their whole capacity again.
