@@ -1,18 +1,24 @@
 """Soak: each architecture runs for a while under the chaos monkey.
 
     python scripts/soak.py [SCENARIO.toml] [--arch NAME,NAME] [--minutes 10] [--every 5] [--seed 0]
+    python scripts/soak.py --engine sim [--hours 24] [--every 5] [--seed 0]
 
-For each architecture: the scenario runs here (embedded Ray, or --address),
-``schedlab chaos --run OUT monkey`` runs as a separate process against it,
-one fault every ``--every`` wall seconds on average across every role.
+Live (the default): for each architecture the scenario runs here (embedded
+Ray, or --address), ``schedlab chaos --run OUT monkey`` runs as a separate
+process against it, one fault every ``--every`` wall seconds on average
+across every role. On the sim engine the same monkey draws its faults ahead
+into the scenario's fault timeline, one every ``--every`` emulated seconds
+for ``--hours`` emulated hours (written to OUT/<architecture>/plan.json); the
+run is deterministic, so the same ``--seed`` replays a failure exactly.
 Prints one row per architecture (faults by kind, jobs, invariants) and
-writes OUT/soak.json; exits 3 when any invariant is violated or a job was
-lost, 2 on bad input.
+writes OUT/<architecture>/soak.json; exits 3 when any invariant is violated
+or a job was lost, 2 on bad input.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
 import subprocess
 import sys
@@ -21,10 +27,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from schedlab.actors.analysis.kept_runs import violated
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison
 from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error
 from schedlab.scripts.scenario_files import load_data, resolve
+
+# The live monkey's defaults (schedlab chaos monkey), in wall seconds.
+MONKEY_LASTING_WALL_S = 2.0
+MONKEY_BACK_AFTER_WALL_S = 1.0
+MONKEY_DELAY_WALL_S = 0.02
+SIM_WARMUP_S = 10.0  # emulated seconds before the first drawn fault
 
 
 def soak_one(sc: Scenario, out: Path, every: float, seed: int, address: str | None) -> dict[str, Any]:
@@ -57,14 +71,39 @@ def soak_one(sc: Scenario, out: Path, every: float, seed: int, address: str | No
         _, err = monkey.communicate()
     if "error" in result:
         raise result["error"]
-    s = result["summary"]
-    kinds = collections.Counter(f["kind"] for f in s["faults"] if f.get("source") == "chaos" and not f.get("skipped"))
+    return _row(sc, result["summary"], "chaos", monkey.returncode,
+                (err or "").strip().splitlines()[-1:] if monkey.returncode else [])
+
+
+def soak_sim(sc: Scenario, out: Path, every: float, seed: int) -> dict[str, Any]:
+    """The monkey's faults drawn ahead (schedulers.faults.plan.monkey_plan)
+    with the live monkey's defaults, its wall seconds turned into emulated
+    ones at the scenario's time scale, then one run on the virtual clock."""
+    from schedlab.actors.run import run_scenario
+    from schedlab.schedulers.arch import all_roles
+    from schedlab.schedulers.faults.plan import Monkey, monkey_plan
+    from schedlab.schedulers.scenario.parse import roster_for
+
+    out.mkdir(parents=True, exist_ok=True)
+    roster = roster_for(sc)
+    monkey = Monkey(roster, tuple(r for r in roster.members if roster.members[r]), np.random.default_rng(seed),
+                    lasting=MONKEY_LASTING_WALL_S * sc.time_scale, back_after=MONKEY_BACK_AFTER_WALL_S * sc.time_scale,
+                    delay=MONKEY_DELAY_WALL_S * sc.time_scale, known=tuple(all_roles()))
+    # Faults begin once the cell has settled and stop a little before the end,
+    # so every kill's restart lands inside the run.
+    plan = monkey_plan(monkey, SIM_WARMUP_S, sc.duration - 2 * monkey.back_after, every)
+    (out / "plan.json").write_text(json.dumps([dataclasses.asdict(f) for f in plan]) + "\n")
+    s = run_scenario(dataclasses.replace(sc, faults=tuple(plan) + sc.faults), out)
+    return _row(sc, s, "scenario", 0, [])
+
+
+def _row(sc: Scenario, s: dict[str, Any], source: str, monkey_exit: int, monkey_error: list[str]) -> dict[str, Any]:
+    kinds = collections.Counter(f["kind"] for f in s["faults"] if f.get("source") == source and not f.get("skipped"))
     skipped = sum(1 for f in s["faults"] if f.get("skipped"))
-    row = {"architecture": sc.architecture, "wall_s": round(s["wall_seconds"], 1), "faults": sum(kinds.values()),
-           "by_kind": dict(sorted(kinds.items())), "skipped": skipped, "jobs": s["jobs"], "invariants": s["invariants"],
-           "monkey_exit": monkey.returncode, "monkey_error": (err or "").strip().splitlines()[-1:] if monkey.returncode else []}
-    (out / "soak.json").write_text(json.dumps(row, indent=2) + "\n")
-    return row
+    return {"architecture": sc.architecture, "engine": sc.engine, "emulated_s": s["emulated_seconds"],
+            "wall_s": round(s["wall_seconds"], 1), "faults": sum(kinds.values()), "by_kind": dict(sorted(kinds.items())),
+            "skipped": skipped, "jobs": s["jobs"], "invariants": s["invariants"],
+            "monkey_exit": monkey_exit, "monkey_error": monkey_error}
 
 
 def _started(out: Path) -> bool:
@@ -76,8 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", nargs="?", default="soak", help="a scenario file or shipped name (default: soak)")
     p.add_argument("--arch", default="", help="comma-separated architectures (default: the file's)")
-    p.add_argument("--minutes", type=float, default=10.0, help="wall minutes per architecture (default 10)")
-    p.add_argument("--every", type=float, default=5.0, help="mean wall seconds between faults (default 5)")
+    p.add_argument("--engine", choices=("ray", "sim"), default="ray", help="live Ray (default) or the virtual clock")
+    p.add_argument("--minutes", type=float, default=10.0, help="live: wall minutes per architecture (default 10)")
+    p.add_argument("--hours", type=float, default=24.0, help="sim: emulated hours per architecture (default 24)")
+    p.add_argument("--every", type=float, default=5.0,
+                   help="mean seconds between faults, wall (live) or emulated (sim) (default 5)")
     p.add_argument("--seed", type=int, default=0, help="the monkey's seed")
     p.add_argument("--out", default=f"runs/soak-{time.strftime('%Y%m%d-%H%M%S')}")
     p.add_argument("--address", help="a Ray cluster to run on (default: embedded local Ray)")
@@ -86,17 +128,26 @@ def main(argv: list[str] | None = None) -> int:
         data = load_data(args.scenario, None)
         if args.arch:
             data["architectures"] = [a for a in args.arch.split(",") if a]
-        if not args.minutes > 0 or not args.every > 0:
-            raise ScenarioError("--minutes and --every must be > 0")
+        if not args.minutes > 0 or not args.every > 0 or not args.hours > 0:
+            raise ScenarioError("--minutes, --hours and --every must be > 0")
+        data["engine"] = args.engine
         scenarios = parse_comparison(data, str(resolve(args.scenario)))
     except ScenarioError as e:
         error(str(e))
         return EXIT_BAD_INPUT
     rows = []
     for sc in scenarios:
-        sc = type(sc)(**{**sc.__dict__, "duration": args.minutes * 60 * sc.time_scale})
-        print(f"soak {sc.architecture}: {args.minutes:g} wall minutes, a fault every ~{args.every:g} s", flush=True)
-        row = soak_one(sc, Path(args.out) / sc.architecture, args.every, args.seed, args.address)
+        out = Path(args.out) / sc.architecture
+        if args.engine == "sim":
+            sc = dataclasses.replace(sc, duration=args.hours * 3600)
+            print(f"soak {sc.architecture}: {args.hours:g} emulated hours (sim), a fault every ~{args.every:g} emulated s",
+                  flush=True)
+            row = soak_sim(sc, out, args.every, args.seed)
+        else:
+            sc = dataclasses.replace(sc, duration=args.minutes * 60 * sc.time_scale)
+            print(f"soak {sc.architecture}: {args.minutes:g} wall minutes, a fault every ~{args.every:g} s", flush=True)
+            row = soak_one(sc, out, args.every, args.seed, args.address)
+        (out / "soak.json").write_text(json.dumps(row, indent=2) + "\n")
         rows.append(row)
         print(json.dumps({k: row[k] for k in ("architecture", "faults", "by_kind", "skipped", "jobs", "invariants")}), flush=True)
     bad = [r["architecture"] for r in rows if violated(r["invariants"]) or r["monkey_exit"] != 0]

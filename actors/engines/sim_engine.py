@@ -43,6 +43,11 @@ from schedlab.schedulers.model.workload import Dist
 MIN_WAIT_S = 1e-9  # virtual wall seconds: the shortest positive wait
 
 
+def _read_exception(fut: asyncio.Future) -> None:
+    if not fut.cancelled():
+        fut.exception()
+
+
 class SimActorError(RuntimeError):
     """The actor is dead (killed, or never started): Ray's RayActorError."""
 
@@ -297,6 +302,9 @@ class SimEngine:
             if not fut.done():
                 if exc is not None:
                     fut.set_exception(exc)
+                    # A caller killed meanwhile never reads it; like a Ray
+                    # ObjectRef nobody gets, that is no error to print.
+                    fut.add_done_callback(_read_exception)
                 else:
                     fut.set_result(payload)
         self.loop.call_later(delay, settle)

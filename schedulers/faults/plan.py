@@ -266,9 +266,23 @@ class Monkey:
         return FaultSpec(at, "partition", victim, peer=peers[int(self.rng.integers(len(peers)))], duration=span)
 
 
+def monkey_plan(monkey: Monkey, start: float, end: float, every: float) -> list[FaultSpec]:
+    """The monkey's faults for a whole run, drawn ahead (for an engine with a
+    virtual clock, where nothing runs beside the run to post them): gaps
+    exponential with mean ``every`` emulated seconds from ``start``, none at
+    or after ``end``. Same monkey seed, same plan: a failing soak replays."""
+    plan: list[FaultSpec] = []
+    at = start
+    while True:
+        at += float(monkey.rng.exponential(every))
+        if at >= end:
+            return plan
+        plan.append(monkey.draw(round(at, 6)))
+
+
 def shifted(f: FaultSpec, by: float) -> FaultSpec:
     return replace(f, at=f.at + by)
 
 
-__all__ = ["ACTIONS", "FaultError", "FaultSpec", "Monkey", "Roster", "check", "parse_fault", "parse_plan",
+__all__ = ["ACTIONS", "FaultError", "FaultSpec", "Monkey", "Roster", "check", "monkey_plan", "parse_fault", "parse_plan",
            "ScenarioError"]
