@@ -49,6 +49,7 @@ def test_a_delivery_lost_with_the_old_incarnation_is_not_resent_after_recovery()
     async def main() -> list:
         rt = FakeRuntime()
         sub = Submitter(rt, [], {"batch": [("scheduler-batch-1", "old")]}, metrics=None, flush_interval=0.01)
+        sub._started.set()  # as if the driver had started it (its loops are driven by hand here)
         job = {"job_id": 7, "job_class": "batch", "durations": [1.0]}
         sub.routed["scheduler-batch-1"] = [job]
         sub.undelivered["scheduler-batch-1"] = [job]
