@@ -165,15 +165,20 @@ def _mesos_data() -> dict:
 def test_mesos_dead_agent_and_framework_recover(ray_session: None, tmp_path: Path, invariants_hold: Callable) -> None:
     out = tmp_path / "mesos"
     data = _mesos_data()
-    # Restarted a moment before the end: its recovery may not finish, and the
-    # jobs routed to it must still be reported (pending), not lost.
-    data["faults"] = [{"at": 770.0, "action": "kill", "target": "framework-service", "restart_after": 25.0}]
+    data["faults"] = [
+        # Killed early, from the timeline rather than from a chaos process:
+        # on a loaded machine each `schedlab chaos` takes seconds to start, and
+        # a new actor process seconds more (15 wall s seen under a CPU hog),
+        # which a kill posted late in the run did not get before its end.
+        {"at": 100.0, "action": "kill", "target": "framework-batch", "restart_after": 50.0},
+        # Restarted a moment before the end: its recovery may not finish, and
+        # the jobs routed to it must still be reported (pending), not lost.
+        {"at": 770.0, "action": "kill", "target": "framework-service", "restart_after": 25.0},
+    ]
     run = Background(data, out)
     wait_for(lambda: any(e["event"] == "tasks_launched" and not e.get("prefill") for e in events(out)), 60, "a launch")
     kill = outcome(chaos(out, "kill", "machine-host-0"))
     assert kill["kind"] == "kill" and kill["target"] == "machine-host-0"
-    fw = outcome(chaos(out, "kill", "framework-batch", "--restart-after", "50"))
-    assert fw["role"] == "framework"
     cut = outcome(chaos(out, "partition", "framework-service", "master", "--for", "50"))
     assert cut["peer"] == ["master-0"]
     s = run.join()
