@@ -59,7 +59,8 @@ CLASSES = ("batch", "service")
 QUICK = {"machines": [100, 300], "duration": [60.0, 30.0], "repeats": 1, "live": False}
 
 
-def bench_scenario(machines: int, duration: float, engine: str, arch: str, replicas: int) -> dict[str, Any]:
+def bench_scenario(machines: int, duration: float, engine: str, arch: str, replicas: int,
+                   per_actor: int = PER_ACTOR) -> dict[str, Any]:
     """The bench's scenario for ``arch`` (see the module doc). Per 1,000
     machines: a batch job every 2 s (10 tasks on average, 90 s each) and a
     service job every 30 s (5 tasks, running to the end)."""
@@ -71,7 +72,7 @@ def bench_scenario(machines: int, duration: float, engine: str, arch: str, repli
         "seed": 3,
         "time_scale": TIME_SCALE,
         "duration": duration,
-        "cell": {"machines_per_actor": PER_ACTOR,
+        "cell": {"machines_per_actor": per_actor,
                  "machine_classes": [{"name": "m", "count": machines, "cpu": 4.0, "mem": 16.0, "racks": max(1, machines // 500)}]},
         "workload": {"prefill_utilization": 0.3, "classes": [
             {"name": "batch", "kind": "batch", "interarrival": 2.0 / per_k, "tasks": {"dist": "exponential", "mean": 10.0},
@@ -86,7 +87,7 @@ def bench_scenario(machines: int, duration: float, engine: str, arch: str, repli
     return data
 
 
-def parse_bench(machines: int, duration: float, engine: str, arch: str) -> Any:
+def parse_bench(machines: int, duration: float, engine: str, arch: str, per_actor: int = PER_ACTOR) -> Any:
     """The bench scenario, parsed, with the architecture's default replica
     count, or 3 (the conformance suite's) when its example section needs
     a coordinator group (standby masters elect through one)."""
@@ -95,9 +96,10 @@ def parse_bench(machines: int, duration: float, engine: str, arch: str) -> Any:
 
     spec = registry.spec_of(arch)
     try:
-        return parse_scenario(bench_scenario(machines, duration, engine, arch, spec.default_replicas), "bench_sim")
+        return parse_scenario(bench_scenario(machines, duration, engine, arch, spec.default_replicas, per_actor), "bench_sim")
     except ScenarioError:
-        return parse_scenario(bench_scenario(machines, duration, engine, arch, min(3, spec.max_replicas)), "bench_sim")
+        return parse_scenario(bench_scenario(machines, duration, engine, arch, min(3, spec.max_replicas), per_actor),
+                              "bench_sim")
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ class Measured:
     jobs_submitted: int
     jobs_scheduled: int
     invariants_ok: bool
+    per_actor: int = PER_ACTOR
 
     @property
     def emulated_per_wall(self) -> float:
@@ -144,11 +147,11 @@ def placements(events: Path) -> int:
     return n
 
 
-def measure(machines: int, duration: float, engine: str, arch: str) -> Measured:
+def measure(machines: int, duration: float, engine: str, arch: str, per_actor: int = PER_ACTOR) -> Measured:
     """Run the bench scenario once on ``engine`` and time it."""
     from schedlab.actors.run import run_scenario
 
-    sc = parse_bench(machines, duration, engine, arch)
+    sc = parse_bench(machines, duration, engine, arch, per_actor)
     mark: dict[str, float] = {}
 
     def started(_namespace: str, _address: str) -> None:
@@ -162,12 +165,12 @@ def measure(machines: int, duration: float, engine: str, arch: str) -> Measured:
     inv = s["invariants"]
     ok = all(not v for k, v in inv.items() if isinstance(v, (int, float)))
     return Measured(engine, arch, machines, duration, w1 - w0, c1 - c0, w1 - mark["wall"], c1 - mark["cpu"],
-                    placed, s["jobs"]["submitted"], s["jobs"]["scheduled"], ok)
+                    placed, s["jobs"]["submitted"], s["jobs"]["scheduled"], ok, per_actor)
 
 
-def median_run(machines: int, duration: float, engine: str, arch: str, repeats: int) -> Measured:
+def median_run(machines: int, duration: float, engine: str, arch: str, repeats: int, per_actor: int = PER_ACTOR) -> Measured:
     """The repeat with the median emulation wall time (its numbers all from one run)."""
-    runs = sorted((measure(machines, duration, engine, arch) for _ in range(repeats)), key=lambda m: m.emul_wall_s)
+    runs = sorted((measure(machines, duration, engine, arch, per_actor) for _ in range(repeats)), key=lambda m: m.emul_wall_s)
     return runs[len(runs) // 2]
 
 
@@ -177,7 +180,7 @@ def log(msg: str) -> None:
 
 
 def _row(m: Measured) -> str:
-    return (f"| {m.machines:,} | {m.architecture} | {m.emulated_s:g} | {m.emul_wall_s:.2f} | {m.emul_cpu_s:.2f} | "
+    return (f"| {m.machines:,} | {m.per_actor} | {m.architecture} | {m.emulated_s:g} | {m.emul_wall_s:.2f} | {m.emul_cpu_s:.2f} | "
             f"{m.emulated_per_wall:,.0f} | {m.placements_per_wall:,.0f} | {m.cpu_per_cell_day:,.0f} | "
             f"{m.jobs_scheduled}/{m.jobs_submitted} | {'ok' if m.invariants_ok else 'VIOLATED'} |")
 
@@ -185,15 +188,15 @@ def _row(m: Measured) -> str:
 def report(sim: list[Measured], live: list[tuple[Measured, Measured]]) -> str:
     """The results as markdown tables (what README's Performance section shows)."""
     out = ["sim engine (emulation phase: wall and CPU after every actor started):", "",
-           "| machines | architecture | emulated s | wall s | CPU s | emulated s / wall s | placements / wall s "
+           "| machines | per host actor | architecture | emulated s | wall s | CPU s | emulated s / wall s | placements / wall s "
            "| CPU s per cell-day | jobs scheduled/submitted | invariants |",
-           "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+           "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
     out += [_row(m) for m in sim]
-    big = [m for m in sim if m.machines == max(x.machines for x in sim)]
+    big = [m for m in sim if m.machines == max(x.machines for x in sim)] if sim else []
     if big:
         out += ["", f"CPU s per simulated {big[0].machines:,}-machine cell-day (extrapolated), "
                     f"next to CSS's ~{CSS_CPU_S_PER_CELL_DAY:g} s per {CSS_MACHINES:,}-machine cell-day:"]
-        out += [f"  {m.architecture}: {m.cpu_per_cell_day:,.0f} s "
+        out += [f"  {m.architecture} ({m.per_actor} machines per host actor): {m.cpu_per_cell_day:,.0f} s "
                 f"({m.cpu_per_cell_day / CSS_CPU_S_PER_CELL_DAY:.1f}x CSS)" for m in big]
     if live:
         s0, l0 = live[0]
@@ -215,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, nargs="+", default=[600.0, 120.0],
                     help="emulated seconds per cell size (one value, or one per --machines)")
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--per-actor", type=int, nargs="+", default=[PER_ACTOR],
+                    help="machines per host actor (each value for every sim cell size; the live comparison uses the first)")
     ap.add_argument("--live-machines", type=int, default=1000)
     ap.add_argument("--live-duration", type=float, default=120.0)
     ap.add_argument("--no-live", dest="live", action="store_false")
@@ -232,15 +237,16 @@ def main(argv: list[str] | None = None) -> int:
     archs = list(args.arch or registry.names())
     sim: list[Measured] = []
     for machines, duration in zip(args.machines, args.duration):
-        for a in archs:
-            m = median_run(machines, duration, "sim", a, args.repeats)
-            log(f"sim {machines} {a}: {m.emulated_per_wall:,.0f} emulated s/wall s, CPU {m.cpu_s:.1f} s")
-            sim.append(m)
+        for k in args.per_actor:
+            for a in archs:
+                m = median_run(machines, duration, "sim", a, args.repeats, k)
+                log(f"sim {machines} k={k} {a}: {m.emulated_per_wall:,.0f} emulated s/wall s, emulation CPU {m.emul_cpu_s:.1f} s")
+                sim.append(m)
     live: list[tuple[Measured, Measured]] = []
     if args.live:
         for a in archs:
-            s = median_run(args.live_machines, args.live_duration, "sim", a, args.repeats)
-            lv = median_run(args.live_machines, args.live_duration, "ray", a, 1)
+            s = median_run(args.live_machines, args.live_duration, "sim", a, args.repeats, args.per_actor[0])
+            lv = median_run(args.live_machines, args.live_duration, "ray", a, 1, args.per_actor[0])
             log(f"live {args.live_machines} {a}: {lv.emulated_per_wall:,.1f} emulated s/wall s")
             live.append((s, lv))
     print(report(sim, live))

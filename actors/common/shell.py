@@ -14,6 +14,11 @@ from schedlab.actors.engines.runtime import Runtime
 _UNGATED = frozenset({"start", "stop", "ready", "ping", "flush", "on_start", "on_stop"})
 
 
+def _settle(wake: asyncio.Future) -> None:
+    if not wake.done():
+        wake.set_result(None)
+
+
 def _gated(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     async def gate(self: "ActorShell", *args: Any, **kwargs: Any) -> Any:
@@ -67,6 +72,7 @@ class ActorShell:
         self.flush_interval = flush_interval
         self._flushes = 0
         self._stopping = asyncio.Event()
+        self._naps: set[asyncio.Future] = set()  # naps in progress: stop() ends them
         self._started = asyncio.Event()
         self.log = EventLog(name, rt.now)
         self._tasks: list[asyncio.Task] = []
@@ -139,13 +145,26 @@ class ActorShell:
             await self.rt.call(self.metrics, "record", lines)
 
     async def nap_wall(self, seconds: float) -> bool:
-        """Sleep ``seconds`` of wall time; False if stop() came meanwhile."""
+        """Sleep ``seconds`` of wall time; False if stop() came meanwhile.
+
+        One future and one timer per nap: every loop of every actor naps
+        between rounds (a host once per batch interval), and
+        ``asyncio.wait_for(event.wait())`` cost a task, its cancellation
+        and about eight loop callbacks per nap."""
+        if self._stopping.is_set():
+            return False
+        wake = asyncio.get_running_loop().create_future()
+        timer = wake.get_loop().call_later(max(0.0, seconds), _settle, wake)
+        self._naps.add(wake)
         try:
-            await asyncio.wait_for(self._stopping.wait(), max(0.0, seconds))
-        except asyncio.TimeoutError:
-            await self.rt.sleep_wall(0)  # a frozen actor (a chaos pause on the sim engine) wakes when it thaws
-            return self.running
-        return False
+            await wake
+        finally:
+            timer.cancel()
+            self._naps.discard(wake)
+        if self._stopping.is_set():
+            return False
+        await self.rt.sleep_wall(0)  # a frozen actor (a chaos pause on the sim engine) wakes when it thaws
+        return self.running
 
     async def nap(self, emulated: float) -> bool:
         """Sleep ``emulated`` seconds; False if stop() came meanwhile."""
@@ -158,6 +177,8 @@ class ActorShell:
     async def stop(self) -> Any:
         self.running = False
         self._stopping.set()
+        for wake in list(self._naps):
+            _settle(wake)
         self.on_stopping()
         done, late = await asyncio.wait(self._tasks, timeout=self.STOP_GRACE_S) if self._tasks else (set(), set())
         for t in late:  # a loop stuck on a dead peer: nothing left to save
