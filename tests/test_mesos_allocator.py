@@ -344,3 +344,17 @@ def test_random_operations_keep_the_books(gran: str, policy, weights, data) -> N
             assert not r.ok and not r.launched.any() and not a.decline(oid, f, 1.0, now)
             np.testing.assert_array_equal(a.free, free)
             assert a.tasks == tasks
+
+
+def test_float_dust_from_many_returns_never_makes_an_allocation_negative() -> None:
+    """Seven 0.0017-cpu tasks given and given back leave -1.3e-18 in float
+    arithmetic; DRF refuses negative demands, and the master's allocation
+    loop died of it (CSS's tiny tasks). An allocation is never below zero."""
+    a = make("cell")
+    acct = a.accounts["A"]
+    for _ in range(7):
+        acct.allocated += np.array([0.0017, 0.0])
+    for _ in range(7):
+        acct.give_back(np.array([0.0017, 0.0]))
+    assert (acct.allocated >= 0).all() and acct.allocated[0] == 0.0
+    drf_order(np.vstack([acct.allocated, a.accounts["B"].allocated]), a.total, np.ones(2), np.zeros(2))

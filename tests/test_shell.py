@@ -118,3 +118,32 @@ def test_a_restarted_host_polls_only_after_the_cell_heard_its_rejoin() -> None:
     assert calls[:2] == ["rejoin", "rejoin"], calls  # the failed one, then again at the next poll
     assert "exchange" not in calls[:calls.index("|")], calls
     assert "exchange" in calls, calls
+
+
+def test_a_loop_that_dies_of_an_error_is_logged_and_counted_as_an_invariant() -> None:
+    import json
+    import time
+
+    import numpy as np
+
+    from schedlab.actors.analysis.invariants import invariants
+    from schedlab.schedulers.model.cluster import Cell
+
+    async def broken() -> None:
+        raise ValueError("demands must be finite and >= 0")
+
+    async def scenario() -> list[dict]:
+        actor = Echo(WallRuntime(), "echo", None, 1.0)
+        await actor.start(time.time())
+        actor.spawn_loop(broken())
+        await asyncio.sleep(0.05)
+        actor.running = False
+        for task in actor._tasks:
+            task.cancel()
+        return [json.loads(line) for line in actor.log.drain()]
+
+    crashed = [e for e in asyncio.run(scenario()) if e["event"] == "loop_crashed"]
+    assert len(crashed) == 1 and crashed[0]["loop"] == "test_a_loop_that_dies_of_an_error_is_logged_and_counted_as_an_invariant.<locals>.broken"
+    assert "ValueError" in crashed[0]["error"] and crashed[0]["actor"] == "echo"
+    cell = Cell(np.full((1, 2), 4.0), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), ())
+    assert invariants({"loop_crashed": crashed}, cell, 1, None)["crashed_loops"] == 1

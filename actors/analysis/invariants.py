@@ -10,7 +10,9 @@ checked at the end of every run and again on any saved run
 * lost_commits: committed placements never launched nor re-queued, plus
   acknowledged coordinator writes missing from a surviving replica;
 * applied_twice: a client request applied at two log indices;
-* collateral: tasks written off on machines no fault touched (actors.analysis.collateral).
+* collateral: tasks written off on machines no fault touched (actors.analysis.collateral);
+* crashed_loops: an actor's background loop that died of an error (a bug:
+  the actor goes on half alive).
 """
 from __future__ import annotations
 
@@ -261,4 +263,5 @@ def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, a
         "lost_commits": (max(0, committed - launched - requeued) if unlaunched is None else unlaunched) + coord["lost_acked"],
         "applied_twice": coord["applied_twice"],
         "collateral": collateral(ev, machines_per_actor),
+        "crashed_loops": len(ev.get("loop_crashed", [])),
     }

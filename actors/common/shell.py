@@ -122,7 +122,20 @@ class ActorShell:
         await self.on_start()
 
     def spawn_loop(self, coro: Any) -> None:
-        self._tasks.append(asyncio.get_running_loop().create_task(coro))
+        task = asyncio.get_running_loop().create_task(coro)
+        task.add_done_callback(self._loop_ended)
+        self._tasks.append(task)
+
+    def _loop_ended(self, task: asyncio.Task) -> None:
+        """A loop that dies of an error leaves the actor half alive (a master
+        that no longer allocates, answering every call): never silent, it is
+        logged and counted as an invariant (``crashed_loops``), so the run
+        fails instead of reporting a quiet success."""
+        if task.cancelled() or task.exception() is None:
+            return
+        e = task.exception()
+        self.log.emit("loop_crashed", loop=task.get_coro().__qualname__, error=f"{type(e).__name__}: {e}"[:500])
+
 
     async def on_start(self) -> None:
         """Subclasses start their own loops here."""

@@ -92,6 +92,13 @@ class Account:
     last_offer_at: float = 0.0
     starving_since: float | None = None
 
+    def give_back(self, amount: np.ndarray) -> None:
+        """Resources returned. Many tiny adds and subtracts leave float dust
+        (-1e-19 after CSS's 0.002-cpu tasks): an allocation is never below
+        zero, and DRF refuses negative demands."""
+        self.allocated -= amount
+        np.maximum(self.allocated, 0.0, out=self.allocated)
+
 
 @dataclass
 class Launch:
@@ -175,10 +182,10 @@ class Allocator:
         lost = [k for k, (_, m, _) in self.tasks.items() if m in ms]
         for k in lost:
             fw, m, req = self.tasks.pop(k)
-            self.accounts[fw].allocated -= req
+            self.accounts[fw].give_back(req)
         for fw, h in self.held.items():
             for m in ms & set(h):
-                self.accounts[fw].allocated -= h.pop(m)
+                self.accounts[fw].give_back(h.pop(m))
         idx = np.fromiter(ms, dtype=np.int64)
         self.registered[idx] = False
         self.free[idx] = 0.0
@@ -200,7 +207,7 @@ class Allocator:
                 continue
             fw, m, req = found
             self.free[m] += req
-            self.accounts[fw].allocated -= req
+            self.accounts[fw].give_back(req)
             self.revoking.discard(key)
             n += 1
         return n
@@ -275,7 +282,7 @@ class Allocator:
     def _close(self, offer_id: int) -> Offer:
         o = self.offers.pop(offer_id)
         self.free[o.machines] += o.resources
-        self.accounts[o.framework].allocated -= o.resources.sum(axis=0)
+        self.accounts[o.framework].give_back(o.resources.sum(axis=0))
         return o
 
     def decline(self, offer_id: int, framework: str, refuse_seconds: float, now: float) -> bool:
@@ -348,7 +355,7 @@ class Allocator:
             r = np.maximum(r, 0.0)
             self.free[m] += r
             returned += r
-        acct.allocated -= returned
+        acct.give_back(returned)
         return AcceptResult(True, launched, kept, returned)
 
     def unhold(self, framework: str, machine: int, request: np.ndarray) -> None:
@@ -361,7 +368,7 @@ class Allocator:
         if not (held[machine] > EPS).any():
             del held[machine]
         self.free[machine] += give
-        self.accounts[framework].allocated -= give
+        self.accounts[framework].give_back(give)
 
     # -------------------------------------------------------- measurements
 
