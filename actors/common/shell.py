@@ -136,7 +136,6 @@ class ActorShell:
         e = task.exception()
         self.log.emit("loop_crashed", loop=task.get_coro().__qualname__, error=f"{type(e).__name__}: {e}"[:500])
 
-
     async def on_start(self) -> None:
         """Subclasses start their own loops here."""
 
