@@ -358,6 +358,21 @@ def test_snapshot_holds_the_exactly_once_table() -> None:
     assert other.apply(LogEntry(1, 4, ("incr", "x"), "c", 1)) == (None, True)
 
 
+def test_a_snapshot_restores_results_keyed_by_numbers() -> None:
+    """A result kept for dedup may be a map with int keys (a read through the
+    log answers job id -> tasks): the snapshot must restore it, or a lagging
+    replica fails to install it (found by a 24-hour sim soak)."""
+    class Reads(KVStateMachine):
+        def apply(self, command: Any) -> Any:
+            return {7: [0, 1]} if command[0] == "read" else super().apply(command)
+
+    sm = ExactlyOnce(Reads())
+    assert sm.apply(LogEntry(1, 1, ("read",), "c", 1)) == ({7: [0, 1]}, False)
+    other = ExactlyOnce(Reads())
+    other.restore(sm.snapshot())
+    assert other.apply(LogEntry(1, 2, ("read",), "c", 1)) == ({7: (0, 1)}, True)
+
+
 # ------------------------------------------------------------------ restart
 
 def test_restart_of_every_node_from_persisted_state() -> None:

@@ -50,7 +50,7 @@ class KVStateMachine:
         return msgpack.packb(self.data, use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        self.data = dict(msgpack.unpackb(data, raw=False, use_list=False))
+        self.data = dict(msgpack.unpackb(data, raw=False, use_list=False, strict_map_key=False))
 
 
 class ExactlyOnce:
@@ -93,6 +93,8 @@ class ExactlyOnce:
         return msgpack.packb((self.inner.snapshot(), table), use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        inner, table = msgpack.unpackb(data, raw=False, use_list=False)
+        # Results may be maps keyed by numbers (a read through the log: job id
+        # -> tasks); msgpack refuses non-string keys unless told.
+        inner, table = msgpack.unpackb(data, raw=False, use_list=False, strict_map_key=False)
         self.inner.restore(inner)
         self.sessions = {c: (rid, res) for c, rid, res in table}
