@@ -1,8 +1,9 @@
 """Benchmark of the sim engine: how fast a virtual clock emulates a cell,
 per registered architecture, beside the live engine on the same scenario.
 
-    python scripts/bench_sim.py [--machines 1000 10000] [--duration 600 120] [--repeats 1]
-                                [--live-machines 1000] [--live-duration 120] [--no-live] [--json PATH] [--quick]
+    python scripts/bench_sim.py [--machines 1000 10000] [--duration 600 120] [--repeats 1] [--per-actor 100 ...]
+                                [--live-machines 1000] [--live-duration 120] [--no-live] [--css-seconds 600]
+                                [--arch NAME ...] [--json PATH] [--quick]
 
 Printed, in one run:
 
@@ -17,6 +18,9 @@ Printed, in one run:
   times 86,400; for the largest cell next to CSS's ~14 s of one core per
   10,000-machine cell-day (the Omega paper's simulator on its default
   experiment, measured on this machine: 21 cell-days in 150 s on 2 threads);
+* the same for **CSS's default experiment itself** (``paper/css_example``:
+  10,000 machines, CSS's example workload, its t_job 0.1 point) run for
+  ``--css-seconds`` emulated per architecture it compares;
 * the ratio to the live engine: both engines on one **smaller, shorter**
   scenario (``--live-machines``, ``--live-duration``: a live run pays
   ~0.3 s of wall per actor started and runs at its time scale), emulated
@@ -56,7 +60,8 @@ CSS_MACHINES = 10000
 PER_ACTOR = 100
 TIME_SCALE = 50.0
 CLASSES = ("batch", "service")
-QUICK = {"machines": [100, 300], "duration": [60.0, 30.0], "repeats": 1, "live": False}
+CSS_SCENARIO = "paper/css_example"
+QUICK = {"machines": [100, 300], "duration": [60.0, 30.0], "repeats": 1, "live": False, "css_seconds": 0.0}
 
 
 def bench_scenario(machines: int, duration: float, engine: str, arch: str, replicas: int,
@@ -149,9 +154,13 @@ def placements(events: Path) -> int:
 
 def measure(machines: int, duration: float, engine: str, arch: str, per_actor: int = PER_ACTOR) -> Measured:
     """Run the bench scenario once on ``engine`` and time it."""
+    return measure_scenario(parse_bench(machines, duration, engine, arch, per_actor))
+
+
+def measure_scenario(sc: Any) -> Measured:
+    """Run a parsed scenario once on its engine and time it."""
     from schedlab.actors.run import run_scenario
 
-    sc = parse_bench(machines, duration, engine, arch, per_actor)
     mark: dict[str, float] = {}
 
     def started(_namespace: str, _address: str) -> None:
@@ -164,8 +173,21 @@ def measure(machines: int, duration: float, engine: str, arch: str, per_actor: i
         placed = placements(Path(out) / "events.jsonl")
     inv = s["invariants"]
     ok = all(not v for k, v in inv.items() if isinstance(v, (int, float)))
-    return Measured(engine, arch, machines, duration, w1 - w0, c1 - c0, w1 - mark["wall"], c1 - mark["cpu"],
-                    placed, s["jobs"]["submitted"], s["jobs"]["scheduled"], ok, per_actor)
+    machines = sum(mc.count for mc in sc.cell.machine_classes)
+    return Measured(sc.engine, sc.architecture, machines, sc.duration, w1 - w0, c1 - c0, w1 - mark["wall"],
+                    c1 - mark["cpu"], placed, s["jobs"]["submitted"], s["jobs"]["scheduled"], ok, sc.cell.machines_per_actor)
+
+
+def css_runs(seconds: float) -> list[Measured]:
+    """CSS's default experiment (``paper/css_example``: 10,000 machines, its
+    example workload; the t_job 0.1 point) for ``seconds`` emulated, once per
+    architecture the scenario compares that is registered here."""
+    from schedlab.scripts.api import build_scenario
+    from schedlab.scripts.scenario_files import load_data
+
+    data = load_data(CSS_SCENARIO, None)
+    archs = [a for a in data.get("architectures", [data.get("architecture")]) if a in registry.names()]
+    return [measure_scenario(build_scenario(CSS_SCENARIO, engine="sim", architecture=a, duration=seconds)) for a in archs]
 
 
 def median_run(machines: int, duration: float, engine: str, arch: str, repeats: int, per_actor: int = PER_ACTOR) -> Measured:
@@ -185,7 +207,7 @@ def _row(m: Measured) -> str:
             f"{m.jobs_scheduled}/{m.jobs_submitted} | {'ok' if m.invariants_ok else 'VIOLATED'} |")
 
 
-def report(sim: list[Measured], live: list[tuple[Measured, Measured]]) -> str:
+def report(sim: list[Measured], live: list[tuple[Measured, Measured]], css: list[Measured] | None = None) -> str:
     """The results as markdown tables (what README's Performance section shows)."""
     out = ["sim engine (emulation phase: wall and CPU after every actor started):", "",
            "| machines | per host actor | architecture | emulated s | wall s | CPU s | emulated s / wall s | placements / wall s "
@@ -198,6 +220,15 @@ def report(sim: list[Measured], live: list[tuple[Measured, Measured]]) -> str:
                     f"next to CSS's ~{CSS_CPU_S_PER_CELL_DAY:g} s per {CSS_MACHINES:,}-machine cell-day:"]
         out += [f"  {m.architecture} ({m.per_actor} machines per host actor): {m.cpu_per_cell_day:,.0f} s "
                 f"({m.cpu_per_cell_day / CSS_CPU_S_PER_CELL_DAY:.1f}x CSS)" for m in big]
+    if css:
+        out += ["", f"CSS's default experiment ({CSS_SCENARIO}, {css[0].machines:,} machines, t_job 0.1 point, "
+                    f"{css[0].emulated_s:g} emulated s per run), CPU s per cell-day extrapolated, next to CSS's "
+                    f"~{CSS_CPU_S_PER_CELL_DAY:g} s:", "",
+                "| architecture | emulated s / wall s | emulation CPU s | CPU s per cell-day | x CSS | jobs scheduled/submitted | invariants |",
+                "| --- | ---: | ---: | ---: | ---: | --- | --- |"]
+        out += [f"| {m.architecture} | {m.emulated_per_wall:,.0f} | {m.emul_cpu_s:.2f} | {m.cpu_per_cell_day:,.0f} | "
+                f"{m.cpu_per_cell_day / CSS_CPU_S_PER_CELL_DAY:.0f} | {m.jobs_scheduled}/{m.jobs_submitted} | "
+                f"{'ok' if m.invariants_ok else 'VIOLATED'} |" for m in css]
     if live:
         s0, l0 = live[0]
         out += ["", f"sim vs live on one smaller scenario ({l0.machines:,} machines, {l0.emulated_s:g} emulated s, "
@@ -223,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--live-machines", type=int, default=1000)
     ap.add_argument("--live-duration", type=float, default=120.0)
     ap.add_argument("--no-live", dest="live", action="store_false")
+    ap.add_argument("--css-seconds", type=float, default=600.0,
+                    help="emulated seconds of CSS's default experiment per architecture (0: skip it)")
     ap.add_argument("--arch", nargs="+", default=None, help="these registered architectures only (default: all)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--quick", action="store_true", help="small cells, short runs, sim only: for tests")
@@ -242,17 +275,28 @@ def main(argv: list[str] | None = None) -> int:
                 m = median_run(machines, duration, "sim", a, args.repeats, k)
                 log(f"sim {machines} k={k} {a}: {m.emulated_per_wall:,.0f} emulated s/wall s, emulation CPU {m.emul_cpu_s:.1f} s")
                 sim.append(m)
+    css = css_runs(args.css_seconds) if args.css_seconds > 0 else []
+    for m in css:
+        log(f"css {m.architecture}: {m.cpu_per_cell_day:,.0f} CPU s per cell-day")
     live: list[tuple[Measured, Measured]] = []
+    failed: list[str] = []
     if args.live:
         for a in archs:
             s = median_run(args.live_machines, args.live_duration, "sim", a, args.repeats, args.per_actor[0])
-            lv = median_run(args.live_machines, args.live_duration, "ray", a, 1, args.per_actor[0])
+            try:
+                lv = median_run(args.live_machines, args.live_duration, "ray", a, 1, args.per_actor[0])
+            except Exception as e:  # a live run on a loaded machine can fail to start Ray: say so, keep the rest
+                failed.append(f"live {a}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+                log(failed[-1])
+                continue
             log(f"live {args.live_machines} {a}: {lv.emulated_per_wall:,.1f} emulated s/wall s")
             live.append((s, lv))
-    print(report(sim, live))
-    bad = [m for m in sim + [x for pair in live for x in pair] if not m.invariants_ok]
+    print(report(sim, live, css))
+    for f in failed:
+        print(f"not measured: {f}")
+    bad = [m for m in sim + css + [x for pair in live for x in pair] if not m.invariants_ok]
     if args.json is not None:
-        args.json.write_text(json.dumps({"sim": [asdict(m) for m in sim],
+        args.json.write_text(json.dumps({"sim": [asdict(m) for m in sim], "css": [asdict(m) for m in css],
                                          "live": [{"sim": asdict(s), "live": asdict(lv)} for s, lv in live]}, indent=2) + "\n")
     if bad:
         print(f"invariants violated in: {', '.join(f'{m.engine} {m.architecture} {m.machines}' for m in bad)}")

@@ -120,14 +120,22 @@ class RoundRobin:
         if n == 0:
             return out
         self.cursor %= n
+        # The machines it fits on, found once (O(M)); per task the first of
+        # them at or after the cursor, cyclically, and only the machine just
+        # used is checked again (free changes nowhere else): same choices as
+        # testing all M machines in rotation per task.
+        candidates = np.flatnonzero(fits(free, request))
         for t in range(n_tasks):
-            order = (self.cursor + np.arange(n)) % n
-            ok = np.flatnonzero(fits(free[order], request))
-            if ok.size == 0:
+            if candidates.size == 0:
                 break  # fits nowhere, and later tasks are identical
-            m = int(order[ok[0]])
+            i = int(np.searchsorted(candidates, self.cursor))
+            if i == candidates.size:
+                i = 0
+            m = int(candidates[i])
             free[m] -= request
             out[t] = m
             self.cursor = (m + 1) % n
+            if not fits(free[m], request):
+                candidates = np.delete(candidates, i)
         return out
 
