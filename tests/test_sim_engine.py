@@ -92,6 +92,27 @@ def test_a_killed_actor_fails_calls_and_its_running_work_is_cancelled() -> None:
     eng.shutdown()
 
 
+def test_a_killed_incarnation_is_freed_with_everything_it_held() -> None:
+    """Every incarnation's handle stays known (a message may name it), but
+    not its tasks, nor through them the dead actor: a restarted actor's
+    predecessors piled up until a 24-hour soak ran out of memory."""
+    import gc
+    import weakref
+
+    eng = SimEngine(scale=1.0, seed=4)
+    eng.connect(None, "t")
+    h = eng.spawn(Echo, "echo", "t", eng.runtime(1.0, "t"))
+    eng.gather([eng.call(h, "take", [1])])  # a finished task, kept in the handle's list
+    eng.call(h, "slow")  # one still running when it dies
+    eng.sleep(1.0)
+    dead = weakref.ref(h.actor)
+    eng.kill_all([h])
+    eng.sleep(1.0)
+    gc.collect()
+    assert dead() is None
+    eng.shutdown()
+
+
 def test_a_frozen_actor_takes_no_message_until_it_thaws() -> None:
     eng = SimEngine(scale=1.0, latency=Dist("constant", value=0.001), seed=3)
     eng.connect(None, "t")

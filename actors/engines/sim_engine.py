@@ -390,6 +390,11 @@ class SimEngine:
         for t in list(h.tasks):
             if not t.done():
                 t.cancel()
+        # Every incarnation's handle is kept (a message may name it), so it must
+        # not keep its tasks: a done task keeps its coroutine, and with it the
+        # dead actor and everything it held (a restarted head's whole queue,
+        # each time: 9 GB by hour 15 of a sim soak).
+        h.tasks = {}
         if self.by_name.get(h.name) is h:
             del self.by_name[h.name]
 
