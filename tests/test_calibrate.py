@@ -150,8 +150,10 @@ def test_a_live_calibration_writes_a_latency_a_scenario_reads(ray_session: None,
     assert "EMULATED seconds for time_scale = 50" in text
     d = substrate_of(text)
     assert d.kind == "empirical" and sum(d.weights) == 60
-    # A one-way Ray message here: 0.1 to 100 wall ms, so 5 ms to 5 s emulated at x50.
-    assert all(0.005 <= v <= 5.0 for v in d.values)
+    # Emulated seconds, not wall ms: a typical one-way Ray message here takes
+    # 0.1 to 100 wall ms, so its median is 5 ms to 5 s emulated at x50 (single
+    # messages may stall far longer on a loaded machine: only the median is bounded).
+    assert min(d.values) > 0 and 0.005 <= float(np.median(np.repeat(d.values, np.asarray(d.weights, dtype=int)))) <= 5.0
     printed = capsys.readouterr().out
     assert "one-way, wall ms: p50" in printed and "round trip, wall ms: p50" in printed
     # A scenario at that scale includes the file and runs on the sim engine with it.
