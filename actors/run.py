@@ -6,6 +6,7 @@ every actor started is killed on the way out, whatever happens.
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 from schedlab.actors import interrupt
 from schedlab.actors import engines
 from schedlab.actors.common.events import EventLog
+from schedlab.actors.engines import verbosity
 from schedlab.actors.chaos.inbox import INBOX_NAME, ChaosInbox
 from schedlab.actors.chaos.timeline import FaultTimeline
 from schedlab.actors.common.machine_host import MachineHost
@@ -190,6 +192,8 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     if on_started is not None:
         on_started(namespace, eng.gcs_address())
     driver_log = EventLog("driver", lambda: (eng.time() - epoch) * scale)
+    if verbosity.verbose:
+        driver_log.echo_to(sys.stderr)
     live_hosts = members.handles  # a host killed by a fault leaves it (and a restarted one comes back)
     faults = FaultTimeline(sc.faults, roster, members, topo.all_controllers(), driver_log, sc.seed, scale,
                            [eng.actor_key(metrics)])

@@ -291,3 +291,20 @@ def test_verbose_sends_actor_output_to_the_terminal(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", code, "1"], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "hello-from-an-actor" in r.stdout + r.stderr, (r.stdout[-500:], r.stderr[-500:])
+
+
+def test_verbose_shows_the_drivers_events_as_they_happen(tmp_path: Path) -> None:
+    """-v also echoes the driver's own events (faults carried out, failovers)
+    to stderr, one readable line each (structlog's console renderer),
+    without changing what events.jsonl holds."""
+    args = ["run", "quickstart", "--engine", "sim", "--set", "duration=120",
+            "--set", 'faults=[{at=50.0, action="kill", target="machine-host-1", restart_after=20.0}]']
+    loud = subprocess.run([sys.executable, "-m", "schedlab", *args, "-v", "--out", str(tmp_path / "v")],
+                          capture_output=True, text=True, timeout=120)
+    quiet = subprocess.run([sys.executable, "-m", "schedlab", *args, "-q", "--out", str(tmp_path / "q")],
+                           capture_output=True, text=True, timeout=120)
+    assert loud.returncode == 0 and quiet.returncode == 0, (loud.stderr[-2000:], quiet.stderr[-2000:])
+    lines = [ln for ln in loud.stderr.splitlines() if ln.startswith("fault ")]
+    assert len(lines) == 2 and "kind=kill" in lines[0] and "target=machine-host-1" in lines[0], loud.stderr[-2000:]
+    assert "kind=restart" in lines[1] and "fault " not in quiet.stderr
+    assert (tmp_path / "v" / "events.jsonl").read_bytes() == (tmp_path / "q" / "events.jsonl").read_bytes()

@@ -62,6 +62,23 @@ class EventLog:
     def now(self) -> float:
         return round(self._now(), 6)
 
+    def echo_to(self, stream: Any) -> None:
+        """Also show every event on ``stream`` as it is emitted, one readable
+        line each (structlog's console renderer): the driver's own events
+        under ``-v`` (faults as they are carried out, failovers, node
+        deaths), so a user watching a run sees what was done to it."""
+        import structlog
+
+        echo = structlog.wrap_logger(structlog.PrintLogger(stream), processors=[
+            structlog.dev.ConsoleRenderer(colors=False, pad_event_to=16)])
+        emit = self.emit
+
+        def emit_and_echo(event: str, **fields: Any) -> None:
+            emit(event, **fields)
+            echo.info(event, **{k: v for k, v in fields.items() if k not in ("event", "actor")})
+
+        self.emit = emit_and_echo  # type: ignore[method-assign]
+
     def drain(self) -> list[str]:
         lines, self._lines = self._lines, []
         return lines
