@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -236,3 +237,47 @@ def test_a_stale_read_of_the_write_off_log_never_moves_the_cursor_back() -> None
         return requeued
 
     assert asyncio.run(main()) == [[0, 1, 2, 3]]
+
+
+def test_a_mesos_leader_whose_lease_renewal_was_late_does_not_write_off_the_agents_it_refused() -> None:
+    """At load 20 a live soak wrote off two healthy agents (collateral 36):
+    the leader's lease renewals came late again and again, it answered some
+    agents 'not the leader' whenever they polled in a lapse, and between
+    lapses (same epoch, no new election) it counted that silence against
+    them. A leader that refused agents since its last look restarts their
+    clocks instead; once its lease is steady, a silent agent is judged."""
+    from schedlab.actors.archs.mesos.master import MesosMaster
+    from tests.test_mesos_master_state import config
+
+    async def main() -> tuple[list, list]:
+        rt = FakeRuntime()
+        master = MesosMaster(rt, 0, config(hosts=4, masters=2), metrics=None, flush_interval=1.0)  # type: ignore[arg-type]
+        master._started.set()  # as if started (its loops are driven by hand here)
+        master._take_over(7)
+        master.rereg_until = -1.0
+        master.lease_until = rt.clock.t + 1.0
+        for h in range(4):
+            assert (await master.register_agent(f"machine-host-{h}", h, [], []))["ok"]
+        step = master.watch.timeout / 4
+        for _ in range(20):  # five timeouts of a flapping lease
+            rt.clock.t += step
+            master.lease_until = rt.clock.t - 0.01  # lapsed: hosts 0 and 1 poll now and are refused
+            for h in (0, 1):
+                assert not (await master.exchange(f"machine-host-{h}", 7, h, []))["ok"]
+            master.lease_until = rt.clock.t + step / 2  # renewed: 2 and 3 poll now; the watch looks
+            for h in (2, 3):
+                assert (await master.exchange(f"machine-host-{h}", 7, h, []))["ok"]
+            master._judge_agents()
+        spared = [json.loads(x) for x in master.log.drain()]
+        master.lease_until = math.inf  # steady from here: 0 and 1 stay silent and are judged
+        for _ in range(24):
+            rt.clock.t += step
+            for h in (2, 3):
+                assert (await master.exchange(f"machine-host-{h}", 7, h, []))["ok"]
+            master._judge_agents()
+        judged = [json.loads(x) for x in master.log.drain()]
+        return spared, judged
+
+    spared, judged = asyncio.run(main())
+    assert not [e for e in spared if e["event"] == "machines_down"], spared
+    assert sorted(h for e in judged if e["event"] == "machines_down" for h in e["hosts"]) == [0, 1], judged

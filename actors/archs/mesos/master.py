@@ -46,6 +46,7 @@ class MesosMaster(ActorShell):
         self.lease_until = -math.inf
         self.leader_hint: str | None = None
         self.rereg_until = -math.inf
+        self.lapsed = False  # refused its agents while its lease lapsed (see leading)
         self.fw_handles: dict[str, Any] = {}
         scale = rt.scale
         self.watch = watch_for(cfg.hosts, HOST_TIMEOUT_WALL_S * scale, cfg.liveness, scale)
@@ -53,7 +54,15 @@ class MesosMaster(ActorShell):
     # -------------------------------------------------------------- leading
 
     def leading(self) -> bool:
-        return self.state.leads and self.rt.now() < self.lease_until
+        if not self.state.leads:
+            return False
+        if self.rt.now() < self.lease_until:
+            return True
+        # Still the leader, but its lease renewal is late (a loaded machine):
+        # it refuses every agent meanwhile, and must not count that silence
+        # against them once the renewal lands (the watch loop grants grace).
+        self.lapsed = True
+        return False
 
     def _take_over(self, epoch: int) -> None:
         """Become leader with empty soft state."""
@@ -127,21 +136,31 @@ class MesosMaster(ActorShell):
         """Agents that stopped polling are removed: offers on them rescinded,
         their tasks reported lost to their frameworks (which place them again)."""
         while await self.nap(self.watch.timeout / 4):
-            if not self.leading():
-                continue
-            now = self.rt.now()
-            unjudged = set(self.state.written_off)
-            if now < self.rereg_until:
-                unjudged |= set(range(self.cfg.hosts)) - self.state.agents
-            silent = judge(self.watch, self.log, now, unjudged)
-            if not silent:
-                continue
-            w = self.state.write_off(silent, now)
-            if w.rescinded:
-                self.log.emit("offers_closed", offers=w.rescinded)
-            # The frameworks log the lost tasks they place again (tasks_lost).
-            self.log.emit("machines_down", hosts=silent, tasks_lost=len(w.lost), lost=w.lost, unpulled=len(w.unpulled),
-                          timeout_s=silence_span(self.watch))
+            self._judge_agents()
+
+    def _judge_agents(self) -> None:
+        if not self.leading():
+            return
+        now = self.rt.now()
+        if self.lapsed:
+            # Found in a live soak at load 20: renewals late, the leader
+            # refused agents for seconds, then wrote off two that had
+            # polled all along (collateral 36). Their clocks restart now.
+            self.lapsed = False
+            self.watch.grace(now, give_up=True)
+            return
+        unjudged = set(self.state.written_off)
+        if now < self.rereg_until:
+            unjudged |= set(range(self.cfg.hosts)) - self.state.agents
+        silent = judge(self.watch, self.log, now, unjudged)
+        if not silent:
+            return
+        w = self.state.write_off(silent, now)
+        if w.rescinded:
+            self.log.emit("offers_closed", offers=w.rescinded)
+        # The frameworks log the lost tasks they place again (tasks_lost).
+        self.log.emit("machines_down", hosts=silent, tasks_lost=len(w.lost), lost=w.lost, unpulled=len(w.unpulled),
+                      timeout_s=silence_span(self.watch))
 
     async def exchange(self, owner: str, epoch: int, host: int, finished: list) -> dict:
         """Finished tasks in; the launches accepted for this agent (and any
