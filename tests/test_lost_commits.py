@@ -281,3 +281,20 @@ def test_a_mesos_leader_whose_lease_renewal_was_late_does_not_write_off_the_agen
     spared, judged = asyncio.run(main())
     assert not [e for e in spared if e["event"] == "machines_down"], spared
     assert sorted(h for e in judged if e["event"] == "machines_down" for h in e["hosts"]) == [0, 1], judged
+
+
+def test_an_agent_tries_the_last_lease_holder_even_when_its_lease_looks_expired() -> None:
+    """After a coordinator failover at load ~20, two agents read the masters'
+    lease as expired (a stale read, or a renewal just late), concluded 'no
+    leading master' for 3 wall s while master-1 led all along, and were
+    written off (collateral 80). The master, not the agent, decides whether
+    it still leads."""
+    from schedlab.actors.archs.mesos.link import lease_identity
+
+    class StaleLease:
+        async def query(self, command: tuple, deadline: float) -> tuple:
+            return lease_identity("master-1", 5), 26, -1.0  # expired long ago
+
+    link = MasterLink(2, 3)
+    link.rt, link.coord = FakeRuntime(), StaleLease()  # type: ignore[assignment]
+    assert asyncio.run(link.leader()) == "master-1"

@@ -57,10 +57,16 @@ class MasterLink:
         if self.coord is None:
             return master_name(0)
         try:
-            holder, _epoch, expires = await self.coord.query(("leader",), deadline=1.0)
+            holder, _epoch, _expires = await self.coord.query(("leader",), deadline=1.0)
         except Exception:  # the coordinator group is between leaders
             return None
-        return lease_holder_name(holder) if holder is not None and self.rt.now() < expires else None
+        # The last holder even if its lease looks expired: the read may be a
+        # stale replica's, or the renewal just late, and the master itself
+        # answers "not the leader" if it no longer leads. Giving up on it here
+        # left two healthy agents unable to reach a leading master for 3 wall
+        # s after a coordinator failover at load ~20, and they were written
+        # off (collateral 80 in a live soak).
+        return lease_holder_name(holder) if holder is not None else None
 
     async def connected(self) -> bool:
         """Make sure we are registered with the current leader."""
