@@ -298,3 +298,38 @@ def test_an_agent_tries_the_last_lease_holder_even_when_its_lease_looks_expired(
     link = MasterLink(2, 3)
     link.rt, link.coord = FakeRuntime(), StaleLease()  # type: ignore[assignment]
     assert asyncio.run(link.leader()) == "master-1"
+
+
+def test_a_lost_log_poll_during_recovery_requeues_nothing() -> None:
+    """A restarted Omega scheduler learns its jobs, then asks the cell what is
+    placed (through the log: slow). A lost-log poll in between read from
+    cursor 0 and requeued every task of those jobs ever lost, once per loss:
+    a 24-hour sim soak placed job 4's task 6 five times in one transaction."""
+    class SlowRecovery(ReplicasOfALostLog):
+        def __init__(self) -> None:
+            super().__init__([[4, 6]] * 5, [5, 5, 5])
+            self.answer = asyncio.Event()
+
+        async def recover(self, job_ids: list[int]) -> list:
+            await self.answer.wait()
+            return [5, {4: [0, 1, 2, 3, 4, 5, 6]}]
+
+    async def main() -> list[list[int]]:
+        rt = FakeRuntime()
+        cell = SlowRecovery()
+        params = SchedulerParams(name="batch", t_job=0.0, t_task=0.0, policy=first_fit)
+        sched = OmegaScheduler(rt, "scheduler-batch-0", params, 1, cell, metrics=None, flush_interval=1.0)  # type: ignore[arg-type]
+        machine = CellStateMachine(np.full((2, 2), 4.0), np.full((2, 2), 4.0), "resource", "incremental", 1).cell
+        sched.core = OmegaSchedulerCore(params, LocalCopy(machine.full()), np.random.default_rng(0))
+        requeued: list[list[int]] = []
+        sched.core.resume = lambda job, tasks: requeued.append(list(map(int, tasks)))  # type: ignore[method-assign]
+        job = Job(4, "batch", JobKind.BATCH, 0, 0.0, (1.0, 1.0), (30.0,) * 7).to_wire()
+        recovery = asyncio.ensure_future(sched._recover([job]))
+        await asyncio.sleep(0)
+        await sched._poll_lost()  # while the cell has not answered the recovery
+        cell.answer.set()
+        await recovery
+        await sched._poll_lost()  # after: from the recovery's cursor
+        return requeued
+
+    assert asyncio.run(main()) == []

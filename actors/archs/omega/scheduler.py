@@ -49,6 +49,7 @@ class OmegaScheduler(ActorShell):
         self._early_recover: list[dict] | None = None
         self.jobs: dict[int, Job] = {}  # every job routed here: lost tasks are found by job
         self.lost_cursor = 0
+        self.recovering = False  # between recover's jobs and its cursor: no lost-log poll meanwhile
 
     async def on_start(self) -> None:
         self.cell.bind(self.rt, self.name, self.log)
@@ -88,7 +89,15 @@ class OmegaScheduler(ActorShell):
         assert self.core is not None
         jobs = [j for j in map(Job.from_wire, wire_jobs) if j.job_id not in self.jobs]  # not resubmitted meanwhile
         self.jobs.update((j.job_id, j) for j in jobs)
-        cursor, placed = await self.cell.recover([j.job_id for j in jobs])
+        # A lost-log poll while the cell answers would read from this new
+        # incarnation's cursor (0: the whole day's write-offs) and requeue, for
+        # the jobs just added, every task ever lost, one copy per loss (a
+        # 24-hour sim soak placed one task 5 times in one transaction).
+        self.recovering = True
+        try:
+            cursor, placed = await self.cell.recover([j.job_id for j in jobs])
+        finally:
+            self.recovering = False
         self.lost_cursor = max(self.lost_cursor, int(cursor))
         queued = done = 0
         for job in jobs:
@@ -120,9 +129,14 @@ class OmegaScheduler(ActorShell):
         right but its length may be short. The cursor only moves forward, or
         a later read would hand back entries already requeued, and tasks
         running since would be placed a second time (seen in a sim soak)."""
+        if self.recovering:
+            return
+        asked = self.lost_cursor
         try:
-            cursor, lost = await self.cell.lost(self.lost_cursor)
+            cursor, lost = await self.cell.lost(asked)
         except Exception:  # the cell state is between leaders: next time
+            return
+        if self.recovering or self.lost_cursor != asked:  # a recovery began or moved the cursor meanwhile
             return
         self.lost_cursor = max(self.lost_cursor, int(cursor))
         mine: dict[int, list[int]] = {}
