@@ -150,10 +150,10 @@ def run(scenario: str | Path | Mapping[str, Any], *, engine: str | None = None, 
     clock, deterministic, no Ray) or ``"ray"`` (live); default the
     scenario's own (``ray`` unless it says). ``seed`` overrides the
     scenario's. ``**settings`` set top-level keys (``duration=600``,
-    ``time_scale=20``; ``architecture="mesos"`` picks one architecture of a
+    ``time_scale=20``; ``architecture=NAME`` picks one architecture of a
     comparison file); ``overrides`` sets any value by its dotted path, as
     ``--set`` does, arrays by index, the value as given:
-    ``{"omega.schedulers.1.t_job": 30, "workload.prefill_utilization": 0.5}``.
+    ``{"workload.classes.0.cpu": 2.0, "workload.prefill_utilization": 0.5}``.
     ``out``: the run directory (default: a temporary one, see ``Run``);
     ``address``: a Ray cluster to join (live engine only).
 
