@@ -20,9 +20,9 @@ def core(n: int = 16, policy=first_fit, t_job: float = 1.0, t_task: float = 0.0,
     return FrameworkCore(FrameworkParams("fw", t_job, t_task, policy, **kw), n, np.random.default_rng(0))  # type: ignore[arg-type]
 
 
-def offer(oid: int, machines: list[int], cpu: float = 4.0, mem: float = 8.0, expires: float = 100.0) -> dict:
+def offer(oid: int, machines: list[int], cpu: float = 4.0, mem: float = 8.0, expires: float = 100.0, made: float = 0.0) -> dict:
     return {"id": oid, "machines": np.asarray(machines, dtype=np.int64),
-            "free": np.tile([cpu, mem], (len(machines), 1)).astype(np.float64), "expires": expires}
+            "free": np.tile([cpu, mem], (len(machines), 1)).astype(np.float64), "made": made, "expires": expires}
 
 
 def run(rnd: OfferRound, now: float = 0.0) -> None:
@@ -95,6 +95,38 @@ def test_jobs_considered_while_time_and_resources_last() -> None:
     assert fc.jobs[3].first_attempt_at is None and len(rnd.decisions) == 2
 
 
+def test_the_answer_leaves_time_to_reach_the_master() -> None:
+    # Think time 2 s per job, answers take up to 3 s to arrive, offers expire at 20.
+    fc = core(t_job=1.0, t_task=1.0)
+    fc.submit([job(1, 1), job(2, 1), job(3, 1), job(4, 1)])
+    rnd = OfferRound(fc, [offer(1, [0], expires=20.0)], reply_s=3.0)
+    now = 10.0
+    while (step := rnd.next(now)) is not None:
+        rnd.place(step.jp, 2.0, now, now + 2.0)
+        now += 2.0
+    # Jobs begin at 10, 12 and 14; 16 + 2 >= 20 - 3, so job 4 waits (without the margin it would have begun).
+    assert [c.jp.job.job_id for c in rnd.decisions] == [1, 2, 3] and not rnd.late
+    assert rnd.answer()[0][0][0] == 1
+
+
+def test_an_offer_too_late_to_use_goes_back_at_once() -> None:
+    fc = core(t_job=1.0, t_task=1.0, refuse_seconds=5.0)
+    fc.submit([job(1, 1)])
+    # Made at 0, expiring at 30, arrived at 27: a fresh offer leaves 30 - 3 for a 2 s job, this one 0.
+    rnd = OfferRound(fc, [offer(1, [0], expires=30.0, made=0.0)], reply_s=3.0)
+    assert rnd.next(27.0) is None and rnd.late
+    assert fc.jobs[1].first_attempt_at is None  # no attempt made or counted
+    assert rnd.answer() == ([], [(1, 0.0)])  # no refuse filter: the offer comes again, fresh
+
+
+def test_a_first_job_longer_than_any_offer_lasts_is_still_tried() -> None:
+    fc = core(t_job=50.0)
+    fc.submit([job(1, 1)])
+    rnd = OfferRound(fc, [offer(1, [0], expires=30.0, made=0.0)], reply_s=3.0)
+    step = rnd.next(1.0)
+    assert step is not None and step.first and step.fits and not rnd.late
+
+
 def test_a_job_that_does_not_fit_ends_the_round_as_a_failed_attempt() -> None:
     fc = core()
     fc.submit([job(1, 1, (8.0, 1.0)), job(2, 1)])
@@ -158,7 +190,7 @@ def rounds(draw: st.DrawFn) -> tuple[FrameworkCore, list[dict]]:
             break
         offers.append({"id": 100 + oid, "machines": np.asarray(ms, dtype=np.int64),
                        "free": np.asarray([[draw(st.sampled_from([0.0, 1.0, 4.0])), draw(st.sampled_from([0.0, 2.0, 8.0]))] for _ in ms]),
-                       "expires": draw(st.sampled_from([0.5, 3.0, 100.0]))})
+                       "made": 0.0, "expires": draw(st.sampled_from([0.5, 3.0, 100.0]))})
     return fc, offers
 
 
@@ -166,8 +198,8 @@ def rounds(draw: st.DrawFn) -> tuple[FrameworkCore, list[dict]]:
 @given(scene=rounds(), data=st.data())
 def test_packing_never_puts_a_task_outside_its_offer_nor_beyond_what_it_offered(scene: tuple, data: st.DataObject) -> None:
     fc, offers = scene
-    rnd = OfferRound(fc, offers)
-    now = 0.0
+    rnd = OfferRound(fc, offers, data.draw(st.sampled_from([0.0, 1.0, 5.0])))
+    now = data.draw(st.sampled_from([0.0, 2.0]))
     while (step := rnd.next(now)) is not None:
         if step.fits:
             spent = fc.think_time(step.jp)

@@ -188,7 +188,7 @@ class MesosFramework(ActorShell):
             if await self.link.call("respond", [], suppress(offers), self._take_unholds(), False):
                 self.told_wants = False
             return
-        rnd = OfferRound(core, offers)
+        rnd = OfferRound(core, offers, self.link.reply_s)
         while (step := rnd.next(self.rt.now())) is not None:
             jp = step.jp
             if step.first:

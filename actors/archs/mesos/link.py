@@ -10,6 +10,7 @@ failover from the kill to the last of them.
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Awaitable, Callable
 
 from schedlab.actors.coordinator.client import CoordinatorClient
@@ -17,6 +18,7 @@ from schedlab.actors.common.events import EventLog
 from schedlab.schedulers.model.wire import unpack_release_keys
 
 Register = Callable[[Any], Awaitable[dict]]
+RTT_KEPT = 8  # round trips to the master remembered for ``reply_s``
 
 
 def master_name(i: int) -> str:
@@ -52,6 +54,24 @@ class MasterLink:
         self.master: str | None = None
         self.epoch: int | None = None
         self.coord = CoordinatorClient(owner, self.replicas, rt) if self.masters > 1 else None
+        self._rtts: deque[float] = deque(maxlen=RTT_KEPT)
+
+    @property
+    def reply_s(self) -> float:
+        """How long (emulated s) a call to the master may take, judged by
+        the slowest of the last few: a framework leaves this much of an
+        offer's timeout for its answer to arrive. Measured, not configured,
+        because it is the substrate's (a loaded machine's round trips are
+        100x an idle one's) and the emulated clock scales it."""
+        return max(self._rtts, default=0.0)
+
+    async def _timed(self, call: Awaitable[dict]) -> dict:
+        """``call``'s reply, its round trip remembered if it came (a call
+        that failed says nothing about the next master's speed)."""
+        w0 = self.rt.wall_clock()
+        reply = await call
+        self._rtts.append((self.rt.wall_clock() - w0) * self.rt.scale)
+        return reply
 
     async def leader(self) -> str | None:
         if self.coord is None:
@@ -77,7 +97,7 @@ class MasterLink:
         if handle is None:
             return False
         try:
-            reply = await self.register(handle)
+            reply = await self._timed(self.register(handle))
         except Exception:  # the master died while we registered
             return False
         if not reply.get("ok"):
@@ -94,7 +114,7 @@ class MasterLink:
         if not await self.connected():
             return None
         try:
-            reply = await self.rt.call(self.handle, method, self.owner, self.epoch, *args)
+            reply = await self._timed(self.rt.call(self.handle, method, self.owner, self.epoch, *args))
         except Exception:
             reply = None
         if not reply or not reply.get("ok"):

@@ -10,9 +10,13 @@ master meanwhile), then sends one answer. What it decides lives here:
 * the pool: the usable offers' machines and free resources, concatenated
   into one view, with the offer each row came from;
 * which job it considers next (``OfferRound.next``): the queue as it stood
-  when the round began, while resources are left and, after the first job,
-  only if the job's think time ends before the first offer would be
-  rescinded; a job of which not one task fits ends the round (a failed
+  when the round began, while resources are left and only if the job's
+  think time ends early enough for the answer to reach the master before
+  the first offer would be rescinded (``reply_s``, the time an answer
+  takes: the framework's measure of its link to the master); the first job
+  is tried even when it cannot, unless a fresh offer would have given it
+  time (a late offer is handed straight back, to come again with a whole
+  timeout); a job of which not one task fits ends the round (a failed
   attempt that needs no thought);
 * the answer (``answer``): per offer used, its launches and holds, in the
   order they were packed; the usable offers nothing was packed on are
@@ -74,7 +78,7 @@ class OfferRound:
     Contract: every launch and hold in ``answer`` is on a machine of the
     offer its section answers."""
 
-    def __init__(self, core: FrameworkCore, offers: list[dict]) -> None:
+    def __init__(self, core: FrameworkCore, offers: list[dict], reply_s: float = 0.0) -> None:
         self.core = core
         ok = [core.usable(np.asarray(o["machines"]), np.asarray(o["free"])) for o in offers]
         self.usable = [o for o, good in zip(offers, ok) if good]
@@ -84,8 +88,14 @@ class OfferRound:
         self.free = np.vstack([np.asarray(o["free"], dtype=np.float64) for o in usable]) if usable else np.zeros((0, 2))
         self.offer_of = (np.concatenate([np.full(len(o["machines"]), i) for i, o in enumerate(usable)])
                          if usable else np.zeros(0, np.int64))
-        # Answer before the first offer would be rescinded.
-        self.deadline = min((o["expires"] for o in usable), default=0.0)
+        # The answer must reach the master before the first offer would be
+        # rescinded. Found live at load ~15: a framework that thought until
+        # the offers' expiry answered ~6 emulated s late (a 230 ms round
+        # trip at x25), every round, and scheduled nothing in a whole run.
+        self.deadline = min((o["expires"] for o in usable), default=0.0) - reply_s
+        # The think time a fresh offer leaves (the offers' shortest window).
+        self.window = min((o["expires"] - o["made"] for o in usable), default=0.0) - reply_s
+        self.late = False  # the round gave its offers back unused: they came too late to use
         self.decisions: list[Considered] = []
         self._queue = list(core.queue)  # the queue as the round found it
         self._cursor = 0
@@ -96,13 +106,17 @@ class OfferRound:
     def next(self, now: float) -> Step | None:
         """The next job to consider at ``now``, begun (``FrameworkCore.begin``);
         None when the round is over: the queue is exhausted, nothing is left
-        in the pool, or (after the first decision) the job's think time would
-        run past the deadline, so it waits for the next round."""
-        if self._over or self._cursor >= len(self._queue):
+        in the pool, or the job's think time would run past the deadline — a
+        later job waits for the next round; a first job only if a fresh offer
+        would have given it time (``late``: the offers go back unused)."""
+        if self._over or self._cursor >= len(self._queue) or not (self.free > EPS).any():
+            self._over = True
             return None
         jp = self._queue[self._cursor]
         core = self.core
-        if not (self.free > EPS).any() or (self.decisions and now + core.think_time(jp) >= self.deadline):
+        think = core.think_time(jp)
+        if now + think >= self.deadline and (self.decisions or think < self.window):
+            self.late = not self.decisions
             self._over = True
             return None
         self._cursor += 1
@@ -127,7 +141,9 @@ class OfferRound:
 
     def answer(self) -> tuple[list[Section], list[Decline]]:
         """The ``respond`` call's sections (offers used, in offer order) and
-        declines (unusable offers, then usable ones nothing was packed on)."""
+        declines (unusable offers, then usable ones nothing was packed on;
+        offers that came too late to use with no refuse filter, so they
+        return at once)."""
         used = set()
         sections: dict[int, tuple[list, list]] = {}
         offer_of, machines = self.offer_of, self.machines
@@ -140,7 +156,8 @@ class OfferRound:
             for r in d.hold_rows.tolist():
                 sections.setdefault(int(offer_of[r]), ([], []))[1].append((int(machines[r]), list(jp.job.request)))
                 used.add(int(offer_of[r]))
-        declines = self.unusable + [(o["id"], self.core.p.refuse_seconds) for i, o in enumerate(self.usable) if i not in used]
+        refuse = 0.0 if self.late else self.core.p.refuse_seconds
+        declines = self.unusable + [(o["id"], refuse) for i, o in enumerate(self.usable) if i not in used]
         self._order, self._sections = sorted(sections), sections
         return [(self.usable[i]["id"], *sections[i]) for i in self._order], declines
 
