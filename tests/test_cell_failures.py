@@ -272,6 +272,12 @@ def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
     assert untraced_commits(ev, 4) == 0
     ev["written_off_final"][0]["tasks"] = [[1, 1, 5, 8.0]]  # written off before this attempt: not this commit
     assert untraced_commits(ev, 4) == 1
+    # A Mesos master that stopped leading dropped it unpulled (its framework
+    # may die before reconciling, which would have logged the loss).
+    ev["commits_dropped"] = [{"event": "commits_dropped", "t": 30.0, "holder": "master-1", "tasks": [[1, 1, 5]]}]
+    assert untraced_commits(ev, 4) == 0
+    ev["commits_dropped"][0]["t"] = 8.0  # dropped before this attempt began: not this commit
+    assert untraced_commits(ev, 4) == 1
 
 
 def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:

@@ -53,9 +53,12 @@ def test_take_over_starts_empty_and_checks_epochs() -> None:
     assert s.framework_ok("fw-a", 7) and not s.framework_ok("fw-b", 7) and not s.framework_ok("fw-a", 8)
     s.lost_updates["fw-a"].append((1, 0))
     s.written_off.add(2)
-    s.step_down()
+    offer = offers_of(s)["fw-a"][0]
+    assert launch(s, "fw-a", offer, [(4, 0, offer["machines"][0])]) == [True]
+    # The accepted launch no agent pulled is gone with the leadership, and said to be.
+    assert s.step_down() == [[4, 0, int(offer["machines"][0])]]
     assert not s.leads and s.epoch == 7
-    s.take_over(9)
+    assert s.take_over(9) == []
     assert s.epoch == 9 and not s.agents and not s.registered_fws and not s.lost_updates and not s.written_off
     assert s.alloc is not None and not s.alloc.registered.any()
 

@@ -154,7 +154,8 @@ def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None
 def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     """Committed claims that reached no machine: each (job, task, machine)
     commit must be followed by its launch there, by its loss (re-queued with
-    a failed machine, or in a replicated write-off record), or by the
+    a failed machine, in a replicated write-off record, or dropped unpulled
+    by a control plane that stopped leading: ``commits_dropped``), or by the
     death of the host it was meant for (whose last events may have died with
     it), or of the actor that held it unpulled (its ``outbox``);
     or the host was already dead when it committed (nobody knew yet).
@@ -174,6 +175,11 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     for e in ev.get("written_off_final", []):
         for j, t, _m, at in e["tasks"]:
             lost[(int(j), int(t))].append(float(at))
+    # A control plane that stopped leading dropped launches no host had
+    # pulled (soft state): their frameworks learn it from the next leader.
+    for e in ev.get("commits_dropped", []):
+        for j, t, _m in e["tasks"]:
+            lost[(int(j), int(t))].append(e["t"])
     host_gone: dict[int, list[float]] = collections.defaultdict(list)
     for e in ev.get("machines_down", []):
         for h in e["hosts"]:

@@ -66,7 +66,8 @@ class MesosMaster(ActorShell):
 
     def _take_over(self, epoch: int) -> None:
         """Become leader with empty soft state."""
-        self.state.take_over(epoch)
+        old = self.state.epoch
+        self._dropped(self.state.take_over(epoch), old)
         self.watch.grace(self.rt.now(), give_up=True)
         # Agents get this long to re-register before the leader judges them
         # (Mesos' agent re-registration timeout): one that never does is
@@ -77,7 +78,12 @@ class MesosMaster(ActorShell):
     def _step_down(self) -> None:
         if self.state.leads:
             self.log.emit("master_stepped_down", master=self.name, epoch=self.state.epoch)
-        self.state.step_down()
+        self._dropped(self.state.step_down(), self.state.epoch)
+
+    def _dropped(self, launches: list[list[int]], epoch: int) -> None:
+        if launches:
+            # The invariant checker traces each commit to its launch or to this.
+            self.log.emit("commits_dropped", holder=self.name, epoch=epoch, tasks=launches)
 
     async def on_start(self) -> None:
         if self.cfg.masters == 1:

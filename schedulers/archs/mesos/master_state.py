@@ -135,8 +135,10 @@ class MasterState:
     def leads(self) -> bool:
         return self.alloc is not None
 
-    def take_over(self, epoch: int) -> None:
-        """Become leader of ``epoch`` with empty soft state."""
+    def take_over(self, epoch: int) -> list[list[int]]:
+        """Become leader of ``epoch`` with empty soft state; the launches
+        the books still held unpulled (``drop_unpulled``) are returned."""
+        dropped = self.drop_unpulled()
         c = self.cfg
         self.alloc = Allocator(c.capacity, c.policy, c.granularity, c.offer_timeout)
         self.epoch = epoch
@@ -147,10 +149,24 @@ class MasterState:
         self.recent_finished.clear()
         self.done_by_fw.clear()
         self.written_off.clear()
+        return dropped
 
-    def step_down(self) -> None:
-        """Stop leading (the books stay, unread, until the next take-over)."""
+    def step_down(self) -> list[list[int]]:
+        """Stop leading (the books stay, unread, until the next take-over);
+        the launches held unpulled are dropped and returned."""
         self.alloc = None
+        return self.drop_unpulled()
+
+    def drop_unpulled(self) -> list[list[int]]:
+        """Forget the launches accepted and never pulled by their agents:
+        [[job, task, machine]]. A master that stops leading cannot hand them
+        out (every agent's call to an old epoch is refused), so they are gone
+        with it; their frameworks learn it by reconciling with the next
+        leader. Returned so the shell can say so: a framework that dies
+        before it reconciles leaves no other trace of where its commit went."""
+        dropped = [[int(ln[0]), int(ln[1]), int(ln[2])] for host in sorted(self.to_launch) for ln in self.to_launch[host]]
+        self.to_launch.clear()
+        return dropped
 
     def _a(self) -> Allocator:
         assert self.alloc is not None, "only a leading master decides"
@@ -343,7 +359,7 @@ class MasterState:
         made = a.allocate(now)
         offers: dict[str, list[dict]] = collections.defaultdict(list)
         for o in made:
-            offers[o.framework].append({"id": o.offer_id, "machines": o.machines, "free": o.resources, "expires": o.expires_at})
+            offers[o.framework].append({"id": o.offer_id, "machines": o.machines, "free": o.resources, "made": o.made_at, "expires": o.expires_at})
         records = [[o.offer_id, o.framework, o.machines.tolist(), *np.round(o.resources.sum(axis=0), 6).tolist()] for o in made]
         recipients = list(set(offers) | set(self.running_updates) | set(self.lost_updates) | set(self.finished_updates))
         return AllocationRound(rescinded, revoked, records, offers, recipients)
