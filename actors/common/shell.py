@@ -152,6 +152,13 @@ class ActorShell:
         self._flushes += 1
         if not final and self._flushes % self.EVENT_FLUSH_EVERY:
             return
+        await self._ship_events()
+
+    async def _ship_events(self) -> None:
+        """Hand every buffered event to the collector now, and return once it
+        holds them. Events still buffered when the actor is killed die with
+        it, so an actor about to tell a peer something the invariant checker
+        must see first (a host confirming a kill) ships them before it says so."""
         lines = self.log.drain()
         if lines and self.metrics is not None:
             await self.rt.call(self.metrics, "record", lines)
