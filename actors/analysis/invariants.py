@@ -48,7 +48,11 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
     killed by a fault takes its tasks with it at that moment; a host marked
     down by its scheduler (or cell state, or master) has its tasks written
     off then, even if it was only slow and ran them a little longer, and
-    whatever it starts before it resets is a zombie's, not a placement."""
+    whatever it starts before it resets is a zombie's, not a placement.
+    A killed host's unshipped events die with it, but a host ships its
+    ``tasks_killed`` before it confirms those kills (``MachineHost.flush``):
+    a task its scheduler placed again on hearing of the kill shows the kill
+    first, so a launch of a task still running here is a double placement."""
     k = machines_per_actor
     timeline: list[tuple[float, int, Any]] = []
     for e in ev.get("tasks_launched", []):

@@ -60,6 +60,9 @@ class MachineHost(ActorShell):
         self.recently_done: collections.deque[tuple[int, int]] = collections.deque(maxlen=2000)
         self.done_events: list[list] = []
         self.overcommits = 0
+        # A kill logged (tasks_killed) but not yet shipped to the collector:
+        # it must be shipped before the exchange that confirms it (flush).
+        self._kill_unshipped = False
         self._initial = initial or []
         self.rejoining = rejoin
         self._rejoin_lock = asyncio.Lock()
@@ -146,6 +149,7 @@ class MachineHost(ActorShell):
                 killed.append([job_id, task, self.done_machines[-1]])
         if killed:
             self.log.emit("tasks_killed", host=self.host_id, tasks=killed)
+            self._kill_unshipped = True
 
     def _reset(self) -> None:
         """We were marked down while alive (paused, cut off, too slow): our
@@ -180,6 +184,16 @@ class MachineHost(ActorShell):
         if not await self._rejoin():
             await super().flush(final)
             return
+        if self._kill_unshipped:
+            # Log before telling: once the cell hears of a kill it may place
+            # the task again elsewhere at once, and if this host is killed
+            # before its next event batch, its tasks_killed would die with it
+            # and the checker would see the task running on two machines (the
+            # 24-hour Borg sim soak: preempted, confirmed, placed on another
+            # host, and this host killed seconds later). One more call only
+            # on polls that follow a kill.
+            await self._ship_events()
+            self._kill_unshipped = False
         # Awaited: one exchange in flight per host, so hand-outs and returns
         # stay in order and a slow cell state slows the polls.
         try:
