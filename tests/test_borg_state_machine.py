@@ -43,3 +43,28 @@ def test_preemption_before_launch_is_recorded_and_a_launched_victim_is_not() -> 
     sm.apply(("place", 3, [[0, 0]], [[1, 0], [2, 0]], 4.0))
     # (2, 0) never reached its Borglet: taken back and recorded; (1, 0) ran: killed, its Borglet confirms.
     assert sm.written_off == [[2, 0, 2, 4.0]]
+
+
+def test_a_preempted_task_that_ended_before_its_kill_is_done_and_a_killed_one_pends_again() -> None:
+    """A preempted task stays off the queue until its Borglet says it is
+    dead. Killed: pending again. Ended on its own (the kill came after it
+    finished): done, never placed again; the 24-hour sim soak saw such a
+    task run a second time on another machine."""
+    sm = cell()
+    submit(sm, 1, 2, priority=0)
+    sm.apply(("place", 1, [[0, 0], [1, 0]], [], 1.0))
+    sm.apply(("exchange", 0, [], 1.5))  # both launched on machine 0
+    submit(sm, 2, 2, priority=300)
+    _, preempted, _ = sm.apply(("place", 2, [[0, 0], [1, 0]], [[1, 0], [1, 1]], 2.0))
+    assert [v[:2] for v in preempted] == [[1, 0], [1, 1]] and sm.evicted == {(1, 0): 0, (1, 1): 0}
+    assert 1 not in sm.queue  # nothing pending until the Borglet answers
+    # Task 0 finished before the kill arrived; task 1 was killed.
+    launches, kills, _ = sm.apply(("exchange", 0, [(1, 0, False), (1, 1, True)], 3.0))
+    assert sorted(map(tuple, kills)) == [(1, 0), (1, 1)] and [ln[:3] for ln in launches] == [[2, 0, 0], [2, 1, 0]]
+    assert sm.evicted == {}
+    assert sm.jobs[1]["pending"] == [1] and sm.jobs[1]["done"] == 1 and 1 in sm.queue
+    # The last task ends: the job is over (not queued, quota given back).
+    sm.apply(("place", 1, [[1, 2]], [], 4.0))
+    sm.apply(("exchange", 1, [], 4.5))
+    sm.apply(("exchange", 1, [(1, 1, False)], 5.0))
+    assert 1 not in sm.jobs and 1 not in sm.queue

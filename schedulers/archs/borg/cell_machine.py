@@ -15,6 +15,8 @@ Commands
 * ``("exchange", host, [[job, task, killed]] finished, now)`` -> [launches, kills, reset]
   for that Borglet; a Borglet marked down that polls again is brought back
   up empty and told to start over (reset: stop everything it still runs).
+  A preempted task is pending again once its Borglet reports it killed;
+  one it reports ended on its own (the kill came too late) is done.
 * ``("down", [host], now)`` -> [tasks lost, launches never pulled] (keys): the host
   missed its polls; its tasks go back to their jobs' pending sets, their jobs
   to the front of the queue.
@@ -175,23 +177,34 @@ class BorgStateMachine:
             self.up[lo:hi] = True
             self.free[lo:hi] = self.capacity[lo:hi]
             return [self.to_launch.pop(host, []), kills, True]
-        for j, t, _killed in finished:
+        for j, t, killed in finished:
             if (j, t) in self.evicted:
+                # Confirmed dead (its resources were freed at the eviction).
+                # Killed: pending again. Ended on its own before the kill
+                # reached it: done, like any finished task; placing it again
+                # would run a finished task a second time.
                 del self.evicted[(j, t)]
-                self._repend((j, t))
+                if killed:
+                    self._repend((j, t))
+                else:
+                    self._done(j)
                 continue
             entry = self.running.get((j, t))
             if entry is not None and lo <= entry[0] < hi:
                 del self.running[(j, t)]
                 self.free[entry[0]] += np.asarray(entry[2])
-                job = self.jobs.get(j)
-                if job is not None:
-                    job["done"] += 1
-                    if job["done"] >= len(job["durations"]):
-                        # Finished: its quota charge comes back.
-                        self.quota.refund(job["user"], job["priority"], np.asarray(job["request"]), len(job["durations"]))
-                        del self.jobs[j]
+                self._done(j)
         return [self.to_launch.pop(host, []), kills, False]
+
+    def _done(self, job_id: int) -> None:
+        """One more task of ``job_id`` ran to its end; the last one ends the
+        job and brings its quota charge back."""
+        job = self.jobs.get(job_id)
+        if job is not None:
+            job["done"] += 1
+            if job["done"] >= len(job["durations"]):
+                self.quota.refund(job["user"], job["priority"], np.asarray(job["request"]), len(job["durations"]))
+                del self.jobs[job_id]
 
     def _down(self, hosts: list[int], now: float) -> list:
         """[[[job, task]] of tasks lost, [[job, task]] of launches the host never pulled]."""
