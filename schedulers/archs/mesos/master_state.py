@@ -361,7 +361,10 @@ class MasterState:
         for o in made:
             offers[o.framework].append({"id": o.offer_id, "machines": o.machines, "free": o.resources, "made": o.made_at, "expires": o.expires_at})
         records = [[o.offer_id, o.framework, o.machines.tolist(), *np.round(o.resources.sum(axis=0), 6).tolist()] for o in made]
-        recipients = list(set(offers) | set(self.running_updates) | set(self.lost_updates) | set(self.finished_updates))
+        # In a fixed order (first mention), not a set's: a set of names
+        # iterates in the order of their salted hashes, so the sends (and
+        # with them the sim engine's whole run) changed with PYTHONHASHSEED.
+        recipients = list(dict.fromkeys([*offers, *self.running_updates, *self.lost_updates, *self.finished_updates]))
         return AllocationRound(rescinded, revoked, records, offers, recipients)
 
     def take_status(self, fw: str) -> tuple[list[TaskKey], list[TaskKey]] | None:
