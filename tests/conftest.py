@@ -14,6 +14,18 @@ import pytest
 from schedlab.actors.analysis.kept_runs import keep_if_bad, violated
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n``, ``--dist loadgroup``: the default, see
+    pyproject), every live Ray test goes to one worker: they share one
+    session-scoped local Ray (a second one would fight it for 2 cores and
+    double the start-up), and mostly wait on time-scaled wall time, while
+    the other tests, CPU-bound and independent, run on the other worker
+    beside them. Without xdist the mark does nothing."""
+    for item in items:
+        if item.get_closest_marker("ray") is not None:
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 def small_scenario_data(**top: Any) -> dict:
     """A small, fast Omega scenario as raw TOML data; tests tweak it.
     Live Ray by default; ``engine="sim"`` for tests of scheduling behaviour,

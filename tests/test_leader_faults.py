@@ -12,6 +12,7 @@ import pytest
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.chaos.timeline import PARTITION_LEAD_WALL_S
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.faults.liveness import HOST_TIMEOUT_WALL_S
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data
 
@@ -64,7 +65,11 @@ def test_leader_pause_and_partition_kill_nothing_healthy(ray_session: None, tmp_
     fault_t = {f["kind"]: f["at_s"] for f in summary["faults"]}
     assert not [t for t in disrupted if t < fault_t["partition"]], disrupted
     begins = fault_t["partition"] + PARTITION_LEAD_WALL_S * SCALE  # both sides cut at one instant, a moment later
-    assert [t for t in disrupted if begins < t < begins + PARTITION[1]], disrupted
+    # Seen at load 13: the watch entered it 5 emulated s after the cut
+    # healed. A stall of its own loop restarts every clock (grace), and a
+    # host's first poll after the heal waits out its call back-off: the
+    # hosts were still silent then. One more silence span covers both.
+    assert [t for t in disrupted if begins < t < begins + PARTITION[1] + HOST_TIMEOUT_WALL_S * SCALE], disrupted
     # The machine that really died is written off, within its watcher's
     # silence span plus a couple of wall seconds for the checks themselves.
     # (A leader elected after the first write-off may judge it again: the
