@@ -52,7 +52,9 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
     A killed host's unshipped events die with it, but a host ships its
     ``tasks_killed`` before it confirms those kills (``MachineHost.flush``):
     a task its scheduler placed again on hearing of the kill shows the kill
-    first, so a launch of a task still running here is a double placement."""
+    first, so a launch of a task still running here is a double placement.
+    (A task that ended is never placed again, so its completion need not go
+    first.)"""
     k = machines_per_actor
     timeline: list[tuple[float, int, Any]] = []
     for e in ev.get("tasks_launched", []):
