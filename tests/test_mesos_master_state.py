@@ -146,7 +146,7 @@ def test_respond_declines_accepts_and_closes_each_offer_once() -> None:
     assert [c[:4] for c in r.closed] == [[o2["id"], "fw-a", "declined", 2.0], [o1["id"], "fw-a", "accepted", 2.0]]
     assert r.closed[0][4:] == SLOT
     assert s.to_launch[int(o1["machines"][0]) // 2] == [[1, 0, int(o1["machines"][0]), REQ, 30.0, 3.0, "fw-a"]]
-    assert s.alloc.filters["fw-a"] == {int(o2["machines"][0]): 8.0}
+    assert s.alloc.refusals("fw-a", 3.0) == {int(o2["machines"][0]): 8.0}
     # An offer rescinded meanwhile: nothing launched, and no second close.
     s.write_off([int(o3["machines"][0]) // 2], 4.0)
     r = s.respond("fw-a", [(o3["id"], [(2, 0, int(o3["machines"][0]), REQ, 30.0)], [])], [(o3["id"], 5.0)], [], True, 5.0)

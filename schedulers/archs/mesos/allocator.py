@@ -20,7 +20,7 @@ static form).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -74,7 +74,7 @@ def get_allocation_policy(name: str) -> OrderPolicy:
 class Offer:
     offer_id: int
     framework: str
-    machines: np.ndarray  # int64 [k]
+    machines: np.ndarray  # int64 [k], ascending and distinct (``accept`` finds rows by binary search)
     resources: np.ndarray  # [k, R]
     made_at: float
     expires_at: float
@@ -115,7 +115,29 @@ class AcceptResult:
     returned: np.ndarray  # [R] offered resources handed back unused
 
 
+def _rows_of(machines: np.ndarray, wanted: list[int]) -> list[int]:
+    """Per machine in ``wanted``, its index in the ascending, distinct
+    ``machines``, or -1 where it is not one of them."""
+    if not wanted:
+        return []
+    w = np.asarray(wanted, dtype=np.int64)
+    pos = np.searchsorted(machines, w)
+    ok = pos < machines.size
+    ok[ok] = machines[pos[ok]] == w[ok]
+    return np.where(ok, pos, -1).tolist()
+
+
 class Allocator:
+    """The offer books and the allocation rounds over them.
+
+    Cost model (a 10,000-machine cell offers every free machine in one
+    offer, several times a second): nothing here walks the machines in
+    Python per offer or per round. Refuse filters are one array per
+    framework, an accept touches only the rows its launches and holds name
+    (the rest of the offer goes back as one array operation), the cell's
+    used resources are a running total, and the tasks on a set of machines
+    are found through a per-machine index, not by scanning every task."""
+
     def __init__(self, capacity: np.ndarray, policy: OrderPolicy, granularity: str, offer_timeout: float) -> None:
         if granularity not in ("cell", "agent"):
             raise ValueError(f"granularity must be 'cell' or 'agent', got {granularity!r}")
@@ -129,12 +151,53 @@ class Allocator:
         self.free = np.zeros_like(self.capacity)
         self.accounts: dict[str, Account] = {}
         self.offers: dict[int, Offer] = {}
-        self.filters: dict[str, dict[int, float]] = {}  # framework -> machine -> refused until
+        # framework -> per machine, the instant its refuse filter ends (-inf: none).
+        self.refused_until: dict[str, np.ndarray] = {}
+        # Only through _put and _pop, which keep the two indexes below in step.
         self.tasks: dict[TaskKey, tuple[str, int, np.ndarray]] = {}
+        self._on_machine: dict[int, dict[TaskKey, int]] = {}  # machine -> its tasks -> insertion number
+        self._inserted = 0
+        self._used = np.zeros_like(self.total)  # sum of the requests in ``tasks``
         self.held: dict[str, dict[int, np.ndarray]] = {}
         self.revoking: set[TaskKey] = set()
         self.next_offer = 1
         self._agent_cursor = 0
+
+    # ------------------------------------------------------------ task books
+
+    def _put(self, key: TaskKey, framework: str, machine: int, req: np.ndarray) -> None:
+        """Record a running task. A key already recorded keeps its place in
+        ``tasks`` (a dict's order), so it keeps its insertion number too."""
+        old = self.tasks.get(key)
+        n = self._inserted
+        if old is not None:
+            n = self._on_machine[old[1]].pop(key)
+            self._used -= old[2]
+        else:
+            self._inserted += 1
+        self.tasks[key] = (framework, machine, req)
+        self._on_machine.setdefault(machine, {})[key] = n
+        self._used += req
+
+    def _pop(self, key: TaskKey) -> tuple[str, int, np.ndarray] | None:
+        found = self.tasks.pop(key, None)
+        if found is not None:
+            del self._on_machine[found[1]][key]
+            self._used -= found[2]
+        return found
+
+    def tasks_on(self, machines: np.ndarray) -> list[TaskKey]:
+        """The tasks running on ``machines``, in the order ``tasks`` holds
+        them (what a scan of ``tasks`` would find), without that scan: a
+        re-registering agent's hundred machines among a cell's tens of
+        thousands of tasks."""
+        found: list[tuple[int, TaskKey]] = []
+        for m in np.asarray(machines, dtype=np.int64).tolist():
+            on = self._on_machine.get(m)
+            if on:
+                found += [(n, k) for k, n in on.items()]
+        found.sort()
+        return [k for _, k in found]
 
     # ------------------------------------------------------------ membership
 
@@ -158,19 +221,52 @@ class Allocator:
         """Revive (True) or suppress (False) offers; reviving clears refuse filters."""
         a = self.account(name)
         if wants and not a.wants:
-            self.filters.pop(name, None)
+            self.refused_until.pop(name, None)
         a.wants = wants
 
-    def add_agent(self, machines: np.ndarray, tasks: list[tuple[TaskKey, str, int, np.ndarray]]) -> None:
-        """Register an agent's machines with the tasks it reports running.
-        Re-registering drops what was known about those machines first."""
+    def refusals(self, name: str, now: float) -> dict[int, float]:
+        """Machines ``name`` refuses at ``now``, with when each filter ends."""
+        f = self.refused_until.get(name)
+        if f is None:
+            return {}
+        ms = np.flatnonzero(f > now)
+        return dict(zip(ms.tolist(), f[ms].tolist()))
+
+    def add_agent(self, machines: np.ndarray, tasks: list[tuple[TaskKey, str, int, Any]]) -> None:
+        """Register an agent's machines with the tasks it reports running
+        (a request: anything of R numbers). Re-registering drops what was
+        known about those machines first.
+
+        The books come out as ``add_task`` for each task in turn would leave
+        them, to the bit (``ufunc.at`` and ``accumulate`` add in that order),
+        in a few array operations: a new leader hears every agent of a
+        10,000-machine cell at once, tens of thousands of tasks."""
         ms = np.asarray(machines, dtype=np.int64)
         if self.registered[ms].any():
             self.remove_agent(ms)
         self.registered[ms] = True
         self.free[ms] = self.capacity[ms]
-        for key, fw, machine, request in tasks:
-            self.add_task(key, fw, machine, request)
+        keys = [k for k, _, _, _ in tasks]
+        if len(set(keys)) < len(keys) or any(k in self.tasks for k in keys):
+            for key, fw, machine, request in tasks:  # a key twice: add_task's overwrite, as it was
+                self.add_task(key, fw, machine, request)
+            return
+        if not tasks:
+            return
+        fws = [fw for _, fw, _, _ in tasks]
+        on = np.fromiter((m for _, _, m, _ in tasks), dtype=np.int64, count=len(tasks))
+        reqs = np.asarray([r for _, _, _, r in tasks], dtype=np.float64).reshape(len(tasks), -1)
+        np.subtract.at(self.free, on, reqs)
+        for fw in dict.fromkeys(fws):  # accounts created in the order add_task would create them
+            a = self.account(fw)
+            mine = reqs[[i for i, f in enumerate(fws) if f == fw]]
+            a.allocated[:] = np.add.accumulate(np.vstack([a.allocated, mine]), axis=0)[-1]
+        self._used = np.add.accumulate(np.vstack([self._used, reqs]), axis=0)[-1]
+        n0 = self._inserted
+        self._inserted += len(keys)
+        for i, (key, fw, m) in enumerate(zip(keys, fws, on.tolist())):
+            self.tasks[key] = (fw, m, reqs[i])
+            self._on_machine.setdefault(m, {})[key] = n0 + i
 
     def remove_agent(self, machines: np.ndarray) -> list[TaskKey]:
         """An agent is gone: rescind offers touching it, forget its tasks and
@@ -179,9 +275,9 @@ class Allocator:
         for oid, o in list(self.offers.items()):
             if ms & set(o.machines.tolist()):
                 self._close(oid)
-        lost = [k for k, (_, m, _) in self.tasks.items() if m in ms]
+        lost = self.tasks_on(np.fromiter(ms, dtype=np.int64))
         for k in lost:
-            fw, m, req = self.tasks.pop(k)
+            fw, m, req = self._pop(k)  # type: ignore[misc]
             self.accounts[fw].give_back(req)
         for fw, h in self.held.items():
             for m in ms & set(h):
@@ -193,7 +289,7 @@ class Allocator:
 
     def add_task(self, key: TaskKey, framework: str, machine: int, request: np.ndarray) -> None:
         req = np.asarray(request, dtype=np.float64)
-        self.tasks[key] = (framework, int(machine), req)
+        self._put(key, framework, int(machine), req)
         self.free[machine] -= req
         self.account(framework).allocated += req
 
@@ -202,7 +298,7 @@ class Allocator:
         Unknown keys are ignored (a report from before a re-registration)."""
         n = 0
         for key in keys:
-            found = self.tasks.pop(key, None)
+            found = self._pop(key)
             if found is None:
                 continue
             fw, m, req = found
@@ -215,21 +311,20 @@ class Allocator:
     # ------------------------------------------------------------ offering
 
     def _filtered(self, fw: str, now: float) -> np.ndarray:
-        mask = np.zeros(self.capacity.shape[0], dtype=bool)
-        f = self.filters.get(fw)
-        if f:
-            for m, until in list(f.items()):
-                if until > now:
-                    mask[m] = True
-                else:
-                    del f[m]
-        return mask
+        """Per machine: does ``fw`` refuse it at ``now``."""
+        f = self.refused_until.get(fw)
+        if f is None:
+            return np.zeros(self.capacity.shape[0], dtype=bool)
+        return f > now
 
-    def _order(self, names: list[str]) -> list[str]:
+    def _order(self, names: list[str], alloc: np.ndarray | None = None) -> list[str]:
+        """``names`` in policy order; ``alloc``: their allocations stacked,
+        when the caller keeps them (else read from the accounts)."""
         if not names:
             return []
         accts = [self.accounts[n] for n in names]
-        alloc = np.vstack([a.allocated for a in accts])
+        if alloc is None:
+            alloc = np.vstack([a.allocated for a in accts])
         order = self.policy(alloc, self.total, np.array([a.weight for a in accts]), np.array([a.priority for a in accts]))
         return [names[i] for i in np.asarray(order).tolist()]
 
@@ -255,27 +350,37 @@ class Allocator:
         offer (progressive filling in agent-sized steps)."""
         wanting = [n for n, a in self.accounts.items() if a.wants]
         made: list[Offer] = []
-        has_free = (self.free > EPS).any(axis=1) & self.registered
         if self.granularity == "cell":
             busy = {o.framework for o in self.offers.values()}
-            for fw in self._order([n for n in wanting if n not in busy]):
+            order = self._order([n for n in wanting if n not in busy])
+            if not order:
+                return made  # the usual round: every framework still holds its offer
+            has_free = (self.free > EPS).any(axis=1) & self.registered
+            for fw in order:
                 rows = np.flatnonzero(has_free & ~self._filtered(fw, now))
                 if rows.size:
                     made.append(self._make(fw, rows, now))
                     has_free[rows] = False
             return made
+        if not wanting:
+            return made
         m = self.capacity.shape[0]
-        machines = np.flatnonzero(has_free)
-        if machines.size == 0 or not wanting:
+        machines = np.flatnonzero((self.free > EPS).any(axis=1) & self.registered)
+        if machines.size == 0:
             return made
         # Start where the last round stopped, so low-numbered agents are not always first.
         machines = np.roll(machines, -int(np.searchsorted(machines, self._agent_cursor % m)))
-        filtered = {fw: self._filtered(fw, now) for fw in wanting}
-        for machine in machines.tolist():
-            for fw in self._order(wanting):
-                if not filtered[fw][machine]:
-                    made.append(self._make(fw, np.array([machine], dtype=np.int64), now))
-                    break
+        # Per machine: which wanting frameworks do not refuse it (one row per machine).
+        takers = ~np.stack([self._filtered(fw, now) for fw in wanting], axis=1)[machines]
+        index = {fw: i for i, fw in enumerate(wanting)}
+        # The policy re-orders after every offer; only the offered
+        # framework's row of the allocations changed, so only it is re-read.
+        alloc = np.vstack([self.accounts[n].allocated for n in wanting])
+        for machine, ok in zip(machines.tolist(), takers.tolist()):
+            if any(ok):
+                fw = next(fw for fw in self._order(wanting, alloc) if ok[index[fw]])
+                made.append(self._make(fw, np.array([machine], dtype=np.int64), now))
+                alloc[index[fw]] = self.accounts[fw].allocated
             self._agent_cursor = machine + 1
         return made
 
@@ -293,9 +398,10 @@ class Allocator:
             return False
         self._close(offer_id)
         if refuse_seconds > 0:
-            f = self.filters.setdefault(framework, {})
-            for m in o.machines.tolist():
-                f[m] = now + refuse_seconds
+            f = self.refused_until.get(framework)
+            if f is None:
+                f = self.refused_until[framework] = np.full(self.capacity.shape[0], -np.inf)
+            f[o.machines] = now + refuse_seconds
         return True
 
     def expire(self, now: float) -> list[Offer]:
@@ -314,21 +420,26 @@ class Allocator:
         a launch that fits in neither, or repeats a running task, is refused.
         An offer that was rescinded refuses everything (``ok`` False)."""
         n_l, n_h = len(launches), len(holds)
+        zero = np.zeros_like(self.total)
         if offer_id is not None:
             o = self.offers.get(offer_id)
             if o is None or o.framework != framework:
-                return AcceptResult(False, np.zeros(n_l, bool), np.zeros(n_h, bool), np.zeros_like(self.total))
+                return AcceptResult(False, np.zeros(n_l, bool), np.zeros(n_h, bool), zero)
             self.offers.pop(offer_id)
-            remaining = {int(m): r.copy() for m, r in zip(o.machines.tolist(), o.resources)}
+            machines, remaining = o.machines, o.resources.copy()
         else:
-            remaining = {}
+            machines, remaining = np.zeros(0, np.int64), np.zeros((0, self.total.size))
+        # The offer's row of each machine a launch or hold names (-1: not in
+        # the offer). Only those rows change; the rest go back untouched.
+        rows = _rows_of(machines, [ln.machine for ln in launches] + [m for m, _ in holds])
         acct = self.account(framework)
         held = self.held.setdefault(framework, {})
         launched = np.zeros(n_l, dtype=bool)
         for i, ln in enumerate(launches):
             req = np.asarray(ln.request, dtype=np.float64)
-            h = held.get(ln.machine, np.zeros_like(self.total))
-            r = remaining.get(ln.machine, np.zeros_like(self.total))
+            row = rows[i]
+            h = held.get(ln.machine, zero)
+            r = remaining[row] if row >= 0 else zero
             if ln.key in self.tasks or np.any(h + r + EPS < req):
                 continue
             from_held = np.minimum(h, req)
@@ -336,25 +447,25 @@ class Allocator:
                 held[ln.machine] = h - from_held
                 if not (held[ln.machine] > EPS).any():
                     del held[ln.machine]
-            if ln.machine in remaining:
-                remaining[ln.machine] = r - (req - from_held)
+            if row >= 0:
+                remaining[row] = r - (req - from_held)
             # Offered or held resources were already counted as this framework's.
-            self.tasks[ln.key] = (framework, ln.machine, req)
+            self._put(ln.key, framework, ln.machine, req)
             launched[i] = True
         kept = np.zeros(n_h, dtype=bool)
         for i, (machine, req) in enumerate(holds):
             req = np.asarray(req, dtype=np.float64)
-            r = remaining.get(machine)
-            if r is None or np.any(r + EPS < req):
+            row = rows[n_l + i]
+            if row < 0 or np.any(remaining[row] + EPS < req):
                 continue
-            remaining[machine] = r - req
-            held[machine] = held.get(machine, np.zeros_like(self.total)) + req
+            remaining[row] = remaining[row] - req
+            held[machine] = held.get(machine, zero) + req
             kept[i] = True
-        returned = np.zeros_like(self.total)
-        for m, r in remaining.items():
-            r = np.maximum(r, 0.0)
-            self.free[m] += r
-            returned += r
+        back = np.maximum(remaining, 0.0)
+        self.free[machines] += back  # distinct machines: one add each
+        # Summed row after row (accumulate, not sum's pairwise order), as
+        # the books always added returns up: the same float dust.
+        returned = np.add.accumulate(back, axis=0)[-1] if len(back) else zero
         acct.give_back(returned)
         return AcceptResult(True, launched, kept, returned)
 
@@ -394,10 +505,10 @@ class Allocator:
         return out
 
     def used(self) -> np.ndarray:
-        out = np.zeros_like(self.total)
-        for _, _, req in self.tasks.values():
-            out += req
-        return out
+        """Resources of the running tasks: a running total, kept by ``_put``
+        and ``_pop`` (summing every task at each sample cost 13 ms at
+        36,000 tasks). Never below zero: adds and subtracts leave float dust."""
+        return np.maximum(self._used, 0.0)
 
     # ---------------------------------------------------------- revocation
 

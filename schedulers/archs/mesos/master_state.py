@@ -202,13 +202,11 @@ class MasterState:
         if reset:
             self.written_off.discard(host)
             tasks, finished = [], []
-        ms = set(self.machines(host).tolist())
         reported = {(int(j), int(t)) for j, t, *_ in tasks} | {(int(j), int(t)) for j, t in finished}
-        gone = [(k, v[0]) for k, v in a.tasks.items() if v[1] in ms and k not in reported]
+        gone = [(k, a.tasks[k][0]) for k in a.tasks_on(self.machines(host)) if k not in reported]
         for key, fw in gone:
             self.lost_updates[fw].append(key)
-        a.add_agent(self.machines(host), [((int(j), int(t)), fw, int(m), np.asarray(req, dtype=np.float64))
-                                          for j, t, m, req, fw in tasks])
+        a.add_agent(self.machines(host), [((int(j), int(t)), fw, int(m), req) for j, t, m, req, fw in tasks])
         self.to_launch.pop(host, None)
         self.recent_finished.update((int(j), int(t)) for j, t in finished)
         self.agents.add(host)
@@ -231,7 +229,7 @@ class MasterState:
                           for o in a.offers.values() if ms & set(o.machines.tolist())]
             never = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
             self.kills.pop(host, None)
-            owners = {k: v[0] for k, v in a.tasks.items() if v[1] in ms}
+            owners = {k: a.tasks[k][0] for k in a.tasks_on(machines)}
             a.remove_agent(machines)
             for key, fw in owners.items():
                 (unpulled if key in never else lost).append([key[0], key[1]])
