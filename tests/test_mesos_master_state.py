@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from schedlab.schedulers.archs.mesos.allocator import drf_order
-from schedlab.schedulers.archs.mesos.master_state import MasterConfig, MasterState
+from schedlab.schedulers.archs.mesos.master_state import MasterConfig, MasterState, machine_spans, spanned_machines
 from schedlab.schedulers.model.resources import EPS
 
 SLOT = [4.0, 16.0]
@@ -210,7 +210,7 @@ def test_allocation_round_expires_offers_only_to_registered_frameworks_and_lists
     s.alloc.account("fw-x")  # reported by an agent, not registered
     first = s.allocate_round(0.0)
     assert set(first.offers) == {"fw-a"} and first.rescinded == [] and first.revoked is None
-    assert [r[:3] for r in first.made] == [[o["id"], "fw-a", o["machines"].tolist()] for o in first.offers["fw-a"]]
+    assert [r[:3] for r in first.made] == [[o["id"], "fw-a", machine_spans(o["machines"])] for o in first.offers["fw-a"]]
     assert first.recipients == ["fw-a"]
     s.lost_updates["fw-b"].append((4, 0))
     again = s.allocate_round(10.0)
@@ -313,3 +313,10 @@ def test_respond_never_launches_more_than_an_offer_held(s: MasterState, data: st
             assert all((v > -EPS).all() for v in free.values())
             queued = [ln for ls in s.to_launch.values() for ln in ls if ln[0] == 1000 + o["id"]]
             assert len(queued) == sum(mask)
+
+
+def test_machine_spans_name_an_offers_machines_in_runs_and_back() -> None:
+    for ms in ([], [3], [0, 1, 2, 3], [0, 1, 5, 6, 7, 9], [4, 2, 3]):
+        spans = machine_spans(np.asarray(ms, dtype=np.int64))
+        assert spanned_machines(spans) == ms
+    assert machine_spans(np.array([0, 1, 5, 6, 7, 9])) == [[0, 1], [5, 7], [9, 9]]

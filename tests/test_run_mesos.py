@@ -13,6 +13,7 @@ import pytest
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.actors.analysis.summary import summarize
+from schedlab.schedulers.archs.mesos.master_state import spanned_machines
 from schedlab.schedulers.model.cluster import build_cell
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
@@ -87,9 +88,9 @@ def test_offers_are_closed_once_and_only_by_their_framework(cell_run) -> None:
 def test_declined_resources_are_offered_again(cell_run) -> None:
     _summary, events, _sc = cell_run
     made, closed = _offers(events)
-    declined = [(c[0][0], set(made[oid][2])) for oid, c in closed.items() if c[0][3] == "declined"]
+    declined = [(c[0][0], set(spanned_machines(made[oid][2]))) for oid, c in closed.items() if c[0][3] == "declined"]
     assert declined, "the idle framework should decline offers"
-    later = [(e["t"], set(o[2])) for e in events if e["event"] == "offers_made" for o in e["offers"]]
+    later = [(e["t"], set(spanned_machines(o[2]))) for e in events if e["event"] == "offers_made" for o in e["offers"]]
     # A decline in the run's last minute may legitimately see no new offer
     # before the end (its filter, then an offer cycle); a loaded machine
     # makes fewer offers, so the first twenty declines can reach that far.
