@@ -46,7 +46,7 @@ SERVICE = JobClass(
     kind=JobKind.SERVICE,
     interarrival=Dist("exponential", mean=50.0),
     tasks=Dist("empirical", values=(1.0, 2.0, 4.0)),
-    duration=Dist("constant", value=1.0),
+    duration=Dist("constant", value=math.inf),  # the scenario parser's default for a service class
     request=req(Dist("constant", value=1.0), Dist("constant", value=2.0)),
     priority=5,
 )
@@ -57,6 +57,18 @@ HORIZON = 2000.0
 # --------------------------------------------------------------------------
 # generate_jobs
 # --------------------------------------------------------------------------
+
+
+def test_a_service_class_that_gives_a_duration_ends() -> None:
+    """paper/omega_paper gives its service class exponential(400) runtimes,
+    ignored until 2026-11-25: its tasks ran forever and a long run filled the
+    cell with them. Given, they are honoured; not given, tasks run to the end."""
+    ending = dataclasses.replace(SERVICE, duration=Dist("exponential", mean=400.0))
+    jobs = generate_jobs((ending,), 5000.0, 3)
+    durations = [d for j in jobs for d in j.durations]
+    assert jobs and all(j.kind is JobKind.SERVICE for j in jobs)
+    assert all(math.isfinite(d) for d in durations) and 200.0 < float(np.mean(durations)) < 800.0
+    assert all(math.isinf(d) for j in generate_jobs((SERVICE,), 5000.0, 3) for d in j.durations)
 
 
 def test_same_seed_same_jobs() -> None:

@@ -100,8 +100,10 @@ class Dist:
 
 @dataclass(frozen=True)
 class JobClass:
-    """A stream of similar jobs. ``duration`` is ignored for service jobs,
-    whose tasks run until the end of the run."""
+    """A stream of similar jobs. A service class's ``duration`` defaults to
+    infinite (its tasks run until the end of the run, as long-running
+    services do); one it gives is honoured, as the Omega paper's simulator
+    ends service jobs after their drawn runtime."""
 
     name: str
     kind: JobKind
@@ -118,11 +120,11 @@ class JobClass:
 def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
     n = max(1, math.ceil(min(float(jc.tasks.sample(rng, 1)[0]), MAX_TASKS_PER_JOB)))
     request = tuple(float(max(0.0, d.sample(rng, 1)[0])) for d in jc.request)
-    if jc.kind is JobKind.SERVICE:
-        durations = (math.inf,) * n
-    else:
-        drawn = np.maximum(jc.duration.sample(rng, 1 if jc.one_duration else n), 1e-3)
-        durations = (float(drawn[0]),) * n if jc.one_duration else tuple(float(x) for x in drawn)
+    # Until 2026-11-25 a service class's duration was ignored (its tasks ran
+    # forever) while scenarios gave one: a 20,000 s run of paper/omega_paper
+    # filled the cell with service tasks by t = 1,000 s.
+    drawn = np.maximum(jc.duration.sample(rng, 1 if jc.one_duration else n), 1e-3)
+    durations = (float(drawn[0]),) * n if jc.one_duration else tuple(float(x) for x in drawn)
     return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations)
 
 
