@@ -20,9 +20,9 @@ def core(n: int = 16, policy=first_fit, t_job: float = 1.0, t_task: float = 0.0,
     return FrameworkCore(FrameworkParams("fw", t_job, t_task, policy, **kw), n, np.random.default_rng(0))  # type: ignore[arg-type]
 
 
-def offer(oid: int, machines: list[int], cpu: float = 4.0, mem: float = 8.0, expires: float = 100.0, made: float = 0.0) -> dict:
+def offer(oid: int, machines: list[int], cpu: float = 4.0, mem: float = 8.0, expires: float = 100.0) -> dict:
     return {"id": oid, "machines": np.asarray(machines, dtype=np.int64),
-            "free": np.tile([cpu, mem], (len(machines), 1)).astype(np.float64), "made": made, "expires": expires}
+            "free": np.tile([cpu, mem], (len(machines), 1)).astype(np.float64), "expires": expires}
 
 
 def run(rnd: OfferRound, now: float = 0.0) -> None:
@@ -105,26 +105,22 @@ def test_the_answer_leaves_time_to_reach_the_master() -> None:
         rnd.place(step.jp, 2.0, now, now + 2.0)
         now += 2.0
     # Jobs begin at 10, 12 and 14; 16 + 2 >= 20 - 3, so job 4 waits (without the margin it would have begun).
-    assert [c.jp.job.job_id for c in rnd.decisions] == [1, 2, 3] and not rnd.late
+    assert [c.jp.job.job_id for c in rnd.decisions] == [1, 2, 3]
     assert rnd.answer()[0][0][0] == 1
 
 
-def test_an_offer_too_late_to_use_goes_back_at_once() -> None:
-    fc = core(t_job=1.0, t_task=1.0, refuse_seconds=5.0)
-    fc.submit([job(1, 1)])
-    # Made at 0, expiring at 30, arrived at 27: a fresh offer leaves 30 - 3 for a 2 s job, this one 0.
-    rnd = OfferRound(fc, [offer(1, [0], expires=30.0, made=0.0)], reply_s=3.0)
-    assert rnd.next(27.0) is None and rnd.late
-    assert fc.jobs[1].first_attempt_at is None  # no attempt made or counted
-    assert rnd.answer() == ([], [(1, 0.0)])  # no refuse filter: the offer comes again, fresh
-
-
-def test_a_first_job_longer_than_any_offer_lasts_is_still_tried() -> None:
-    fc = core(t_job=50.0)
-    fc.submit([job(1, 1)])
-    rnd = OfferRound(fc, [offer(1, [0], expires=30.0, made=0.0)], reply_s=3.0)
-    step = rnd.next(1.0)
-    assert step is not None and step.first and step.fits and not rnd.late
+def test_a_first_job_is_tried_even_when_its_offer_came_late() -> None:
+    """Handing late offers back (to come again with a whole timeout)
+    livelocked live Mesos on a loaded machine at x50: every offer arrived
+    late, so every offer went back. The first job is tried regardless; the
+    master rescinds the offer if the answer is late, as real Mesos does."""
+    fc = core(t_job=1.0, t_task=1.0)
+    fc.submit([job(1, 1), job(2, 1)])
+    rnd = OfferRound(fc, [offer(1, [0], expires=30.0)], reply_s=3.0)
+    step = rnd.next(27.0)
+    assert step is not None and step.first and step.fits
+    rnd.place(step.jp, 2.0, 27.0, 29.0)
+    assert rnd.next(29.0) is None  # no second job past the deadline
 
 
 def test_a_job_that_does_not_fit_ends_the_round_as_a_failed_attempt() -> None:
@@ -190,7 +186,7 @@ def rounds(draw: st.DrawFn) -> tuple[FrameworkCore, list[dict]]:
             break
         offers.append({"id": 100 + oid, "machines": np.asarray(ms, dtype=np.int64),
                        "free": np.asarray([[draw(st.sampled_from([0.0, 1.0, 4.0])), draw(st.sampled_from([0.0, 2.0, 8.0]))] for _ in ms]),
-                       "made": 0.0, "expires": draw(st.sampled_from([0.5, 3.0, 100.0]))})
+                       "expires": draw(st.sampled_from([0.5, 3.0, 100.0]))})
     return fc, offers
 
 

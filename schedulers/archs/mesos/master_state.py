@@ -375,7 +375,7 @@ class MasterState:
         made = a.allocate(now)
         offers: dict[str, list[dict]] = collections.defaultdict(list)
         for o in made:
-            offers[o.framework].append({"id": o.offer_id, "machines": o.machines, "free": o.resources, "made": o.made_at, "expires": o.expires_at})
+            offers[o.framework].append({"id": o.offer_id, "machines": o.machines, "free": o.resources, "expires": o.expires_at})
         records = [[o.offer_id, o.framework, machine_spans(o.machines), *np.round(o.resources.sum(axis=0), 6).tolist()] for o in made]
         # In a fixed order (first mention), not a set's: a set of names
         # iterates in the order of their salted hashes, so the sends (and

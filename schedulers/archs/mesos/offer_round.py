@@ -14,10 +14,10 @@ master meanwhile), then sends one answer. What it decides lives here:
   think time ends early enough for the answer to reach the master before
   the first offer would be rescinded (``reply_s``, the time an answer
   takes: the framework's measure of its link to the master); the first job
-  is tried even when it cannot, unless a fresh offer would have given it
-  time (a late offer is handed straight back, to come again with a whole
-  timeout); a job of which not one task fits ends the round (a failed
-  attempt that needs no thought);
+  is tried even when it cannot (an offer that came late would not come
+  sooner next time: handing late offers back livelocked a loaded machine at
+  x50, where the 30 s timeout is 0.6 wall s); a job of which not one task
+  fits ends the round (a failed attempt that needs no thought);
 * the answer (``answer``): per offer used, its launches and holds, in the
   order they were packed; the usable offers nothing was packed on are
   declined too;
@@ -93,9 +93,6 @@ class OfferRound:
         # the offers' expiry answered ~6 emulated s late (a 230 ms round
         # trip at x25), every round, and scheduled nothing in a whole run.
         self.deadline = min((o["expires"] for o in usable), default=0.0) - reply_s
-        # The think time a fresh offer leaves (the offers' shortest window).
-        self.window = min((o["expires"] - o["made"] for o in usable), default=0.0) - reply_s
-        self.late = False  # the round gave its offers back unused: they came too late to use
         self.decisions: list[Considered] = []
         self._queue = list(core.queue)  # the queue as the round found it
         self._cursor = 0
@@ -106,17 +103,14 @@ class OfferRound:
     def next(self, now: float) -> Step | None:
         """The next job to consider at ``now``, begun (``FrameworkCore.begin``);
         None when the round is over: the queue is exhausted, nothing is left
-        in the pool, or the job's think time would run past the deadline — a
-        later job waits for the next round; a first job only if a fresh offer
-        would have given it time (``late``: the offers go back unused)."""
+        in the pool, or (after the first decision) the job's think time would
+        run past the deadline, so it waits for the next round."""
         if self._over or self._cursor >= len(self._queue) or not (self.free > EPS).any():
             self._over = True
             return None
         jp = self._queue[self._cursor]
         core = self.core
-        think = core.think_time(jp)
-        if now + think >= self.deadline and (self.decisions or think < self.window):
-            self.late = not self.decisions
+        if self.decisions and now + core.think_time(jp) >= self.deadline:
             self._over = True
             return None
         self._cursor += 1
@@ -141,9 +135,7 @@ class OfferRound:
 
     def answer(self) -> tuple[list[Section], list[Decline]]:
         """The ``respond`` call's sections (offers used, in offer order) and
-        declines (unusable offers, then usable ones nothing was packed on;
-        offers that came too late to use with no refuse filter, so they
-        return at once)."""
+        declines (unusable offers, then usable ones nothing was packed on)."""
         used = set()
         sections: dict[int, tuple[list, list]] = {}
         offer_of, machines = self.offer_of, self.machines
@@ -156,8 +148,7 @@ class OfferRound:
             for r in d.hold_rows.tolist():
                 sections.setdefault(int(offer_of[r]), ([], []))[1].append((int(machines[r]), list(jp.job.request)))
                 used.add(int(offer_of[r]))
-        refuse = 0.0 if self.late else self.core.p.refuse_seconds
-        declines = self.unusable + [(o["id"], refuse) for i, o in enumerate(self.usable) if i not in used]
+        declines = self.unusable + [(o["id"], self.core.p.refuse_seconds) for i, o in enumerate(self.usable) if i not in used]
         self._order, self._sections = sorted(sections), sections
         return [(self.usable[i]["id"], *sections[i]) for i in self._order], declines
 
