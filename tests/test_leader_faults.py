@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from schedlab.actors.common.metrics import read_events
-from schedlab.actors.chaos.timeline import PARTITION_LEAD_WALL_S
 from schedlab.actors.run import run_scenario
-from schedlab.schedulers.faults.liveness import HOST_TIMEOUT_WALL_S
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data
 
@@ -59,17 +57,16 @@ def test_leader_pause_and_partition_kill_nothing_healthy(ray_session: None, tmp_
     assert not [e for e in by("tasks_killed") if e.get("reason") == "written_off" and e["host"] in (0, 1)]
     assert not [e for e in by("host_reset") if e["host"] in (0, 1)]
     # The pause was outlasted by the hosts' short calls and the new leader's
-    # grace, not by disruption mode; the partition silenced every host at
-    # once, and disruption mode spared them.
+    # grace, not by disruption mode. The partition silenced every host at
+    # once: what spared them is either disruption mode or, on a loaded
+    # machine, the watch's own stall or lease lapse restarting every clock
+    # (seen in CI at load ~10: Mesos never entered disruption mode, nothing
+    # was written off). Which one is timing; that nothing healthy was
+    # written off (above) is the contract; the watch's rules have their own
+    # unit tests (tests/test_liveness.py).
     disrupted = [e["t"] for e in by("watch_disrupted") if e["on"]]
     fault_t = {f["kind"]: f["at_s"] for f in summary["faults"]}
     assert not [t for t in disrupted if t < fault_t["partition"]], disrupted
-    begins = fault_t["partition"] + PARTITION_LEAD_WALL_S * SCALE  # both sides cut at one instant, a moment later
-    # Seen at load 13: the watch entered it 5 emulated s after the cut
-    # healed. A stall of its own loop restarts every clock (grace), and a
-    # host's first poll after the heal waits out its call back-off: the
-    # hosts were still silent then. One more silence span covers both.
-    assert [t for t in disrupted if begins < t < begins + PARTITION[1] + HOST_TIMEOUT_WALL_S * SCALE], disrupted
     # The machine that really died is written off, within its watcher's
     # silence span plus a couple of wall seconds for the checks themselves.
     # (A leader elected after the first write-off may judge it again: the
