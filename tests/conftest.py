@@ -14,6 +14,7 @@ import pytest
 from schedlab.actors.analysis.kept_runs import keep_if_bad, violated
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n``, ``--dist loadgroup``: the default, see
     pyproject), every live Ray test goes to one worker: they share one
