@@ -14,17 +14,18 @@ import pytest
 from schedlab.actors.analysis.kept_runs import keep_if_bad, violated
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_itemcollected(item: pytest.Item) -> None:
     """Under pytest-xdist (``-n``, ``--dist loadgroup``: the default, see
     pyproject), every live Ray test goes to one worker: they share one
     session-scoped local Ray (a second one would fight it for 2 cores and
     double the start-up), and mostly wait on time-scaled wall time, while
     the other tests, CPU-bound and independent, run on the other worker
-    beside them. Without xdist the mark does nothing."""
-    for item in items:
-        if item.get_closest_marker("ray") is not None:
-            item.add_marker(pytest.mark.xdist_group("ray"))
+    beside them. Marked as each item is collected: xdist reads the groups
+    in its own ``pytest_collection_modifyitems``, which ran before ours
+    under pytest 9.2 (both workers then started a Ray). Without xdist the
+    mark does nothing."""
+    if item.get_closest_marker("ray") is not None:
+        item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 _yielded = False
