@@ -53,7 +53,7 @@ def test_registered_allocation_policy_orders_mesos_offers(ray_session: None, tmp
     offers and no refuse filters, every agent goes to the heaviest framework
     whenever it wants offers: in a round where it got any, the other got
     none (under DRF they would share the agents)."""
-    from schedlab.schedulers.archs.mesos.allocator import ALLOCATION_POLICIES, register_allocation_policy
+    from schedlab.schedulers.archs.mesos.order_policies import ALLOCATION_POLICIES, register_allocation_policy
 
     register_allocation_policy("heaviest_first", heaviest_first)
     try:

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from schedlab.schedulers.archs.mesos.allocator import (
-    Allocator, Launch, drf_order, get_allocation_policy, priority_order, register_allocation_policy, weighted_order,
+from schedlab.schedulers.archs.mesos.allocator import Allocator, Launch
+from schedlab.schedulers.archs.mesos.order_policies import (
+    drf_order, get_allocation_policy, priority_order, register_allocation_policy, weighted_order,
 )
 from schedlab.schedulers.model.resources import EPS
 

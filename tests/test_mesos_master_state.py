@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from schedlab.schedulers.archs.mesos.allocator import drf_order
+from schedlab.schedulers.archs.mesos.order_policies import drf_order
 from schedlab.schedulers.archs.mesos.master_state import MasterConfig, MasterState, machine_spans, spanned_machines
 from schedlab.schedulers.model.resources import EPS
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from schedlab.actors.arch import Architecture, LeaderEvents
 from schedlab.actors.archs.mesos.build import build
 from schedlab.actors.archs.mesos.summary import master_failovers, mesos_section
-from schedlab.schedulers.archs.mesos.allocator import get_allocation_policy
+from schedlab.schedulers.archs.mesos.order_policies import get_allocation_policy
 
 
 def _refused(summary: dict) -> tuple[str, float | None]:

@@ -9,7 +9,7 @@ from schedlab.actors.archs.mesos.framework import MesosFramework
 from schedlab.actors.archs.mesos.link import AgentEndpoint, MasterLink
 from schedlab.actors.archs.mesos.masters import MasterSet
 from schedlab.actors.topology import Build, Topology
-from schedlab.schedulers.archs.mesos.allocator import get_allocation_policy
+from schedlab.schedulers.archs.mesos.order_policies import get_allocation_policy
 from schedlab.schedulers.archs.mesos.framework import FrameworkParams
 from schedlab.schedulers.archs.mesos.master_state import MasterConfig
 from schedlab.schedulers.archs.mesos.spec import MesosSpec, framework_name

@@ -10,65 +10,19 @@ its outstanding offers, as in Mesos, where offered resources count towards a
 framework's share. Per machine: ``free`` is what is neither used, held nor
 offered; only registered agents have any.
 
-Ordering policies (``ALLOCATION_POLICIES``, extensible with
-``register_allocation_policy``) are small functions
-``order(allocated[U,R], total[R], weights[U], priorities[U]) -> indices``.
-Offering to the lowest dominant share first, one offer at a time, is DRF's
-progressive filling done online (``schedulers.allocation.drf`` is the
-static form).
+Who is offered first is an ordering policy (``order_policies``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from schedlab.schedulers.allocation.fairness import dominant_shares
+from schedlab.schedulers.archs.mesos.order_policies import OrderPolicy, shares
 from schedlab.schedulers.model.resources import EPS
 
 TaskKey = tuple[int, int]  # (job id, task index)
-OrderPolicy = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
-
-
-def _shares(allocated: np.ndarray, total: np.ndarray) -> np.ndarray:
-    return dominant_shares(total, allocated, np.ones(allocated.shape[0]))
-
-
-def drf_order(allocated: np.ndarray, total: np.ndarray, weights: np.ndarray, priorities: np.ndarray) -> np.ndarray:
-    """Lowest dominant share first; ties by registration order."""
-    return np.lexsort((np.arange(len(weights)), _shares(allocated, total)))
-
-
-def weighted_order(allocated: np.ndarray, total: np.ndarray, weights: np.ndarray, priorities: np.ndarray) -> np.ndarray:
-    """Weighted DRF: lowest dominant share per unit of weight first."""
-    return np.lexsort((np.arange(len(weights)), _shares(allocated, total) / weights))
-
-
-def priority_order(allocated: np.ndarray, total: np.ndarray, weights: np.ndarray, priorities: np.ndarray) -> np.ndarray:
-    """Strict priority (highest first); DRF among equal priorities."""
-    return np.lexsort((np.arange(len(weights)), _shares(allocated, total), -priorities))
-
-
-ALLOCATION_POLICIES: dict[str, OrderPolicy] = {
-    "drf": drf_order,
-    "weighted": weighted_order,
-    "priority": priority_order,
-}
-
-
-def register_allocation_policy(name: str, policy: OrderPolicy) -> None:
-    if not callable(policy):
-        raise TypeError(f"allocation policy {name!r} must be callable")
-    ALLOCATION_POLICIES[name] = policy
-
-
-def get_allocation_policy(name: str) -> OrderPolicy:
-    try:
-        return ALLOCATION_POLICIES[name]
-    except KeyError:
-        raise KeyError(f"unknown allocation policy {name!r}; known: {', '.join(sorted(ALLOCATION_POLICIES))}") from None
-
 
 @dataclass
 class Offer:
@@ -488,7 +442,7 @@ class Allocator:
         if not names:
             return {}
         alloc = np.vstack([self.accounts[n].allocated for n in names])
-        return dict(zip(names, _shares(alloc, self.total).tolist()))
+        return dict(zip(names, shares(alloc, self.total).tolist()))
 
     def locked(self) -> np.ndarray:
         """Resources sitting in outstanding offers."""

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from schedlab.schedulers.archs.mesos.allocator import Allocator, Launch, Offer, OrderPolicy, TaskKey
+from schedlab.schedulers.archs.mesos.allocator import Allocator, Launch, Offer, TaskKey
+from schedlab.schedulers.archs.mesos.order_policies import OrderPolicy
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.wire import withdraw_launch
 

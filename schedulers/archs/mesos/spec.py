@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
-from schedlab.schedulers.archs.mesos.allocator import ALLOCATION_POLICIES
+from schedlab.schedulers.archs.mesos.order_policies import ALLOCATION_POLICIES
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
 from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.scenario.spec import Scenario
