@@ -333,3 +333,23 @@ def test_a_lost_log_poll_during_recovery_requeues_nothing() -> None:
         return requeued
 
     assert asyncio.run(main()) == []
+
+
+def test_a_commit_to_a_host_restarted_but_not_yet_up_is_not_lost() -> None:
+    """A CI soak (Omega, x25, loaded): machine host 2 was killed at 298.9 and
+    its restart asked for at 325.4, but the new process had not started when
+    the run ended at 350; a commit at 342 to its machine 14 waited in the
+    cell state for a pull that could not come. The host is back when its new
+    incarnation starts (``actor_started``), not when the driver asks; once
+    it has started, a commit it never pulls is lost again."""
+    txn = {"event": "txn", "job_id": 105, "t": 342.06, "span": 1.33, "committed": 1, "placed": [[1, 14]],
+           "actor": "scheduler-batch-1"}
+    faults = [{"event": "fault", "t": 298.88, "kind": "kill", "target": "machine-host-2", "role": "machine"},
+              {"event": "fault", "t": 325.35, "kind": "restart", "target": "machine-host-2", "role": "machine"}]
+    first = {"event": "actor_started", "t": 0.5, "actor": "machine-host-2"}
+    assert untraced_commits(by_event([txn, *faults, first]), 5) == 0
+    again = {"event": "actor_started", "t": 326.1, "actor": "machine-host-2"}
+    assert untraced_commits(by_event([txn, *faults, first, again]), 5) == 1
+    # Started again after the commit: the commit went to a host not yet up.
+    late = {"event": "actor_started", "t": 345.0, "actor": "machine-host-2"}
+    assert untraced_commits(by_event([txn, *faults, first, late]), 5) == 0

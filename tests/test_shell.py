@@ -217,3 +217,50 @@ def test_a_host_ships_its_kill_events_before_it_confirms_the_kill() -> None:
     killed, shipped = cell.confirmed[0]
     assert killed == [(7, 0)]
     assert "tasks_launched" in shipped and "tasks_killed" in shipped, shipped
+
+
+class UnboundCell:
+    """A cell endpoint that fails any call made before ``bind`` (the
+    replicated endpoint keeps its runtime only from ``bind``)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def bind(self, *args: object) -> None:
+        self.calls.append("bind")
+
+    async def rejoin(self, host: int) -> list:
+        self.calls.append("rejoin")
+        return [[], []]
+
+    async def exchange(self, host: int, finished: bytes) -> list:
+        self.calls.append("exchange")
+        return []
+
+
+def test_an_actor_stopped_before_it_started_stays_stopped_and_calls_nobody() -> None:
+    """A CI soak (Omega, x25, two loaded cores): a machine host restarted one
+    wall second before the run ended was stopped before its ``start`` ran
+    (Ray keeps no order among an async actor's calls); its final flush called
+    the cell unbound (AttributeError) and stamped the error at seconds since
+    1970. Stop before start is a no-op, and a start that comes after it
+    starts nothing."""
+    import time
+
+    import numpy as np
+
+    from schedlab.actors.common.machine_host import MachineHost
+
+    async def scenario() -> tuple[object, UnboundCell, MachineHost]:
+        cell = UnboundCell()
+        host = MachineHost(WallRuntime(), 2, 10, np.full((5, 2), 8.0), cell, None, 0.01, rejoin=True)
+        result = await asyncio.wait_for(host.stop(), 5)
+        await asyncio.wait_for(host.start(time.time()), 5)
+        await asyncio.sleep(0.05)  # many poll intervals, had a loop started
+        return result, cell, host
+
+    result, cell, host = asyncio.run(scenario())
+    assert result is None
+    assert cell.calls == [], cell.calls
+    assert host._tasks == [] and not host.running
+    assert host.log.drain() == []

@@ -191,10 +191,25 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
         for h in e["hosts"]:
             host_gone[int(h)].append(e["t"])
     history: dict[int, list[tuple[float, bool]]] = collections.defaultdict(list)  # host -> [(t, killed)]
+    started: dict[int, list[float]] = collections.defaultdict(list)  # host -> its incarnations' starts
+    for e in ev.get("actor_started", []):
+        if str(e.get("actor", "")).startswith("machine-host-"):
+            started[member_index(e["actor"])].append(e["t"])
     for t, host, killed in sorted(machine_faults(ev)):
-        history[host].append((t, killed))
         if killed:
+            history[host].append((t, True))
             host_gone[host].append(t)
+            continue
+        # A restarted host is back when its new incarnation starts, not when
+        # the driver asked for it: a loaded machine can take seconds to bring
+        # up a process, and a run that ends first leaves commits queued for a
+        # host that never came up (nobody to pull them).
+        last_kill = max((x for x, k in history[host] if k), default=float("-inf"))
+        up = min((x for x in started.get(host, ()) if x > last_kill), default=None)
+        if up is not None:
+            history[host].append((max(t, up), False))
+    for past in history.values():
+        past.sort()
 
     def dead_at(host: int, t: float) -> bool:
         """Killed before ``t`` and not restarted since: a commit to it then

@@ -113,6 +113,11 @@ class ActorShell:
             watch.stop()
 
     async def start(self, epoch: float) -> None:
+        if self._stopping.is_set():
+            # Stopped before it started (a restart's start still queued when
+            # the run ended: Ray does not keep an async actor's calls in
+            # order): starting now would run loops nobody stops.
+            return
         self.rt.set_epoch(epoch)
         self.running = True
         self._started.set()
@@ -196,6 +201,11 @@ class ActorShell:
     async def stop(self) -> Any:
         self.running = False
         self._stopping.set()
+        if not self._started.is_set():
+            # Never started: no loop ran, nothing was logged, and its peers
+            # (a cell endpoint, a master link) were never bound; flushing
+            # would call them unbound and stamp events before the epoch.
+            return None
         for wake in list(self._naps):
             _settle(wake)
         self.on_stopping()
