@@ -280,6 +280,31 @@ def test_sample_mean_matches_expected_and_maximum_bounds(dist: Dist) -> None:
     assert x.max() <= dist.maximum()
 
 
+@pytest.mark.parametrize("kind", ["histogram", "empirical-weighted", "empirical"])
+def test_table_draws_are_numpys_choice_draw_for_draw(kind: str) -> None:
+    """Dist keeps its arrays and cumulative weights from construction and
+    draws the index as NumPy's ``choice`` does: the same numbers from the
+    same generator state, so every seeded workload is what it was before
+    (CSS's experiment draws each job from 1,000-bin histograms)."""
+    made = np.random.default_rng(5)
+    values = tuple(np.sort(made.random(1000) * 10).tolist())
+    weights = tuple(made.random(1000).tolist()) if kind != "empirical" else ()
+    if kind == "histogram":
+        d = Dist("histogram", values=values, highs=tuple(v + 0.5 for v in values), weights=weights)
+    else:
+        d = Dist("empirical", values=values, weights=weights)
+    ours, theirs = np.random.default_rng(1), np.random.default_rng(1)
+    p = np.asarray(weights) / np.sum(weights) if weights else None
+    for size in (1, 1, 3, 7, 1, 500):
+        got = d.sample(ours, size)
+        if kind == "histogram":
+            i = theirs.choice(len(values), size=size, p=p)
+            want = theirs.uniform(np.asarray(values)[i], np.asarray(d.highs)[i])
+        else:
+            want = theirs.choice(np.asarray(values), size=size, p=p)
+        assert np.array_equal(got, want), (size, got[:3], want[:3])
+
+
 def test_sampling_is_reproducible() -> None:
     d = Dist("lognormal", mean=3.0, sigma=1.0)
     assert np.array_equal(d.sample(np.random.default_rng(9), 100), d.sample(np.random.default_rng(9), 100))

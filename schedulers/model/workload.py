@@ -48,6 +48,30 @@ class Dist:
     weights: tuple[float, ...] = ()
     highs: tuple[float, ...] = ()  # histogram: each bin's upper end (``values`` are the lower ends)
 
+    def __post_init__(self) -> None:
+        # The arrays a draw needs, built once: a CSS workload draws each
+        # job's shape from 1,000-bin histograms one job at a time, and
+        # rebuilding them per draw was most of generating a day's jobs.
+        values = np.asarray(self.values, dtype=np.float64)
+        cdf = None
+        if self.weights:
+            w = np.asarray(self.weights, dtype=np.float64)
+            cdf = np.cumsum(w / w.sum())  # as NumPy's choice builds it, to the last bit
+            cdf /= cdf[-1]
+        object.__setattr__(self, "_values", values)
+        object.__setattr__(self, "_highs", np.asarray(self.highs, dtype=np.float64))
+        object.__setattr__(self, "_cdf", cdf)
+
+    def _pick(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """Indices into ``values``, each drawn by ``weights`` (else equally
+        likely): the same numbers from the same generator state as
+        ``rng.choice(len(values), size, p=weights / sum)`` (NumPy's own
+        method: a uniform draw looked up in the cumulative weights; tested),
+        without re-checking and re-summing the weights on every draw."""
+        if self._cdf is None:
+            return rng.integers(0, len(self._values), size=size)
+        return self._cdf.searchsorted(rng.random(size), side="right")
+
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         if self.kind == "constant":
             return np.full(size, self.value, dtype=np.float64)
@@ -59,15 +83,10 @@ class Dist:
         if self.kind == "uniform":
             return rng.uniform(self.low, self.high, size)
         if self.kind == "empirical":
-            p = None
-            if self.weights:
-                w = np.asarray(self.weights, dtype=np.float64)
-                p = w / w.sum()
-            return rng.choice(np.asarray(self.values, dtype=np.float64), size=size, p=p)
+            return self._values[self._pick(rng, size)]
         if self.kind == "histogram":
-            w = np.asarray(self.weights, dtype=np.float64)
-            i = rng.choice(len(w), size=size, p=w / w.sum())
-            return rng.uniform(np.asarray(self.values)[i], np.asarray(self.highs)[i])
+            i = self._pick(rng, size)
+            return rng.uniform(self._values[i], self._highs[i])
         raise ValueError(f"unknown distribution {self.kind!r}")
 
     def expected(self) -> float:
