@@ -25,7 +25,12 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     under pytest 9.2 (both workers then started a Ray). Without xdist the
     mark does nothing."""
     if item.get_closest_marker("ray") is not None:
-        item.add_marker(pytest.mark.xdist_group("ray"))
+        # Untimed live tests (marked ``untimed``: a run that completes, its
+        # files) form a group of their own, which xdist may give the other
+        # worker: run beside the CPU-bound tests there, under that worker's
+        # lowered priority, they shortened the suite by their length without
+        # judging any time.
+        item.add_marker(pytest.mark.xdist_group("ray-untimed" if item.get_closest_marker("untimed") else "ray"))
 
 
 _yielded = False
@@ -37,7 +42,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     offer's 30 s timeout is 0.6 wall s), and a CI run failed four live
     Mesos tests while this worker's CPU-bound tests ran beside them."""
     global _yielded
-    if not _yielded and os.environ.get("PYTEST_XDIST_WORKER") and item.get_closest_marker("ray") is None:
+    timed = item.get_closest_marker("ray") is not None and item.get_closest_marker("untimed") is None
+    if not _yielded and os.environ.get("PYTEST_XDIST_WORKER") and not timed:
         os.nice(10)
         _yielded = True
 

@@ -87,6 +87,7 @@ def _row(line: str) -> list[str]:
 
 
 @pytest.mark.ray
+@pytest.mark.untimed
 def test_quick_bench_end_to_end(tmp_path: Path, stale_ray_tmp: dict[str, str]) -> None:
     """On a machine where a dead cluster's address is recorded (conftest)."""
     out = tmp_path / "bench.json"

@@ -258,6 +258,7 @@ def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
     # A kill before the commit, of a host restarted before it too, excuses nothing.
     ev["fault"][0]["t"] = 8.0
     ev["fault"].append({"event": "fault", "t": 8.5, "role": "machine", "kind": "restart", "target": "machine-host-1"})
+    ev["actor_started"] = [{"event": "actor_started", "t": 8.7, "actor": "machine-host-1"}]  # the new incarnation is up
     assert untraced_commits(ev, 4) == 1
     # Written off with its machine and re-queued: accounted for.
     ev["tasks_lost"] = [{"event": "tasks_lost", "t": 15.0, "tasks": [[1, 1]]}]
@@ -283,7 +284,8 @@ def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
 def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:
     """Host 1 is killed at 8; a commit to it at 10 (nobody has noticed yet)
     can never launch and waits for the host to be written off, which the run
-    may end before. Once the host was restarted (at 9), a commit must launch."""
+    may end before. Once the host was restarted (at 9) and its new
+    incarnation started, a commit must launch."""
     from schedlab.actors.analysis.invariants import untraced_commits
 
     ev: dict[str, list[dict]] = {
@@ -292,6 +294,8 @@ def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:
     }
     assert untraced_commits(ev, 4) == 0
     ev["fault"].append({"event": "fault", "t": 9.0, "role": "machine", "kind": "restart", "target": "machine-host-1"})
+    assert untraced_commits(ev, 4) == 0  # asked for, but its new process has not started: nobody to pull it
+    ev["actor_started"] = [{"event": "actor_started", "t": 9.2, "actor": "machine-host-1"}]
     assert untraced_commits(ev, 4) == 1
     # A host killed on another host's behalf excuses nothing here.
     ev["fault"] = [{"event": "fault", "t": 8.0, "role": "machine", "kind": "kill", "target": "machine-host-0"}]

@@ -76,6 +76,7 @@ def test_set_overrides_nested_values() -> None:
 
 
 @pytest.mark.ray
+@pytest.mark.untimed
 def test_quickstart_runs_end_to_end_from_the_command(tmp_path: Path, stale_ray_tmp: dict[str, str]) -> None:
     """The README's first command, shortened: embedded Ray, live progress
     (forced on, as in a terminal), table, files; the shipped scenario by
@@ -232,6 +233,7 @@ def test_too_many_host_actors_names_the_knob_and_the_limit(tmp_path: Path) -> No
 
 
 @pytest.mark.ray
+@pytest.mark.untimed
 def test_ctrl_c_stops_a_quiet_run_cleanly(tmp_path: Path) -> None:
     """-q prints nothing; Ctrl-C mid-run ends it with one line and exit 130,
     no traceback, and its embedded Ray (every actor with it) is gone."""
@@ -264,6 +266,7 @@ def test_ctrl_c_stops_a_quiet_run_cleanly(tmp_path: Path) -> None:
 
 
 @pytest.mark.ray
+@pytest.mark.untimed
 def test_verbose_sends_actor_output_to_the_terminal(tmp_path: Path) -> None:
     """-v sets what connect starts Ray with: actors' stdout reaches the
     driver's terminal (Ray's log_to_driver), so a user's print shows."""

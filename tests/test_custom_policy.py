@@ -12,7 +12,7 @@ from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES, register_
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.untimed]
 
 
 def even_machines_only(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:

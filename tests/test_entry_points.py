@@ -27,6 +27,7 @@ def test_only_the_ray_engine_calls_ray_init() -> None:
 
 
 @pytest.mark.ray
+@pytest.mark.untimed
 @pytest.mark.parametrize("argv", [
     ["-m", "schedlab", "sweep", "quickstart", "-q", "--set", "duration=30,40", "--parallel", "2"],
 ], ids=["sweep-parallel"])  # schedlab run: tests/test_cli.py's quickstart test; the bench: tests/test_bench.py

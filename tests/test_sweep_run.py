@@ -54,6 +54,7 @@ def test_report_on_a_directory_that_is_no_run(tmp_path: Path, capsys: pytest.Cap
 
 
 @pytest.mark.ray
+@pytest.mark.untimed
 def test_parallel_sweep_runs_as_processes_on_the_same_ray(ray_session: None, tmp_path: Path) -> None:
     out = tmp_path / "par"
     code = main(["sweep", "scenarios/quickstart.toml", "--set", "omega.schedulers.0.t_job=0.1,0.2", "--parallel", "2", "--out", str(out), *SHORT])
