@@ -81,8 +81,14 @@ def omega_service_tjob(ctx: Context) -> Result:
     # Three seeds per point (medians): with one, the conflict fraction moved by ~0.15 between runs.
     # On the sim engine, 40x the live run: at t_job 60 s the service scheduler
     # still attempts ~300 transactions per point (live: 8).
+    # Service jobs every 80 s, not 20, on sim: over 20,000 s the scenario's own
+    # mix (sized for a 500 s live run) fills the cell (cpu 0.98), so a slower
+    # service scheduler placed fewer jobs into an emptier cell and its
+    # conflict fraction fell. At 80 s the cell keeps the paper's headroom
+    # (cpu ~0.69 at every t_job) and the scheduler still keeps up at 60 s.
     rows = ctx.sweep("omega_service_tjob", "paper/omega_paper.toml", ["omega.schedulers.1.t_job=1,5,15,30,60"], seeds=3,
-                     smoke_sets=SHORT + ["omega.schedulers.1.t_job=1,60"], sim_sets=["duration=20000"])
+                     smoke_sets=SHORT + ["omega.schedulers.1.t_job=1,60"],
+                     sim_sets=["duration=20000", "workload.classes.1.interarrival=80"])
     xs = [float(r["set"]["omega.schedulers.1.t_job"]) for r in rows]
     cf = [schedulers(r, "conflict_fraction").get("scheduler-service-0", float("nan")) for r in rows]
     busy = [schedulers(r, "busyness").get("scheduler-service-0", float("nan")) for r in rows]
@@ -90,11 +96,13 @@ def omega_service_tjob(ctx: Context) -> Result:
     txns = [metric(r, "schedulers.scheduler-service-0.transactions.committed") for r in rows]
     ok = _rising(cf) and _rising(busy)
     return Result(f"service conflict fraction {_fmt(cf)}; busyness {_fmt(busy)} at t_job {_fmt(xs)} s", ok,
-                  f"Medians of 3 seeds. The longer the service scheduler thinks, the fewer service jobs it places in a "
-                  f"run: cpu utilization {_fmt(util)} and service transactions committed per run {_fmt(txns, 3)} over "
-                  "the sweep, so at long t_job it commits into an emptier cell"
+                  f"Medians of 3 seeds. Cpu utilization {_fmt(util)} and service transactions committed per run "
+                  f"{_fmt(txns, 3)} over the sweep"
+                  + (" (on sim, service jobs every 80 s instead of 20 s, so the cell keeps headroom over 20,000 s)"
+                     if ctx.engine == "sim" and not ctx.smoke else "")
                   + (", and each conflict fraction rests on a handful of transactions" if min(txns, default=0) < 30 else "")
-                  + ". The paper's simulator ran for days of simulated time on Google's fuller cells.",
+                  + ". The paper's high-fidelity simulator, on Google's fuller cells, reached a conflict fraction near 1 "
+                  "at t_job 10 s; schedlab's cell is emptier, so its conflicts are fewer but rise the same way.",
                   numbers={"t_job": xs, "conflict_fraction": cf, "busyness": busy, "cpu_utilization": util,
                            "service_txns_committed": txns})
 
