@@ -1,0 +1,364 @@
+"""The state YARN's schedulers share, and the protocol they implement.
+
+Pure: no clock (every call takes ``now``), no I/O, no randomness. The
+ResourceManager shell owns one :class:`ClusterState` and one scheduler over
+it; it feeds node heartbeats (``allocate_on_node``) or, in global mode,
+periodic ``allocate_global`` calls, and calls ``preemption`` on the
+preemption monitor's interval, killing what it returns and then calling
+:meth:`ClusterState.release`.
+
+Accounting: a container's resources count against its node (``free``), its
+application, its user within its leaf queue, and its leaf queue and every
+ancestor (``queue_used``), from allocation until release. Outstanding asks
+count as ``pending`` along the same path. Both are running totals kept by
+:meth:`ClusterState.allocate` and :meth:`ClusterState.release`, so a
+heartbeat never sums the cluster.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from schedlab.schedulers.archs.yarn.locality import (
+    NODE_LOCAL,
+    OFF_SWITCH,
+    RACK_LOCAL,
+    Level,
+    LocalityCounters,
+    LocalityDelay,
+)
+from schedlab.schedulers.archs.yarn.queues import QueueTree
+from schedlab.schedulers.archs.yarn.requests import Asks, TaskAsk
+from schedlab.schedulers.model.resources import EPS, NDIM, RESOURCES, fits
+
+MEM = RESOURCES.index("mem")
+CALCULATORS = ("memory", "dominant")
+
+
+def share(amount: np.ndarray, total: np.ndarray, calculator: str) -> float:
+    """``amount`` as a fraction of ``total`` under a YARN resource calculator:
+    ``memory`` (DefaultResourceCalculator: memory only) or ``dominant``
+    (DominantResourceCalculator: the largest fraction over resources).
+    A resource with zero total counts as 0."""
+    frac = np.divide(amount, total, out=np.zeros(NDIM), where=total > 0)
+    return float(frac[MEM]) if calculator == "memory" else float(frac.max(initial=0.0))
+
+
+def relevant(calculator: str) -> np.ndarray:
+    """Boolean mask of the resources a calculator compares."""
+    mask = np.zeros(NDIM, dtype=bool)
+    if calculator == "memory":
+        mask[MEM] = True
+    else:
+        mask[:] = True
+    return mask
+
+
+@dataclass
+class Container:
+    """A granted container: ``resources`` on ``node`` for ``app_id`` since
+    ``start``, for its task ``task_id`` (at ``priority``, placed at
+    ``locality``). ``is_am``: the application's master."""
+
+    container_id: int
+    app_id: int
+    node: int
+    resources: np.ndarray
+    start: float
+    task_id: int
+    priority: int
+    locality: Level
+    is_am: bool = False
+
+
+@dataclass
+class App:
+    """A running application: its leaf queue (full name), user, submission
+    order ``seq``, current ``usage`` and outstanding ``asks``."""
+
+    app_id: int
+    queue: str
+    user: str
+    seq: int
+    asks: Asks
+    usage: np.ndarray = field(default_factory=lambda: np.zeros(NDIM))
+    containers: dict[int, None] = field(default_factory=dict)  # ids, oldest first
+    weight: float = 1.0
+
+
+class ClusterState:
+    """Nodes, applications, containers and the running totals over them.
+
+    ``capacity`` [M, R] per node, ``rack_of`` [M] ints. ``apps`` keeps
+    submission order. ``queue_used`` / ``queue_pending``: every queue of
+    ``tree`` (root included) -> [R]. ``user_used``: (leaf, user) -> [R]."""
+
+    def __init__(self, capacity: np.ndarray, rack_of: np.ndarray, tree: QueueTree) -> None:
+        cap = np.asarray(capacity, dtype=np.float64)
+        if cap.ndim != 2 or cap.shape[1] != NDIM or np.any(~np.isfinite(cap)) or np.any(cap < 0):
+            raise ValueError(f"capacity must be [M, {NDIM}] finite and >= 0, got shape {cap.shape}")
+        racks = np.asarray(rack_of, dtype=np.int64)
+        if racks.shape != (cap.shape[0],):
+            raise ValueError(f"rack_of must be [{cap.shape[0]}], got shape {racks.shape}")
+        self.capacity = cap
+        self.free = cap.copy()
+        self.rack_of = racks
+        self.total = cap.sum(axis=0)
+        self.tree = tree
+        self.apps: dict[int, App] = {}
+        self.containers: dict[int, Container] = {}
+        self.queue_used = {q: np.zeros(NDIM) for q in tree}
+        self.queue_pending = {q: np.zeros(NDIM) for q in tree}
+        self.user_used: dict[tuple[str, str], np.ndarray] = {}
+        self._leaf_apps: dict[str, dict[int, None]] = {q: {} for q in tree.leaves()}
+        self._paths = {q: tree.path(q) for q in tree}
+        self._seq = 0
+        self._next_container = 1
+
+    @property
+    def n_nodes(self) -> int:
+        return self.capacity.shape[0]
+
+    # ------------------------------------------------------------ apps and asks
+
+    def submit(self, app_id: int, queue: str, user: str, *, weight: float = 1.0) -> App:
+        """Admit an application to a leaf queue (a full path or a unique
+        short name; ``QueueError`` otherwise)."""
+        if app_id in self.apps:
+            raise ValueError(f"application {app_id} is already running")
+        if not (weight > 0 and np.isfinite(weight)):
+            raise ValueError(f"application weight must be > 0, got {weight!r}")
+        leaf = self.tree.leaf(queue)
+        app = App(app_id, leaf, user, self._seq, Asks(self.rack_of), weight=float(weight))
+        self._seq += 1
+        self.apps[app_id] = app
+        self._leaf_apps[leaf][app_id] = None
+        self.user_used.setdefault((leaf, user), np.zeros(NDIM))
+        return app
+
+    def _add_pending(self, leaf: str, amount: np.ndarray) -> None:
+        for q in self._paths[leaf]:
+            self.queue_pending[q] = np.maximum(self.queue_pending[q] + amount, 0.0)
+
+    def add_tasks(self, app_id: int, tasks: Iterable[TaskAsk]) -> None:
+        """More outstanding asks for an application."""
+        app = self.apps[app_id]
+        for t in tasks:
+            app.asks.add(t)
+            self._add_pending(app.queue, t.capability)
+
+    def cancel_tasks(self, app_id: int, task_ids: Iterable[int]) -> None:
+        """The application no longer wants these (unknown ids ignored)."""
+        app = self.apps[app_id]
+        for tid in task_ids:
+            if tid in app.asks:
+                self._add_pending(app.queue, -app.asks.remove(tid).capability)
+
+    def finish(self, app_id: int) -> list[Container]:
+        """The application ended: its asks are dropped and its containers
+        released (returned, for the caller to stop)."""
+        app = self.apps[app_id]
+        self.cancel_tasks(app_id, [t.task_id for t in list(app.asks.tasks())])
+        gone = [c for cid in list(app.containers) if (c := self.release(cid)) is not None]
+        del self.apps[app_id]
+        del self._leaf_apps[app.queue][app_id]
+        return gone
+
+    def apps_in(self, leaf: str) -> list[App]:
+        """A leaf's applications in submission order."""
+        return [self.apps[a] for a in self._leaf_apps[leaf]]
+
+    def active_users(self, leaf: str) -> list[str]:
+        """Users with outstanding asks in ``leaf`` (sorted): the ones the
+        Capacity scheduler's user limit divides the queue among."""
+        return sorted({a.user for a in self.apps_in(leaf) if len(a.asks)})
+
+    def demand(self, app: App) -> np.ndarray:
+        """Usage plus outstanding asks (the Fair scheduler's demand)."""
+        return app.usage + app.asks.pending
+
+    # ------------------------------------------------------------ containers
+
+    def allocate(self, app_id: int, task_id: int, node: int, now: float, level: Level) -> Container:
+        """Grant the task a container on ``node``. Raises ValueError if it
+        does not fit (a scheduler bug: callers check first)."""
+        app = self.apps[app_id]
+        task = app.asks.get(task_id)
+        if not fits(self.free[node], task.capability):
+            raise ValueError(f"task {task_id} of app {app_id} does not fit on node {node}")
+        app.asks.remove(task_id)
+        self._add_pending(app.queue, -task.capability)
+        c = Container(self._next_container, app_id, int(node), task.capability.copy(), float(now), task_id,
+                      task.priority, Level(level), task.is_am)
+        self._next_container += 1
+        self.containers[c.container_id] = c
+        app.containers[c.container_id] = None
+        self._charge(app, c.node, c.resources)
+        return c
+
+    def _charge(self, app: App, node: int, amount: np.ndarray) -> None:
+        self.free[node] -= amount
+        app.usage = np.maximum(app.usage + amount, 0.0)
+        for q in self._paths[app.queue]:
+            self.queue_used[q] = np.maximum(self.queue_used[q] + amount, 0.0)
+        key = (app.queue, app.user)
+        self.user_used[key] = np.maximum(self.user_used[key] + amount, 0.0)
+
+    def release(self, container_id: int) -> Container | None:
+        """A container ended (finished, killed, preempted). Unknown ids are
+        ignored (a second report of the same end)."""
+        c = self.containers.pop(container_id, None)
+        if c is None:
+            return None
+        app = self.apps[c.app_id]
+        del app.containers[container_id]
+        self._charge(app, c.node, -c.resources)
+        self.free[c.node] = np.minimum(self.free[c.node], self.capacity[c.node])
+        return c
+
+
+class YarnScheduler(Protocol):
+    """What every YARN scheduler core offers the ResourceManager shell."""
+
+    state: ClusterState
+
+    def allocate_on_node(self, node: int, now: float) -> list[Container]:
+        """A node heartbeat: the containers granted on ``node``."""
+        ...
+
+    def allocate_global(self, now: float) -> list[Container]:
+        """Global scheduling: containers granted anywhere in the cluster."""
+        ...
+
+    def preemption(self, now: float) -> list[int]:
+        """Container ids to preempt now (the shell kills, then releases them)."""
+        ...
+
+
+# ------------------------------------------------------------ shared steps
+
+Admissible = Callable[[App, np.ndarray], bool]
+
+
+def offer_node(state: ClusterState, app: App, node: int, now: float, delay: LocalityDelay,
+               counters: LocalityCounters, admissible: Admissible, counted: set[tuple[int, int]]) -> Container | None:
+    """Offer ``node`` to ``app`` under delay scheduling; allocate what it
+    picks. ``admissible(app, capability)``: queue and user limits allow it.
+    A decline for locality counts one missed opportunity, at most once per
+    (app, priority) per heartbeat (``counted`` is the heartbeat's record):
+    assigning several containers on one heartbeat re-offers the node, and
+    that is still one opportunity."""
+    if not len(app.asks):
+        return None
+    free = state.free[node]
+    pick = app.asks.pick(
+        node,
+        lambda p: delay.allowed_level(counters.missed(app.app_id, p)),
+        lambda cap: bool(np.all(free + EPS >= cap)) and admissible(app, cap),
+    )
+    if pick.task is not None:
+        assert pick.level is not None
+        counters.allocated(app.app_id, pick.task.priority, pick.level)
+        return state.allocate(app.app_id, pick.task.task_id, node, now, pick.level)
+    if pick.declined is not None and (app.app_id, pick.declined) not in counted:
+        counted.add((app.app_id, pick.declined))
+        counters.miss(app.app_id, pick.declined)
+    return None
+
+
+def walk_apps(state: ClusterState, queue: str, children: Callable[[str], list[str]],
+              apps: Callable[[str], Iterable[App]]) -> Iterator[App]:
+    """The applications under ``queue`` in the scheduler's order: children
+    in ``children``'s order (asked afresh as the walk reaches each parent),
+    and in a leaf its applications in ``apps``' order. Capacity and Fair
+    differ only in those two orders; the walk is YARN's, shared by the
+    node-by-node and the global allocation."""
+    if state.tree[queue].is_leaf:
+        yield from apps(queue)
+        return
+    for child in children(queue):
+        yield from walk_apps(state, child, children, apps)
+
+
+def descend(state: ClusterState, queue: str, node: int, now: float, *, children: Callable[[str], list[str]],
+            apps: Callable[[str], Iterable[App]], delay: LocalityDelay, counters: LocalityCounters,
+            admissible: Admissible, counted: set[tuple[int, int]]) -> Container | None:
+    """One container on ``node``: the first application in ``walk_apps``
+    order that takes it under ``offer_node``'s rules (its limits in
+    ``admissible``)."""
+    for app in walk_apps(state, queue, children, apps):
+        c = offer_node(state, app, node, now, delay, counters, admissible, counted)
+        if c is not None:
+            return c
+    return None
+
+
+def best_node(state: ClusterState, task: TaskAsk) -> tuple[int, Level] | None:
+    """Where global scheduling puts a task: a preferred node if one fits,
+    else (if it may relax) a node on a preferred node's rack, else any node;
+    within a level the least loaded node (lowest utilization in its most
+    used resource, as YARN's ResourceUsageMultiNodeLookupPolicy prefers
+    emptier nodes), ties to the lowest index. ``None``: fits nowhere."""
+    ok = fits(state.free, task.capability)
+    if not ok.any():
+        return None
+
+    def least_loaded(cand: np.ndarray) -> int:
+        used = state.capacity[cand] - state.free[cand]
+        util = np.divide(used, state.capacity[cand], out=np.zeros_like(used), where=state.capacity[cand] > 0).max(axis=1)
+        return int(cand[int(np.argmin(util))])
+
+    if task.preferred:
+        pref = np.array(sorted(task.preferred), dtype=np.int64)
+        cand = pref[ok[pref]]
+        if cand.size:
+            return least_loaded(cand), NODE_LOCAL
+        if not task.relax_locality:
+            return None
+        cand = np.flatnonzero(ok & np.isin(state.rack_of, state.rack_of[pref]))
+        if cand.size:
+            return least_loaded(cand), RACK_LOCAL
+    return least_loaded(np.flatnonzero(ok)), OFF_SWITCH
+
+
+def allocate_globally(state: ClusterState, order: Callable[[], Iterable[App]], admissible: Admissible,
+                      now: float) -> list[Container]:
+    """Global scheduling's loop: take applications in the scheduler's order
+    (``order()`` is re-evaluated after every grant, since usage changed),
+    each application's tasks highest priority and oldest first, and place
+    the first admissible task that fits somewhere on its :func:`best_node`.
+    Stops when no task of any application can be placed. No delay
+    scheduling: seeing every node, the scheduler need not wait for one.
+
+    A task that fitted on no node stays unplaceable for the rest of the
+    call (free resources only shrink here), so it is not retried."""
+    out: list[Container] = []
+    nowhere: set[tuple[int, int]] = set()
+    while True:
+        granted = None
+        for app in order():
+            for task in app.asks.tasks():
+                if (app.app_id, task.task_id) in nowhere or not admissible(app, task.capability):
+                    continue
+                found = best_node(state, task)
+                if found is None:
+                    nowhere.add((app.app_id, task.task_id))
+                    continue
+                granted = state.allocate(app.app_id, task.task_id, found[0], now, found[1])
+                break
+            if granted is not None:
+                break
+        if granted is None:
+            return out
+        out.append(granted)
+
+
+def preemption_order(state: ClusterState, container_ids: Iterable[int]) -> list[Container]:
+    """Victims in the order both preemption policies take them: non-AM
+    containers before AM ones (killing a master loses its whole
+    application's progress), then the most recently submitted application
+    first, then the newest container first (least work lost)."""
+    cs = [state.containers[c] for c in container_ids]
+    return sorted(cs, key=lambda c: (c.is_am, -state.apps[c.app_id].seq, -c.start, -c.container_id))
