@@ -70,6 +70,24 @@ def test_lone_user_stops_at_the_guarantee_unless_the_factor_lets_it_grow() -> No
     np.testing.assert_allclose(state.queue_used["root.a"], v(12, 24))  # elastic up to max capacity
 
 
+def test_a_lone_user_just_below_the_guarantee_still_grows_past_it() -> None:
+    """Queue a's guarantee is (8, 16); the user holds (7, 15) through an
+    odd-sized AM container, and its next task (1, 2) would take it to
+    (8, 17), past the guarantee in memory. With user-limit-factor 2 the
+    limit must count the container (YARN compares the usage before it):
+    the queue grows towards its maximum instead of stalling at 15 of 16."""
+    state, s = cluster(two_queues(user_limit_factor=2.0, max_capacity=75))
+    state.submit(1, "a", "u")
+    state.add_tasks(1, [TaskAsk(100, v(1, 3), priority=0)])  # the AM's odd size
+    state.add_tasks(1, [TaskAsk(i, v(1, 2)) for i in range(30)])
+    s.allocate_on_node(0, 0.0)
+    for node in range(1, 4):
+        s.allocate_on_node(node, 0.0)
+    used = state.queue_used["root.a"]
+    assert used[1] > 16.0, used  # past the guarantee
+    assert used[1] <= 24.0 + 1e-9 and used[0] <= 12.0 + 1e-9, used  # within the maximum (75%)
+
+
 def test_user_limit_formula_hand_worked() -> None:
     """Cluster (40 cpu, 100 mem); queue a: 50%, guarantee (20, 50)."""
     tree = QueueTree.build([QueueSpec("root.a", capacity=50, minimum_user_limit_percent=25, user_limit_factor=2),

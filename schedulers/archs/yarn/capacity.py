@@ -131,7 +131,7 @@ class CapacityScheduler:
         minimum allocations)::
 
             queue_cap = max(guarantee, required)
-            current   = queue_cap if queue used < queue_cap else queue used + required
+            current   = queue_cap if queue used + required <= queue_cap else queue used + required
             limit     = max(current / active users, current * minimum-user-limit-percent / 100)
             limit     = min(limit, queue_cap * user-limit-factor)
 
@@ -147,7 +147,13 @@ class CapacityScheduler:
         guarantee = q.abs_capacity * st.total
         queue_cap = guarantee if share(guarantee, st.total, calc) >= share(required, st.total, calc) else required
         consumed = st.queue_used[leaf]
-        current = queue_cap if share(consumed, st.total, calc) < share(queue_cap, st.total, calc) else consumed + required
+        # YARN compares the queue's usage *before* the container (and then
+        # the user's usage before it, letting a user overshoot by one
+        # container); here both are taken with the container, which the
+        # limit must then count too: a user just below the guarantee would
+        # otherwise never be let past it, whatever the user-limit factor.
+        grown = consumed + required
+        current = queue_cap if share(grown, st.total, calc) <= share(queue_cap, st.total, calc) + EPS else grown
         active = max(1, len(st.active_users(leaf)))
         a, b = current / active, current * q.minimum_user_limit_percent / 100.0
         limit = a if share(a, st.total, calc) >= share(b, st.total, calc) else b

@@ -206,6 +206,46 @@ class ClusterState:
         key = (app.queue, app.user)
         self.user_used[key] = np.maximum(self.user_used[key] + amount, 0.0)
 
+    def adopt(self, c: Container) -> Container:
+        """Take over a container already running (its NodeManager reported
+        it to a restarted ResourceManager): charged exactly like an
+        allocation, but no ask is consumed and its id is kept. Later ids are
+        above it, so a new container never reuses a recovered id. Raises
+        ValueError for an unknown application or a duplicate id; a node over
+        capacity after adoption is a fact of the report, not refused."""
+        if c.app_id not in self.apps:
+            raise ValueError(f"container {c.container_id}: application {c.app_id} is not running")
+        if c.container_id in self.containers:
+            raise ValueError(f"container {c.container_id} is already known")
+        app = self.apps[c.app_id]
+        self.containers[c.container_id] = c
+        app.containers[c.container_id] = None
+        self._charge(app, c.node, c.resources)
+        self._next_container = max(self._next_container, c.container_id + 1)
+        return c
+
+    def reserve_ids(self, first: int) -> None:
+        """New container ids are at least ``first`` from now on: a
+        restarted ResourceManager starts its epoch's id range above every
+        id an earlier epoch could have handed out (YARN puts the epoch in
+        the container id for the same reason)."""
+        self._next_container = max(self._next_container, int(first))
+
+    def set_node_capacity(self, node: int, capacity: np.ndarray) -> None:
+        """A node joins (its capacity) or leaves (zeros) the cluster; the
+        cluster total follows, so shares and guarantees shrink with lost
+        nodes as YARN's do. The containers still charged to the node keep
+        their share: raises ValueError if they would no longer fit."""
+        cap = np.asarray(capacity, dtype=np.float64)
+        if cap.shape != (NDIM,) or np.any(~np.isfinite(cap)) or np.any(cap < 0):
+            raise ValueError(f"node capacity must be {NDIM} finite numbers >= 0, got {capacity!r}")
+        used = self.capacity[node] - self.free[node]
+        if np.any(used > cap + EPS):
+            raise ValueError(f"node {node} holds {used.tolist()}, more than the new capacity {cap.tolist()}")
+        self.capacity[node] = cap
+        self.free[node] = np.maximum(cap - used, 0.0)
+        self.total = self.capacity.sum(axis=0)
+
     def release(self, container_id: int) -> Container | None:
         """A container ended (finished, killed, preempted). Unknown ids are
         ignored (a second report of the same end)."""
@@ -223,6 +263,7 @@ class YarnScheduler(Protocol):
     """What every YARN scheduler core offers the ResourceManager shell."""
 
     state: ClusterState
+    counters: LocalityCounters  # the ResourceManager forgets a finished application's
 
     def allocate_on_node(self, node: int, now: float) -> list[Container]:
         """A node heartbeat: the containers granted on ``node``."""

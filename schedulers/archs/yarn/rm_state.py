@@ -1,0 +1,542 @@
+"""The YARN ResourceManager's books and decisions, pure.
+
+The RM shell keeps the timers (node liveness, the preemption monitor's
+interval, global scheduling's timer, the recovery window), does the calls
+and the event log; everything the RM knows and decides lives here, over one
+scheduler core (Capacity, Fair or FIFO) and its :class:`ClusterState`. No
+clock: every call takes ``now``. No I/O: events are appended to
+``RMState.events`` as plain dicts (``{"event": kind, ...}``) for the shell to
+emit (:meth:`RMState.take_events`).
+
+The flow, as YARN's:
+
+* **Admission** (ApplicationsManager): :meth:`RMState.submit` resolves the
+  leaf queue and checks the asks could ever fit; it then asks the scheduler
+  for the application's AM container (task ``AM_TASK``, priority
+  ``AM_PRIORITY``, anywhere).
+* **NodeManager heartbeats** (:meth:`RMState.node_heartbeat`): finished
+  containers are released, then (node-by-node mode) the scheduler allocates
+  on that node, and the node gets what it must kill and start. The RM
+  starts AM containers itself as soon as they are allocated (AMLauncher).
+* **AM heartbeats** (:meth:`RMState.am_allocate`): asks in, releases and
+  start requests in; containers newly allocated and completion statuses
+  out. In YARN the AM starts a container by calling its NodeManager
+  directly; here the start is queued for that node's next heartbeat, since
+  the house's hosts *pull* their launches (as kubelets watch an API server).
+* **Preemption** (:meth:`RMState.preempt`), **global scheduling**
+  (:meth:`RMState.schedule`), **application end** (:meth:`RMState.finish_app`),
+  **node loss** with AM attempt retry (:meth:`RMState.node_lost`).
+* **Work-preserving restart**: a new RM starts with ``recovering=True`` and
+  no registered node; :meth:`restore_app` (records replicated by the
+  coordinator), :meth:`recover_node` (NodeManagers re-registering with
+  what runs) and :meth:`recover_app` (AMs resyncing) rebuild the books, and
+  :meth:`settle_recovery` closes the window (YARN's scheduling wait):
+  nothing is scheduled before it.
+
+Invariants kept: a task has at most one container at a time (allocated,
+start queued or running); a launch of a task is held while a kill of an
+older copy of the same task is still undelivered on another node, so a task
+never runs twice; a launch is handed out once and stays queued until its
+node pulls it; node kills are delivered before launches in one reply.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from schedlab.schedulers.archs.yarn.messages import (
+    AM_PRIORITY,
+    AM_TASK,
+    FINISHED,
+    GONE,
+    LOST,
+    OK,
+    PREEMPTED,
+    RESYNC,
+    STALE,
+    Admission,
+    AllocateReply,
+    Allocation,
+    AppRecord,
+    ContainerStatus,
+    NodeReply,
+    RunningReport,
+    as_vector,
+    container_owner,
+)
+from schedlab.schedulers.archs.yarn.queues import QueueError
+from schedlab.schedulers.archs.yarn.requests import TaskAsk
+from schedlab.schedulers.archs.yarn.rm_books import (
+    ACCEPTED,
+    ALLOCATED,
+    APP_FAILED,
+    APP_FINISHED,
+    APP_KILLED,
+    EPOCH_SHIFT,
+    QUEUED,
+    RUNNING,
+    STARTED,
+    TERMINAL,
+    AppBook,
+    Held,
+    QueueSample,
+    RMConfig,
+    _t,
+)
+from schedlab.schedulers.archs.yarn.rm_recovery import RecoveryMixin
+from schedlab.schedulers.archs.yarn.scheduler import Container, YarnScheduler
+from schedlab.schedulers.model.resources import NDIM, fits
+
+
+class RMState(RecoveryMixin):
+    """A ResourceManager's state machine over ``scheduler`` (and its
+    ``scheduler.state``). ``epoch``: the RM's incarnation (0 first; a
+    restarted RM takes the next), which keeps container ids unique across
+    restarts. ``recovering``: a restarted RM, waiting for nodes and AMs."""
+
+    def __init__(self, scheduler: YarnScheduler, config: RMConfig | None = None, *, epoch: int = 0,
+                 recovering: bool = False) -> None:
+        self.scheduler = scheduler
+        self.state = scheduler.state
+        self.config = config or RMConfig()
+        self.epoch = int(epoch)
+        glob = self.config.global_scheduling
+        self.global_scheduling = bool(getattr(getattr(scheduler, "config", None), "global_scheduling", False)
+                                      if glob is None else glob)
+        self.node_capacity = self.state.capacity.copy()  # configured; the state's drops to 0 while a node is out
+        self.state.reserve_ids((self.epoch << EPOCH_SHIFT) + 1)
+        self.apps: dict[int, AppBook] = {}
+        self.held: dict[int, Held] = {}
+        self.task_container: dict[tuple[int, int], int] = {}  # (app, task) -> its one container
+        self.by_node: dict[int, dict[int, None]] = {}  # node -> container ids held there
+        self.started_on: dict[int, dict[tuple[int, int], int]] = {}  # node -> (app, task) -> started container
+        self.to_launch: dict[int, dict[int, None]] = {}  # node -> container ids queued to start there
+        self.kills: dict[int, list[list[int]]] = {}  # node -> [app, task] to kill at its next heartbeat
+        self.kill_pending: dict[tuple[int, int], int] = {}  # (app, task) -> undelivered kills of it
+        self.recovering = bool(recovering)
+        self.registered: dict[int, None] = {} if recovering else dict.fromkeys(range(self.state.n_nodes))
+        self.written_off: dict[int, None] = {}
+        self.orphans: dict[int, list[tuple[int, RunningReport]]] = {}  # app -> reports from nodes, app unknown yet
+        self.orphan_finished: dict[int, dict[int, int]] = {}  # app -> task -> node that saw it finish, app unknown yet
+        self.preemptions: dict[str, int] = {q: 0 for q in self.state.tree.leaves()}
+        self.events: list[dict] = []
+        if recovering:
+            for n in range(self.state.n_nodes):
+                self.state.set_node_capacity(n, np.zeros(NDIM))
+
+    # ------------------------------------------------------------ queries
+
+    def take_events(self) -> list[dict]:
+        """The events recorded since the last call (the shell emits them)."""
+        out, self.events = self.events, []
+        return out
+
+    def app_state(self, app_id: int) -> str | None:
+        book = self.apps.get(app_id)
+        return None if book is None else book.state
+
+    def attempt(self, app_id: int) -> int:
+        return self.apps[app_id].attempt
+
+    def finished_tasks(self, app_id: int) -> list[int]:
+        """Tasks of the application known finished (for a new AM attempt:
+        the job history a MapReduce AM would recover)."""
+        return list(self.apps[app_id].finished)
+
+    def active_records(self) -> list[AppRecord]:
+        """Records of the applications not yet ended: what the coordinator
+        replicates and a new RM restores."""
+        return [b.record for b in self.apps.values() if b.state not in TERMINAL]
+
+    def queue_usage(self) -> list[QueueSample]:
+        """Every queue (tree order) with its usage and entitlement, on demand."""
+        st = self.state
+        fair = getattr(self.scheduler, "fair_shares", None)
+        shares = fair() if callable(fair) else {q: st.tree[q].abs_capacity * st.total for q in st.tree}
+        out = []
+        for q in st.tree:
+            n = self.preemptions.get(q, 0) if st.tree[q].is_leaf else sum(
+                v for leaf, v in self.preemptions.items() if leaf.startswith(q + "."))
+            out.append(QueueSample(q, _t(st.queue_used[q]), _t(st.queue_pending[q]), _t(shares[q]), n))
+        return out
+
+    def _event(self, kind: str, **fields: object) -> None:
+        self.events.append({"event": kind, **fields})
+
+    # ------------------------------------------------------------ admission
+
+    def _check(self, record: AppRecord) -> tuple[str, str]:
+        """(leaf, "") or ("", why the record cannot be admitted)."""
+        if record.app_id in self.apps:
+            return "", f"application {record.app_id} was already admitted"
+        try:
+            leaf = self.state.tree.leaf(record.queue)
+        except QueueError as e:
+            return "", str(e)
+        if not (record.weight > 0 and math.isfinite(record.weight)):
+            return "", f"weight must be > 0, got {record.weight!r}"
+        if not fits(self.node_capacity, as_vector(record.am_resources)).any():
+            return "", "the AM container fits on no node"
+        for t in record.tasks:
+            if not fits(self.node_capacity, as_vector(t.capability)).any():
+                return "", f"task {t.task_id} fits on no node"
+            if any(n < 0 or n >= self.state.n_nodes for n in t.preferred):
+                return "", f"task {t.task_id} prefers an unknown node"
+        return leaf, ""
+
+    def _admit(self, record: AppRecord, leaf: str) -> AppBook:
+        self.state.submit(record.app_id, leaf, record.user, weight=record.weight)
+        book = AppBook(record, leaf, record.task_map())
+        self.apps[record.app_id] = book
+        return book
+
+    def submit(self, record: AppRecord, now: float) -> Admission:
+        """Admit an application and ask for its AM container. A rejection
+        (unknown or parent queue, duplicate id, an ask no node could ever
+        hold) is returned, not raised: a bad submission is the user's."""
+        leaf, why = self._check(record)
+        if why:
+            self._event("app_rejected", app=record.app_id, queue=record.queue, reason=why, at=now)
+            return Admission(record.app_id, False, why)
+        book = self._admit(record, leaf)
+        self._ask_am(book, now)
+        self._event("app_submitted", app=record.app_id, queue=leaf, user=record.user, tasks=len(record.tasks),
+                    submitted_at=record.submitted_at, at=now)
+        return Admission(record.app_id, True, queue=leaf)
+
+    def _ask_am(self, book: AppBook, now: float) -> None:
+        ask = TaskAsk(AM_TASK, as_vector(book.record.am_resources), priority=AM_PRIORITY, is_am=True)
+        self.state.add_tasks(book.record.app_id, [ask])
+        book.asked_at[AM_TASK] = now
+
+    # ------------------------------------------------------------ container books
+
+    def _granted(self, containers: list[Container], now: float) -> list[int]:
+        """Book what the scheduler just allocated: AM containers are queued
+        to start at once (the RM's AMLauncher), task containers go to their
+        AM's next reply."""
+        for c in containers:
+            book = self.apps[c.app_id]
+            key = (c.app_id, c.task_id)
+            self.held[c.container_id] = Held(c.app_id, c.task_id, c.node, ALLOCATED)
+            self.task_container[key] = c.container_id
+            self.by_node.setdefault(c.node, {})[c.container_id] = None
+            asked = book.asked_at.pop(c.task_id, now)
+            if c.is_am:
+                book.am_container = c.container_id
+                self._queue_launch(c.container_id)
+                self._event("am_allocated", app=c.app_id, attempt=book.attempt, container=c.container_id,
+                            node=c.node, wait=round(now - asked, 9), at=now)
+            else:
+                level = c.locality.name.lower()
+                book.allocated.append(Allocation(c.container_id, c.task_id, c.node, _t(c.resources), level))
+                self._event("container_allocated", app=c.app_id, task=c.task_id, container=c.container_id,
+                            node=c.node, queue=book.leaf, locality=level, latency=round(now - asked, 9), at=now)
+        return [c.container_id for c in containers]
+
+    def _queue_launch(self, cid: int) -> None:
+        h = self.held[cid]
+        h.phase = QUEUED
+        self.to_launch.setdefault(h.node, {})[cid] = None
+
+    def _drop(self, cid: int) -> Held:
+        """Forget a container and release its resources (no kill sent)."""
+        h = self.held.pop(cid)
+        key = (h.app_id, h.task_id)
+        if self.task_container.get(key) == cid:
+            del self.task_container[key]
+        self.by_node[h.node].pop(cid, None)
+        if h.phase == QUEUED:
+            self.to_launch[h.node].pop(cid, None)
+        elif h.phase == STARTED and self.started_on.get(h.node, {}).get(key) == cid:
+            del self.started_on[h.node][key]
+        self.state.release(cid)
+        book = self.apps[h.app_id]
+        if book.am_container == cid:
+            book.am_container = None
+        return h
+
+    def _stop(self, cid: int) -> Held:
+        """Stop a container: a started one is killed at its node's next
+        heartbeat, a queued launch is withdrawn; resources are released at
+        once (YARN frees a killed container in the scheduler immediately;
+        the node's reply delivers kills before launches, so nothing new
+        lands there before the kill)."""
+        h = self.held[cid]
+        if h.phase == STARTED:
+            self.kills.setdefault(h.node, []).append([h.app_id, h.task_id])
+            key = (h.app_id, h.task_id)
+            self.kill_pending[key] = self.kill_pending.get(key, 0) + 1
+        return self._drop(cid)
+
+    def _forget_kills(self, node: int) -> None:
+        for app, task in self.kills.pop(node, []):
+            self._kill_delivered((app, task))
+
+    def _kill_delivered(self, key: tuple[int, int]) -> None:
+        n = self.kill_pending.get(key, 0) - 1
+        if n > 0:
+            self.kill_pending[key] = n
+        else:
+            self.kill_pending.pop(key, None)
+
+    # ------------------------------------------------------------ node heartbeats
+
+    def node_heartbeat(self, node: int, finished: list[tuple[int, int]], now: float) -> NodeReply:
+        """A NodeManager's heartbeat: ``finished`` (app, task) pairs ended
+        on it since its last one. Reports of containers the RM already
+        stopped (killed, preempted, lost) or does not know are ignored.
+        Then, in node-by-node mode and outside a recovery window, the
+        scheduler allocates on the node. The reply: kills first, then the
+        launches queued for this node (held back while an undelivered kill
+        of an older copy of the same task waits on another node).
+
+        An unregistered node gets ``reset`` if it had been declared lost
+        (it is registered again, empty), else ``resync`` (a restarted RM:
+        it must re-register through :meth:`recover_node`)."""
+        reset = False
+        if node not in self.registered:
+            if node not in self.written_off:
+                return NodeReply(resync=True)
+            self._register(node)
+            reset = True
+        else:
+            for app_id, task in finished:
+                self._ended(node, int(app_id), int(task), now)
+        if not self.global_scheduling and not self.recovering:
+            self._granted(self.scheduler.allocate_on_node(node, now), now)
+        return self._reply(node, now, reset)
+
+    def _register(self, node: int) -> None:
+        self.written_off.pop(node, None)
+        self.registered[node] = None
+        self.state.set_node_capacity(node, self.node_capacity[node])
+
+    def _ended(self, node: int, app_id: int, task: int, now: float) -> None:
+        cid = self.started_on.get(node, {}).get((app_id, task))
+        if cid is None:
+            return
+        self._drop(cid)
+        book = self.apps[app_id]
+        if task == AM_TASK:  # an AM runs until it is stopped: it exited on its own
+            self._event("am_exited", app=app_id, attempt=book.attempt, container=cid, node=node, at=now)
+            self._am_failed(book, now, counted=True, reason="am_exited")
+            return
+        book.finished[task] = None
+        book.completed.append(ContainerStatus(cid, task, node, FINISHED, now))
+        self._event("container_finished", app=app_id, task=task, container=cid, node=node, at=now)
+
+    def _reply(self, node: int, now: float, reset: bool) -> NodeReply:
+        kills = self.kills.pop(node, [])
+        for app, task in kills:
+            self._kill_delivered((app, task))
+        launches: list[list] = []
+        am_started: list[tuple[int, int]] = []
+        queue = self.to_launch.get(node, {})
+        for cid in list(queue):
+            h = self.held[cid]
+            key = (h.app_id, h.task_id)
+            if self.kill_pending.get(key):
+                continue
+            del queue[cid]
+            h.phase = STARTED
+            self.started_on.setdefault(node, {})[key] = cid
+            book = self.apps[h.app_id]
+            res = self.state.containers[cid].resources.tolist()
+            if h.task_id == AM_TASK:
+                launches.append([h.app_id, AM_TASK, node, res, math.inf, now, container_owner(cid)])
+                book.state = RUNNING
+                book.am_launched_before = True
+                am_started.append((h.app_id, book.attempt))
+                self._event("am_launched", app=h.app_id, attempt=book.attempt, container=cid, node=node,
+                            delay=round(now - book.record.submitted_at, 9), at=now)
+            else:
+                launches.append([h.app_id, h.task_id, node, res, book.tasks[h.task_id].duration, now,
+                                 container_owner(cid)])
+                self._event("container_launched", app=h.app_id, task=h.task_id, container=cid, node=node, at=now)
+        return NodeReply(launches, kills, reset=reset, am_started=am_started)
+
+    def schedule(self, now: float) -> list[int]:
+        """Global scheduling (the shell's timer): allocate across all
+        nodes; the ids granted. Nothing during a recovery window."""
+        if self.recovering:
+            return []
+        return self._granted(self.scheduler.allocate_global(now), now)
+
+    # ------------------------------------------------------------ AM heartbeats
+
+    def _add_asks(self, book: AppBook, asks: list[TaskAsk], now: float) -> list[int]:
+        """Add an AM's asks; the ids refused: not a task of the application
+        (or the AM's), finished, already asked, holding a container, or
+        malformed."""
+        refused: list[int] = []
+        app_id = book.record.app_id
+        app = self.state.apps[app_id]
+        for t in asks:
+            tid = int(t.task_id)
+            if (tid not in book.tasks or tid in book.finished or tid in app.asks
+                    or (app_id, tid) in self.task_container or t.is_am
+                    or not fits(self.node_capacity, np.asarray(t.capability, dtype=np.float64)).any()):
+                refused.append(tid)
+                continue
+            try:
+                self.state.add_tasks(app_id, [t])
+            except ValueError:
+                refused.append(tid)
+                continue
+            book.asked_at[tid] = now
+        return refused
+
+    def _check_caller(self, app_id: int, attempt: int | None) -> tuple[AppBook | None, str]:
+        book = self.apps.get(app_id)
+        if book is None:
+            return None, RESYNC
+        if book.state in TERMINAL:
+            return None, GONE
+        if attempt is not None and attempt != book.attempt:
+            return None, STALE
+        return book, OK
+
+    def am_allocate(self, app_id: int, asks: list[TaskAsk], releases: list[int], starts: list[tuple[int, int]],
+                    now: float, *, attempt: int | None = None) -> AllocateReply:
+        """An AM's heartbeat. In order: ``releases`` (its containers it does
+        not need: stopped, no status sent back), ``asks`` (new outstanding
+        tasks; see ``_add_asks`` for refusals), ``starts`` ((container,
+        task): start the task in a container allocated to it for that task,
+        at the node's next heartbeat; any other start is refused and the
+        container released, since asks are tasks). The reply carries every
+        allocation and completion since the previous call, once.
+
+        An application the RM does not know, or not yet resynced after a
+        restart, answers RESYNC; an ended one GONE; a call naming an older
+        ``attempt`` STALE."""
+        book, status = self._check_caller(app_id, attempt)
+        if book is None:
+            return AllocateReply(status)
+        if not book.synced:
+            return AllocateReply(RESYNC, book.attempt)
+        for cid in releases:
+            h = self.held.get(cid)
+            if h is not None and h.app_id == app_id and h.task_id != AM_TASK:
+                self._stop(cid)
+        refused_asks = self._add_asks(book, list(asks), now)
+        refused_starts: list[int] = []
+        for cid, task in starts:
+            h = self.held.get(cid)
+            if h is None or h.app_id != app_id:
+                refused_starts.append(cid)
+                continue
+            if h.phase != ALLOCATED or h.task_id != task or task in book.finished:
+                refused_starts.append(cid)
+                if h.phase == ALLOCATED:
+                    self._stop(cid)
+                continue
+            self._queue_launch(cid)
+        reply = AllocateReply(OK, book.attempt, tuple(book.allocated), tuple(book.completed),
+                              tuple(refused_starts), tuple(refused_asks))
+        book.allocated, book.completed = [], []
+        return reply
+
+    # ------------------------------------------------------------ ends
+
+    def preempt(self, now: float) -> list[int]:
+        """Ask the scheduler for victims and stop them: kills queued to
+        their nodes, PREEMPTED reported to their AMs, counted per leaf. A
+        preempted AM starts a new attempt that does not count as a failure."""
+        if self.recovering:
+            return []
+        taken: list[int] = []
+        for cid in self.scheduler.preemption(now):
+            if cid not in self.held:
+                continue  # gone with an AM preempted earlier in this list
+            h = self._stop(cid)
+            book = self.apps[h.app_id]
+            self.preemptions[book.leaf] += 1
+            taken.append(cid)
+            self._event("preempted", app=h.app_id, task=h.task_id, container=cid, node=h.node, queue=book.leaf,
+                        am=h.task_id == AM_TASK, at=now)
+            if h.task_id == AM_TASK:
+                self._am_failed(book, now, counted=False, reason="am_preempted")
+            else:
+                book.completed.append(ContainerStatus(cid, h.task_id, h.node, PREEMPTED, now))
+        return taken
+
+    def _end_app(self, book: AppBook, state: str, now: float) -> list[int]:
+        app_id = book.record.app_id
+        stopped = list(self.state.apps[app_id].containers)
+        for cid in stopped:
+            self._stop(cid)
+        self.state.finish(app_id)
+        self.scheduler.counters.forget(app_id)
+        book.state = state
+        book.allocated, book.completed, book.asked_at, book.believed = [], [], {}, None
+        self._event(f"app_{state}", app=app_id, attempt=book.attempt, queue=book.leaf,
+                    finished_tasks=len(book.finished), at=now)
+        return stopped
+
+    def finish_app(self, app_id: int, now: float) -> list[int]:
+        """The AM unregistered (all its tasks finished): its AM container
+        and any leftover container are stopped. The stopped ids."""
+        book = self.apps.get(app_id)
+        if book is None or book.state in TERMINAL:
+            return []
+        return self._end_app(book, APP_FINISHED, now)
+
+    def kill_app(self, app_id: int, now: float) -> list[int]:
+        """The user killed the application: as ``finish_app``, state killed."""
+        book = self.apps.get(app_id)
+        if book is None or book.state in TERMINAL:
+            return []
+        return self._end_app(book, APP_KILLED, now)
+
+    def _am_failed(self, book: AppBook, now: float, *, counted: bool, reason: str) -> None:
+        """The current attempt's AM is gone. Past ``max_am_attempts``
+        counted failures the application fails; otherwise a new attempt:
+        every container of the old one is stopped (YARN's default,
+        keep-containers-across-application-attempts = false), its asks
+        dropped, and a new AM ask made."""
+        app_id = book.record.app_id
+        if counted:
+            book.failures += 1
+        if book.failures >= self.config.max_am_attempts:
+            self._end_app(book, APP_FAILED, now)
+            return
+        for cid in list(self.state.apps[app_id].containers):
+            self._stop(cid)
+        self.state.cancel_tasks(app_id, [t.task_id for t in list(self.state.apps[app_id].asks.tasks())])
+        self.scheduler.counters.forget(app_id)
+        book.attempt += 1
+        book.state = ACCEPTED
+        book.allocated, book.completed, book.asked_at, book.believed = [], [], {}, None
+        book.synced = True
+        self._ask_am(book, now)
+        self._event("am_attempt", app=app_id, attempt=book.attempt, reason=reason, counted=counted,
+                    failures=book.failures, at=now)
+
+    def node_lost(self, node: int, now: float) -> list[int]:
+        """The shell's watch found ``node`` silent: every container held
+        there is lost (reported LOST to its AM; an AM container starts a new
+        attempt), its undelivered launches and kills are dropped, and its
+        capacity leaves the cluster until it comes back (empty: ``reset``).
+        The lost container ids."""
+        if node not in self.registered:
+            return []
+        cids = sorted(self.by_node.get(node, {}))
+        self._forget_kills(node)
+        ams: list[AppBook] = []
+        for cid in cids:
+            h = self._drop(cid)
+            book = self.apps[h.app_id]
+            if h.task_id == AM_TASK:
+                ams.append(book)
+            else:
+                book.completed.append(ContainerStatus(cid, h.task_id, node, LOST, now))
+            self._event("container_lost", app=h.app_id, task=h.task_id, container=cid, node=node, at=now)
+        del self.registered[node]
+        self.written_off[node] = None
+        self.state.set_node_capacity(node, np.zeros(NDIM))
+        self._event("node_lost", node=node, containers=len(cids), at=now)
+        for book in ams:
+            if book.state not in TERMINAL:
+                self._am_failed(book, now, counted=self.config.lost_am_counts, reason="node_lost")
+        return cids
