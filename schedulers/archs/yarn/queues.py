@@ -176,8 +176,9 @@ class QueueTree:
                 total = sum(checked[k][0] for k in kids)
                 if abs(total - 100.0) > CAPACITY_TOL:
                     first = min(index[k] for k in kids)
+                    each = ", ".join(f"{k} {checked[k][0]:g}" for k in kids)
                     raise QueueError(f"queues[{first}].capacity",
-                                     f"capacities of the children of {parent!r} sum to {total:g}, not 100")
+                                     f"capacities of the children of {parent!r} sum to {total:g}, not 100 ({each})")
 
         queues: dict[str, Queue] = {}
         inf = np.full(NDIM, np.inf)

@@ -1,0 +1,522 @@
+"""YARN: the ``[yarn]`` section of a scenario (ResourceManager, scheduler,
+ApplicationMasters and queue tree), parsed and validated; and the builders
+of the pure cores (scheduler, RM, AM configs) from it.
+
+A ResourceManager runs one scheduler (Capacity, Fair or FIFO) over a tree of
+queues; every job is an application whose ApplicationMaster asks for its
+tasks' containers on a heartbeat. Job classes are routed to leaf queues
+(``[[yarn.queues]] classes``), and a queue's jobs are spread over ``users``
+users. Inert, validated, frozen data like the rest of the scenario; parsed by
+``parse_yarn`` with errors naming the file, the key and the problem.
+
+Keys the selected scheduler does not read (Capacity's under ``scheduler =
+"fair"`` and the other way round; any preemption key under FIFO) are
+refused, so a file never says something its run does not do. Queue fields
+are the exception: one ``[[yarn.queues]]`` tree carries both schedulers'
+settings (``queues.QueueSpec``), so a section can switch ``scheduler``.
+
+Not registered yet: see the comment at the end.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from schedlab.schedulers.arch import Decider, SectionContext
+from schedlab.schedulers.archs.yarn.fair import (
+    POLICIES,
+)
+from schedlab.schedulers.archs.yarn.queues import ROOT, QueueError, QueueSpec, QueueTree
+from schedlab.schedulers.archs.yarn.scheduler import (
+    CALCULATORS,
+)
+from schedlab.schedulers.model.cluster import MachineClass
+from schedlab.schedulers.model.resources import NDIM, RESOURCES
+from schedlab.schedulers.scenario.spec import Scenario
+from schedlab.schedulers.scenario.toml_table import (
+    Table,
+    non_negative,
+    one_of,
+    positive,
+    table_array,
+)
+
+SCHEDULERS = ("capacity", "fair", "fifo")
+DEFAULT_QUEUE = f"{ROOT}.default"
+AM_DEFAULT = {"cpu": 1.0, "mem": 1.5}  # yarn.app.mapreduce.am.resource.cpu-vcores 1, .resource.mb 1536 (GB here)
+RM_DECIDER = "resourcemanager"
+MEM = RESOURCES.index("mem")
+
+# Keys only one scheduler reads. monitor_interval is read by both preemptive
+# schedulers (their preemption check's period) and refused under FIFO.
+CAPACITY_KEYS = ("node_locality_delay", "rack_locality_additional_delay", "resource_calculator",
+                 "max_off_switch_per_heartbeat", "max_wait_before_kill", "total_preemption_per_round",
+                 "max_ignored_over_capacity", "natural_termination_factor")
+FAIR_KEYS = ("fair_policy", "locality_threshold_node", "locality_threshold_rack", "min_share_preemption_timeout",
+             "fair_share_preemption_timeout", "fair_share_preemption_threshold")
+PREEMPTION_KEYS = ("preemption", "monitor_interval")
+MONITOR_INTERVAL = {"capacity": 3.0, "fair": 0.5}
+_PART = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _count(v: int) -> str | None:
+    return None if v >= 0 else "must be >= 0"
+
+
+def _unit(v: float) -> str | None:
+    return None if 0 < v <= 1 else "must be in (0, 1]"
+
+
+def _closed(v: float) -> str | None:
+    return None if 0 <= v <= 1 else "must be in [0, 1]"
+
+
+def _pct(v: float) -> str | None:
+    return None if 0 <= v <= 100 else "must be in [0, 100] (percent of the parent)"
+
+
+@dataclass(frozen=True)
+class YarnQueueSpec:
+    """One ``[[yarn.queues]]`` entry (percentages are of the parent queue).
+
+    * ``name``: the full dotted path (``root.prod.etl``); the file may give a
+      plain name, meaning ``root.<name>``.
+    * ``classes``: the job classes submitted to this leaf queue (MapReduce's
+      ``mapreduce.job.queuename``); default none. A parent queue takes none.
+    * ``users`` (1): the queue's jobs are spread over users ``u0``..
+      ``u<users-1>`` by job id (YARN's user limits and app order see them).
+    * ``capacity``: ``yarn.scheduler.capacity.<queue>.capacity``, the
+      guarantee; siblings sum to 100 under the Capacity scheduler, where it
+      is required unless the queue is its parent's only child (then 100).
+    * ``max_capacity`` (100): ``...<queue>.maximum-capacity`` (Hadoop's -1).
+    * ``user_limit_factor`` (1): ``...<queue>.user-limit-factor``.
+    * ``minimum_user_limit_percent`` (100): ``...<queue>.minimum-user-limit-percent``.
+    * ``weight`` (1): the Fair allocation file's ``<weight>``.
+    * ``min_share`` (0): ``<minResources>``, ``{cpu, mem}``, missing = 0.
+    * ``max_share`` (unlimited): ``<maxResources>``, ``{cpu, mem}``, missing = unlimited.
+    * ``data_replicas`` (0): machines holding each task's input, as Mesos'
+      key; 0 = no locality preference (the AM asks anywhere).
+    * ``relax_locality`` (true): ResourceRequest's ``relaxLocality``; false
+      pins tasks to their data machines."""
+
+    name: str
+    classes: tuple[str, ...] = ()
+    users: int = 1
+    capacity: float = 100.0
+    max_capacity: float = 100.0
+    user_limit_factor: float = 1.0
+    minimum_user_limit_percent: float = 100.0
+    weight: float = 1.0
+    min_share: tuple[float, ...] = (0.0,) * NDIM
+    max_share: tuple[float, ...] | None = None
+    data_replicas: int = 0
+    relax_locality: bool = True
+
+    def queue_spec(self) -> QueueSpec:
+        return QueueSpec(self.name, capacity=self.capacity, max_capacity=self.max_capacity,
+                         user_limit_factor=self.user_limit_factor,
+                         minimum_user_limit_percent=self.minimum_user_limit_percent, weight=self.weight,
+                         min_share=self.min_share, max_share=self.max_share)
+
+
+@dataclass(frozen=True)
+class YarnSpec:
+    """The ``[yarn]`` section. Defaults are Hadoop's where it has one.
+
+    Every scheduler:
+
+    * ``scheduler`` ("capacity"): ``yarn.resourcemanager.scheduler.class``:
+      "capacity" | "fair" | "fifo".
+    * ``am`` ({cpu = 1, mem = 1.5}): the AM container,
+      ``yarn.app.mapreduce.am.resource.cpu-vcores`` / ``.resource.mb`` (1536 MB).
+    * ``am_heartbeat`` (1.0): emulated s between an AM's allocate calls,
+      ``yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms`` (1000).
+    * ``max_am_attempts`` (2): ``yarn.resourcemanager.am.max-attempts``.
+    * ``global_scheduling`` (false): Capacity's
+      ``schedule-asynchronously.enable``, Fair's ``continuous-scheduling-enabled``:
+      allocate on a timer over the whole cluster, not per node heartbeat.
+    * ``assign_multiple`` (true; false under Fair, as Hadoop): several
+      containers per node heartbeat (Capacity's
+      ``per-node-heartbeat.multiple-assignments-enabled``, Fair's
+      ``assignmultiple``); under FIFO false means one per heartbeat.
+    * ``max_assign`` (0 = no limit): containers per heartbeat (Fair's
+      ``max.assign`` -1; Capacity's ``maximum-container-assignments`` is 100
+      in Hadoop, unlimited here).
+    * ``rms`` (1): ResourceManagers; > 1 is active/standby
+      (``yarn.resourcemanager.ha.rm-ids``), leader elected through the
+      coordinator group, so ``[coordinator] replicas >= 3``.
+    * ``rm_lease_ms`` (1000): wall ms an active RM's lease lasts unrenewed.
+
+    Capacity (``yarn.scheduler.capacity.*``):
+
+    * ``node_locality_delay`` (40): ``node-locality-delay``, missed opportunities.
+    * ``rack_locality_additional_delay`` (0): ``rack-locality-additional-delay``
+      (Hadoop's -1, the wait-factor mode, is not modelled).
+    * ``resource_calculator`` ("memory"): ``resource-calculator``,
+      "memory" (DefaultResourceCalculator) | "dominant".
+    * ``max_off_switch_per_heartbeat`` (1):
+      ``per-node-heartbeat.maximum-offswitch-assignments``; 0 = no limit.
+
+    Fair (``yarn.scheduler.fair.*`` and the allocation file):
+
+    * ``fair_policy`` ("fair"): ``defaultQueueSchedulingPolicy``, "fair" | "drf".
+    * ``locality_threshold_node`` / ``locality_threshold_rack`` (0):
+      ``locality.threshold.node`` / ``.rack``, fractions of the cluster in
+      [0, 1]; Hadoop's -1 (no delay) is 0 here.
+
+    Preemption:
+
+    * ``preemption`` (false): Capacity's ``yarn.resourcemanager.scheduler.monitor.enable``,
+      Fair's ``yarn.scheduler.fair.preemption``; FIFO never preempts.
+    * ``monitor_interval``: emulated s between preemption checks; Capacity's
+      ``monitor.capacity.preemption.monitoring_interval`` (3 s), Fair's
+      ``update-interval-ms`` (0.5 s, where Hadoop 3 detects starvation).
+    * Capacity (``yarn.resourcemanager.monitor.capacity.preemption.*``):
+      ``max_wait_before_kill`` (15 s), ``total_preemption_per_round`` (0.1),
+      ``max_ignored_over_capacity`` (0.1), ``natural_termination_factor`` (0.2).
+    * Fair (allocation file defaults): ``min_share_preemption_timeout`` and
+      ``fair_share_preemption_timeout`` (never; omit the key for never),
+      ``fair_share_preemption_threshold`` (0.5).
+
+    ``queues``: the declared ``[[yarn.queues]]`` in file order (index i is
+    ``yarn.queues[i]``), or one ``root.default`` leaf taking every class when
+    the file declares none. ``implied``: undeclared parent paths (see
+    ``parse_yarn``)."""
+
+    queues: tuple[YarnQueueSpec, ...]
+    implied: tuple[str, ...] = ()
+    scheduler: str = "capacity"
+    am: tuple[float, ...] = tuple(AM_DEFAULT.get(r, 0.0) for r in RESOURCES)
+    am_heartbeat: float = 1.0
+    max_am_attempts: int = 2
+    global_scheduling: bool = False
+    assign_multiple: bool = True
+    max_assign: int = 0
+    node_locality_delay: int = 40
+    rack_locality_additional_delay: int = 0
+    resource_calculator: str = "memory"
+    max_off_switch_per_heartbeat: int = 1
+    fair_policy: str = "fair"
+    locality_threshold_node: float = 0.0
+    locality_threshold_rack: float = 0.0
+    preemption: bool = False
+    monitor_interval: float = 3.0
+    max_wait_before_kill: float = 15.0
+    total_preemption_per_round: float = 0.1
+    max_ignored_over_capacity: float = 0.1
+    natural_termination_factor: float = 0.2
+    min_share_preemption_timeout: float = math.inf
+    fair_share_preemption_timeout: float = math.inf
+    fair_share_preemption_threshold: float = 0.5
+    rms: int = 1
+    rm_lease_ms: float = 1000.0
+
+    def queue_of(self, job_class: str) -> YarnQueueSpec:
+        """The leaf queue ``job_class``'s jobs are submitted to (KeyError if none)."""
+        for q in self.queues:
+            if job_class in q.classes:
+                return q
+        raise KeyError(job_class)
+
+    def route(self, job_class: str, job_id: int) -> tuple[str, str]:
+        """(leaf queue, user) of a job: users ``u0``.. of its queue by job id."""
+        q = self.queue_of(job_class)
+        return q.name, f"u{int(job_id) % q.users}"
+
+    def queue_specs(self) -> tuple[QueueSpec, ...]:
+        """The tree's specs: the declared queues, then the implied parents
+        (capacity 100 of a parent they are the only child of)."""
+        return (*(q.queue_spec() for q in self.queues), *(QueueSpec(n, capacity=100.0) for n in self.implied))
+
+
+# ------------------------------------------------------------ parsing
+
+
+def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
+    """The ``[yarn]`` section (``t``) as a YarnSpec, or ScenarioError (one
+    line: file, key, problem).
+
+    Queues: every queue is declared, as Hadoop requires, except a parent
+    path that is *implied*: undeclared, with exactly one child, and the only
+    child of its own parent (``root.a.b`` alone implies ``root.a``). Such a
+    parent can only have capacity 100 and adds no setting; any other
+    undeclared parent is an error, since its capacity or weight among its
+    siblings would be a guess."""
+    scheduler = t.get("scheduler", str, default="capacity", check=one_of(SCHEDULERS))
+    _refuse_other_keys(t, scheduler)
+    cap, fair = scheduler == "capacity", scheduler == "fair"
+    am = _am(t, ctx.machine_classes)
+    queues, implied = _queues(t, ctx, scheduler)
+    rms = t.get("rms", int, default=1, check=lambda v: None if 1 <= v <= 9 else "must be 1 to 9")
+    if rms > 1 and ctx.coordinator.replicas < 3:
+        t.fail(t.key("rms"), "standby ResourceManagers elect their leader through the coordinator: "
+                             "set [coordinator] replicas >= 3")
+    d = YarnSpec(queues=())
+    spec = YarnSpec(
+        queues=queues,
+        implied=implied,
+        scheduler=scheduler,
+        am=am,
+        am_heartbeat=t.get("am_heartbeat", float, default=d.am_heartbeat, check=positive),
+        max_am_attempts=t.get("max_am_attempts", int, default=d.max_am_attempts,
+                              check=lambda v: None if v >= 1 else "must be >= 1"),
+        global_scheduling=t.get("global_scheduling", bool, default=d.global_scheduling),
+        assign_multiple=t.get("assign_multiple", bool, default=not fair),
+        max_assign=t.get("max_assign", int, default=d.max_assign, check=_count),
+        node_locality_delay=t.get("node_locality_delay", int, default=d.node_locality_delay, check=_count)
+        if cap else d.node_locality_delay,
+        rack_locality_additional_delay=t.get("rack_locality_additional_delay", int,
+                                             default=d.rack_locality_additional_delay, check=_count)
+        if cap else d.rack_locality_additional_delay,
+        resource_calculator=t.get("resource_calculator", str, default=d.resource_calculator, check=one_of(CALCULATORS))
+        if cap else d.resource_calculator,
+        max_off_switch_per_heartbeat=t.get("max_off_switch_per_heartbeat", int,
+                                           default=d.max_off_switch_per_heartbeat, check=_count)
+        if cap else d.max_off_switch_per_heartbeat,
+        fair_policy=t.get("fair_policy", str, default=d.fair_policy, check=one_of(POLICIES)) if fair else d.fair_policy,
+        locality_threshold_node=t.get("locality_threshold_node", float, default=0.0, check=_closed) if fair else 0.0,
+        locality_threshold_rack=t.get("locality_threshold_rack", float, default=0.0, check=_closed) if fair else 0.0,
+        preemption=t.get("preemption", bool, default=False,
+                         check=lambda v: "the FIFO scheduler never preempts" if v and not (cap or fair) else None),
+        monitor_interval=t.get("monitor_interval", float, default=MONITOR_INTERVAL.get(scheduler, d.monitor_interval),
+                               check=positive) if cap or fair else d.monitor_interval,
+        max_wait_before_kill=t.get("max_wait_before_kill", float, default=d.max_wait_before_kill, check=non_negative)
+        if cap else d.max_wait_before_kill,
+        total_preemption_per_round=t.get("total_preemption_per_round", float, default=d.total_preemption_per_round,
+                                         check=_unit) if cap else d.total_preemption_per_round,
+        max_ignored_over_capacity=t.get("max_ignored_over_capacity", float, default=d.max_ignored_over_capacity,
+                                        check=non_negative) if cap else d.max_ignored_over_capacity,
+        natural_termination_factor=t.get("natural_termination_factor", float, default=d.natural_termination_factor,
+                                         check=_unit) if cap else d.natural_termination_factor,
+        min_share_preemption_timeout=t.get("min_share_preemption_timeout", float, default=math.inf,
+                                           check=non_negative) if fair else math.inf,
+        fair_share_preemption_timeout=t.get("fair_share_preemption_timeout", float, default=math.inf,
+                                            check=non_negative) if fair else math.inf,
+        fair_share_preemption_threshold=t.get("fair_share_preemption_threshold", float,
+                                              default=d.fair_share_preemption_threshold, check=_closed)
+        if fair else d.fair_share_preemption_threshold,
+        rms=rms,
+        rm_lease_ms=t.get("rm_lease_ms", float, default=d.rm_lease_ms, check=lambda v: None if v >= 50 else "must be >= 50"),
+    )
+    t.done()
+    return spec
+
+
+def _refuse_other_keys(t: Table, scheduler: str) -> None:
+    """A key the selected scheduler never reads is a mistake in the file."""
+    owners = [("Capacity", CAPACITY_KEYS, scheduler == "capacity"), ("Fair", FAIR_KEYS, scheduler == "fair")]
+    for k in t.data:
+        for who, keys, mine in owners:
+            if k in keys and not mine:
+                t.fail(t.key(k), f"is a key of the {who} scheduler; this section has scheduler = {scheduler!r}")
+        if k == "monitor_interval" and scheduler == "fifo":
+            t.fail(t.key(k), "is a preemption key; the FIFO scheduler never preempts")
+
+
+def _fmt(v: tuple[float, ...] | np.ndarray) -> str:
+    return ", ".join(f"{r}={float(x):g}" for r, x in zip(RESOURCES, v))
+
+
+def _am(t: Table, machine_classes: tuple[MachineClass, ...]) -> tuple[float, ...]:
+    at = t.sub("am", default={})
+    am = tuple(at.get(r, float, default=AM_DEFAULT.get(r, 0.0), check=positive if r in AM_DEFAULT else non_negative)
+               for r in RESOURCES)
+    at.done()
+    if not any(all(a <= c + 1e-9 for a, c in zip(am, mc.capacity)) for mc in machine_classes):
+        big = max(machine_classes, key=lambda mc: (mc.capacity[MEM], mc.capacity))
+        t.fail(t.key("am"), f"the AM container ({_fmt(am)}) fits no machine class; "
+                            f"the largest is {big.name!r} ({_fmt(big.capacity)})")
+    return am
+
+
+def _queue_name(q: Table) -> str:
+    raw = q.get("name", str)
+    parts = raw.split(".")
+    if raw == ROOT:
+        q.fail(q.key("name"), f"'{ROOT}' is implicit: name a queue under it")
+    if not all(_PART.fullmatch(p) for p in parts):
+        q.fail(q.key("name"), f"{raw!r}: a queue name is parts of letters, digits, '_' and '-', joined by '.'")
+    if len(parts) > 1 and parts[0] != ROOT:
+        q.fail(q.key("name"), f"{raw!r}: a dotted path starts with '{ROOT}.' (a plain name means '{ROOT}.<name>')")
+    return raw if len(parts) > 1 else f"{ROOT}.{raw}"
+
+
+def _parent(name: str) -> str:
+    return name.rsplit(".", 1)[0]
+
+
+def _queues(t: Table, ctx: SectionContext, scheduler: str) -> tuple[tuple[YarnQueueSpec, ...], tuple[str, ...]]:
+    job_classes = list(ctx.job_classes)
+    if "queues" not in t.data:
+        t.used.add("queues")
+        return (YarnQueueSpec(DEFAULT_QUEUE, classes=tuple(job_classes), capacity=100.0),), ()
+    tables = table_array(t, "queues")
+    names: list[str] = []
+    for i, q in enumerate(tables):
+        n = _queue_name(q)
+        if n in names:
+            q.fail(q.key("name"), f"duplicate queue {n!r} (also yarn.queues[{names.index(n)}])")
+        names.append(n)
+    declared = set(names)
+    ancestors = {a for n in names for a in _ancestors(n)}
+    every = declared | ancestors
+    children: dict[str, list[str]] = {}
+    for n in sorted(every):
+        children.setdefault(_parent(n), []).append(n)
+    implied = []
+    for p in sorted(ancestors - declared):
+        if len(children[p]) != 1 or len(children[_parent(p)]) != 1:
+            i = min(j for j, n in enumerate(names) if n.startswith(p + "."))
+            tables[i].fail(tables[i].key("name"),
+                           f"parent queue {p!r} is not declared; declare it in [[yarn.queues]] (an undeclared "
+                           "parent is implied only when it has one child and is its parent's only child)")
+        implied.append(p)
+
+    specs = [_queue(q, n, children, scheduler, set(job_classes)) for q, n in zip(tables, names)]
+    taken: dict[str, int] = {}
+    for i, (q, s) in enumerate(zip(tables, specs)):
+        if s.classes and children.get(s.name):
+            q.fail(q.key("classes"), f"{s.name} is a parent queue (of {', '.join(children[s.name])}); "
+                                     "jobs are submitted to leaf queues")
+        for c in s.classes:
+            if c in taken:
+                where = "this queue" if taken[c] == i else f"{specs[taken[c]].name} (yarn.queues[{taken[c]}])"
+                q.fail(q.key("classes"), f"job class {c!r} is already submitted to {where}; "
+                                         "each class goes to one leaf queue")
+            taken[c] = i
+    for c in job_classes:
+        if c not in taken:
+            t.fail(t.key("queues"), f"no leaf queue takes job class {c!r}")
+
+    try:
+        QueueTree.build([*(s.queue_spec() for s in specs), *(QueueSpec(n, capacity=100.0) for n in implied)],
+                        check_capacity=scheduler == "capacity")
+    except QueueError as e:
+        t.fail(*_queue_error(t, e, len(specs), implied))
+    return tuple(specs), tuple(implied)
+
+
+def _ancestors(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:k]) for k in range(2, len(parts))]
+
+
+def _queue_error(t: Table, e: QueueError, declared: int, implied: list[str]) -> tuple[str, str]:
+    """A QueueError's ``queues[i].field`` as ``yarn.queues[i].field``."""
+    m = re.fullmatch(r"queues\[(\d+)\](.*)", e.key)
+    if m and int(m.group(1)) >= declared:
+        return t.key("queues"), f"implied parent queue {implied[int(m.group(1)) - declared]!r}: {e.message}"
+    return t.key(e.key), e.message
+
+
+def _queue(q: Table, name: str, children: dict[str, list[str]], scheduler: str, known: set[str]) -> YarnQueueSpec:
+    classes = q.get("classes", list, default=[])
+    for c in classes:
+        if not isinstance(c, str) or c not in known:
+            q.fail(q.key("classes"), f"unknown job class {c!r}")
+    if len(set(classes)) != len(classes):
+        q.fail(q.key("classes"), "names a job class twice")
+    only_child = len(children[_parent(name)]) == 1
+    if "capacity" not in q.data and not only_child and scheduler == "capacity":
+        q.fail(q.key("capacity"), 'is required with scheduler = "capacity" (percent of the parent; '
+                                  "siblings' capacities sum to 100)")
+    capacity = q.get("capacity", float, default=100.0 if only_child else 0.0, check=_pct)
+    st = q.sub("min_share", default={})
+    min_share = tuple(st.get(r, float, default=0.0, check=non_negative) for r in RESOURCES)
+    st.done()
+    max_share = None
+    if "max_share" in q.data:
+        mt = q.sub("max_share")
+        max_share = tuple(mt.get(r, float, default=math.inf, check=non_negative) for r in RESOURCES)
+        mt.done()
+    spec = YarnQueueSpec(
+        name=name,
+        classes=tuple(classes),
+        users=q.get("users", int, default=1, check=lambda v: None if v >= 1 else "must be >= 1"),
+        capacity=capacity,
+        max_capacity=q.get("max_capacity", float, default=100.0, check=_pct),
+        user_limit_factor=q.get("user_limit_factor", float, default=1.0, check=positive),
+        minimum_user_limit_percent=q.get("minimum_user_limit_percent", float, default=100.0,
+                                         check=lambda v: None if 0 < v <= 100 else "must be in (0, 100]"),
+        weight=q.get("weight", float, default=1.0, check=positive),
+        min_share=min_share,
+        max_share=max_share,
+        data_replicas=q.get("data_replicas", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0"),
+        relax_locality=q.get("relax_locality", bool, default=True),
+    )
+    q.done()
+    return spec
+
+
+# ------------------------------------------------------------ scenario-wide checks
+
+
+def check_sizes(top: Table, sc: Scenario, tasks: dict[str, float]) -> None:
+    """The RM holds (and with ``rms`` > 1 replicates) every application's
+    input locations: tasks x data_replicas machine ids over all queues must
+    stay within MAX_TASKS. Then ``check_fit``: this is the one hook that
+    sees both the section and the workload's requests, before anything
+    starts."""
+    from schedlab.schedulers.scenario.limits import MAX_TASKS, count
+
+    ys: YarnSpec = sc.section
+    ids = [sum(tasks.get(c, 0.0) for c in q.classes) * min(q.data_replicas, sc.cell.machines) for q in ys.queues]
+    if ids and sum(ids) > MAX_TASKS:
+        i = max(range(len(ids)), key=lambda j: ids[j])
+        top.fail(f"yarn.queues[{i}].data_replicas",
+                 f"~{count(sum(ids))} machine ids of task input for the ResourceManager to hold (tasks x data_replicas, "
+                 f"{count(ids[i])} from this queue); at most {count(MAX_TASKS)}")
+    check_fit(top, sc)
+
+
+def check_fit(top: Table, sc: Scenario) -> None:
+    """An application holds its AM container while its tasks run, so its
+    leaf queue must be able to hold the AM and the largest task at once:
+    within the queue's absolute maximum capacity of the cell (Capacity) or
+    the least max share on its path (Fair). Otherwise its jobs would wait
+    forever. (A task larger than every machine is the generic check's,
+    ``workload.classes[i]``; FIFO has no queue limits.)"""
+    ys: YarnSpec = sc.section
+    if ys.scheduler == "fifo":
+        return
+    tree = QueueTree.build(ys.queue_specs(), check_capacity=ys.scheduler == "capacity")
+    total = sum(np.asarray(mc.capacity, dtype=np.float64) * mc.count for mc in sc.cell.machine_classes)
+    am = np.asarray(ys.am)
+    section = top.data.get("yarn")
+    declared = isinstance(section, dict) and "queues" in section  # else the default queue: the AM is to blame
+    for i, q in enumerate(ys.queues):
+        if ys.scheduler == "capacity":
+            ceiling, what = tree[q.name].abs_max_capacity * total, "max_capacity"
+        else:
+            ceiling = np.min([tree[p].max_share for p in tree.path(q.name)[1:]], axis=0)
+            what = "max_share"
+        for jc in sc.workload.classes:
+            if jc.name not in q.classes:
+                continue
+            need = am + np.array([d.maximum() for d in jc.request])
+            if np.any(need > ceiling + 1e-9):
+                key = f"yarn.queues[{i}].classes" if declared else "yarn.am"
+                top.fail(key, f"an application of job class {jc.name!r} holds its AM and a task at once "
+                              f"({_fmt(need)}), more than queue {q.name} may ever hold "
+                              f"({_fmt(ceiling)}: {what} along its path)")
+
+
+# ------------------------------------------------------------ the cores, from a spec
+
+
+def deciders(sc: Scenario) -> list[Decider]:
+    """The active ResourceManager's scheduler decides every placement. YARN
+    models no think time; its cadence is the AM heartbeat, so that is what
+    the run compares with a round trip (a substrate slower than it measures
+    Ray, not YARN)."""
+    ys: YarnSpec = sc.section
+    return [Decider(RM_DECIDER, ys.am_heartbeat, 0.0)]
+
+
+# The ArchSpec (SPEC = ArchSpec(name="yarn", parse=parse_yarn, deciders=deciders,
+# check_sizes=check_sizes, section_required=False, ...)) and its roster/actors
+# are added with the actors (actors/archs/yarn), together with the registry line
+# in schedulers/archs/__init__.py: registering before the live half exists would
+# break the conformance suite.
