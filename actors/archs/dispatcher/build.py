@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from schedlab.actors.archs.dispatcher.endpoint import WorkerEndpoint
+from schedlab.actors.common.head_endpoint import HeadEndpoint
 from schedlab.actors.archs.dispatcher.head import Dispatcher, HeadConfig
 from schedlab.actors.topology import Build, Topology
 from schedlab.schedulers.archs.dispatcher.spec import NAME, ROLE, DispatcherSpec
@@ -21,6 +21,6 @@ def build(b: Build) -> Topology:
     # A restarted head knows nothing: it rebuilds from its workers and the submitter.
     head = b.members.spawn(ROLE, Dispatcher, NAME, b.rt, cfg, b.metrics, flush,
                            again=(b.rt, dataclasses.replace(cfg, restarted=True), b.metrics, flush))
-    topo = Topology(WorkerEndpoint(head), [head], None)
+    topo = Topology(HeadEndpoint(head, NAME, "register_worker"), [head], None)
     topo.route([jc.name for jc in sc.workload.classes], NAME, head)
     return topo
