@@ -58,7 +58,7 @@ def test_a_comparison_file_is_not_a_run() -> None:
 def test_shipped_flagship_parses() -> None:
     path = Path(__file__).parent.parent / "scenarios" / "architectures.toml"
     scs = parse_comparison(tomllib.loads(path.read_text()), str(path))
-    assert {s.architecture for s in scs} == {"omega", "mesos", "borg"}
+    assert {s.architecture for s in scs} == {"omega", "mesos", "borg", "yarn"}
 
 
 def test_compare_row_reads_each_architecture() -> None:
@@ -77,27 +77,27 @@ def test_compare_row_reads_each_architecture() -> None:
 
 
 def test_compare_command_runs_the_flagship(tmp_path: Path) -> None:
-    """The README's command on the sim engine: three runs, one table, a
+    """The README's command on the sim engine: four runs, one table, a
     summary each. (The conformance suite runs every architecture live.)"""
     r = schedlab("compare", "scenarios/architectures.toml", "--engine", "sim",
                  "--out", str(tmp_path), timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    for arch in ("borg", "mesos", "omega"):
+    for arch in ("borg", "mesos", "omega", "yarn"):
         s = json.loads((tmp_path / arch / "summary.json").read_text())
         assert s["architecture"] == arch and s["seed"] == 42 and s["jobs"]["submitted"] > 0
         assert not any(s["invariants"].values())
         assert arch in r.stdout
     table = r.stdout[r.stdout.index("same cell"):]
-    assert "invariants" in table and table.count("all hold") == 3
+    assert "invariants" in table and table.count("all hold") == 4
 
 
 def test_compare_bad_input_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     data = (Path(__file__).parent.parent / "scenarios" / "architectures.toml").read_text()
-    bad.write_text(data.replace('architectures = ["borg", "mesos", "omega"]', 'architectures = ["borg", "yarn"]'))
+    bad.write_text(data.replace('architectures = ["borg", "mesos", "omega", "yarn"]', 'architectures = ["borg", "slurm"]'))
     r = schedlab("compare", str(bad))
     assert r.returncode == 2
-    assert r.stderr.strip().count("\n") == 0 and "'yarn' is not one of" in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "'slurm' is not one of" in r.stderr
 
 
 def test_a_comparison_runs_an_architecture_without_a_group_unreplicated() -> None:

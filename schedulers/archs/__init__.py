@@ -8,6 +8,7 @@ BUILTIN = (
     "schedlab.schedulers.archs.mesos.spec:SPEC",
     "schedlab.schedulers.archs.borg.spec:SPEC",
     "schedlab.schedulers.archs.dispatcher.spec:SPEC",
+    "schedlab.schedulers.archs.yarn.spec:SPEC",
 )
 
 DEFAULT = "omega"  # a scenario without ``architecture = ...``

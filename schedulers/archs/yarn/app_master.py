@@ -103,6 +103,18 @@ class AppMasterCore:
         self._releases, self._starts = [], {}
         return call
 
+    def undo(self, call: AllocateCall) -> None:
+        """``call`` never reached the RM (it was dead or gone): what it
+        carried goes into the next call again."""
+        for a in call.asks:
+            if a.task_id in self.asked:
+                del self.asked[a.task_id]
+                self.to_ask[a.task_id] = None
+        self._releases = [*call.releases, *self._releases]
+        for cid, task in call.starts:
+            if self.holding.get(cid) == task:
+                self._starts.setdefault(cid, task)
+
     def _again(self, task: int) -> None:
         if task not in self.finished and task not in self._by_task and task not in self.asked:
             self.to_ask[task] = None

@@ -77,6 +77,7 @@ class AppBook:
     synced: bool = True
     am_launched_before: bool = False
     believed: dict[int, int] | None = None
+    attempt_known: bool = True  # False: restored without its attempt; the AM's resync tells it
 
 
 @dataclass(frozen=True)

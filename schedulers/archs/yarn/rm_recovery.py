@@ -24,6 +24,7 @@ from schedlab.schedulers.archs.yarn.messages import (
 )
 from schedlab.schedulers.archs.yarn.requests import TaskAsk
 from schedlab.schedulers.archs.yarn.rm_books import (
+    APP_FINISHED,
     RUNNING,
     STARTED,
     TERMINAL,
@@ -36,14 +37,16 @@ from schedlab.schedulers.archs.yarn.scheduler import Container
 class RecoveryMixin:
     """RMState's restart calls; see the module doc."""
 
-    def restore_app(self, record: AppRecord, now: float, *, attempt: int = 1, failures: int = 0,
+    def restore_app(self, record: AppRecord, now: float, *, attempt: int | None = 1, failures: int = 0,
                     finished: list[int] | tuple[int, ...] = (), am_launched: bool = True) -> Admission:
         """Know an admitted application again (its record replicated by the
         coordinator, re-submitted by the shell on take-over, with its
         attempt, counted failures and job history ``finished``: tasks the
         previous RM saw finish, which nodes' recent-completion reports then
         do not count again). No AM ask here: its AM container may be
-        running; containers already reported for it are adopted. Once the recovery window closes
+        running; containers already reported for it are adopted. ``attempt``
+        None: not known (no state store kept it; the ResourceManager
+        restarted alone): the AM's resync tells it. Once the recovery window closes
         (:meth:`settle_recovery`, or at once if it already has) an
         application whose AM container no node reported gets a new attempt
         (a counted failure if ``am_launched``: its AM had run)."""
@@ -51,7 +54,8 @@ class RecoveryMixin:
         if why:
             return Admission(record.app_id, False, why)
         book = self._admit(record, leaf)
-        book.attempt, book.failures, book.synced = int(attempt), int(failures), False
+        book.attempt, book.failures, book.synced = int(attempt or 1), int(failures), False
+        book.attempt_known = attempt is not None
         book.am_launched_before = bool(am_launched)
         book.finished.update(dict.fromkeys(int(t) for t in finished))
         for task, node in self.orphan_finished.pop(record.app_id, {}).items():
@@ -102,10 +106,12 @@ class RecoveryMixin:
         if is_am:
             book.am_container = c.container_id
             book.state = RUNNING
+            self.am_heard[rep.app_id] = now  # its AM has until the expiry to resync
         return True
 
     def recover_node(self, node: int, running: list[RunningReport], now: float, *,
-                     finished: list[tuple[int, int]] | tuple[tuple[int, int], ...] = ()) -> tuple[int, int]:
+                     finished: list[tuple[int, int]] | tuple[tuple[int, int], ...] = (),
+                     foreign: list[tuple[tuple[int, int], list[float]]] | tuple = ()) -> tuple[int, int]:
         """A NodeManager (re-)registers with what it runs and the (app,
         task) pairs it saw finish recently (YARN's NM reports completed
         containers not yet acknowledged: a task that ended while no RM
@@ -113,13 +119,16 @@ class RecoveryMixin:
         containers are adopted (work-preserving), or kept aside until their
         application is restored; otherwise (a node back after being lost,
         or too late) it starts empty and everything it reports is killed at
-        its next heartbeat. (adopted, killed).
+        its next heartbeat. ``foreign``: ((job, task), request) of load on
+        the node that is not YARN's (the prefill): it keeps its room.
+        (adopted, killed).
 
         A node already registered that registers again is taken to have
         restarted: it is first handled as lost."""
         if node in self.registered:
             self.node_lost(node, now)
         fresh = self.recovering and node not in self.written_off
+        self.foreign[node] = {(int(k[0]), int(k[1])): as_vector(tuple(r)) for k, r in foreign}
         self._register(node)
         if fresh:
             for app_id, task in finished:
@@ -152,6 +161,9 @@ class RecoveryMixin:
         book, status = self._check_caller(app_id, attempt)
         if book is None:
             return AllocateReply(GONE if status == RESYNC else status)
+        if not book.attempt_known:
+            book.attempt, book.attempt_known = int(attempt), True
+        self.am_heard[app_id] = now
         book.finished.update(dict.fromkeys(int(t) for t in finished))
         book.synced = True
         book.believed = {int(c): int(t) for c, t in containers.items()}
@@ -181,6 +193,12 @@ class RecoveryMixin:
 
     def _settle_app(self, book: AppBook, now: float) -> None:
         if book.state in TERMINAL:
+            return
+        book.attempt_known = True
+        if book.am_container is None and len(book.finished) == len(book.tasks):
+            # every task known finished (its AM unregistered while no RM
+            # listened, or just before the restart): it is done, not rerun
+            self._end_app(book, APP_FINISHED, now)
             return
         if book.am_container is None:
             if book.am_launched_before:

@@ -120,6 +120,13 @@ class RMState(RecoveryMixin):
         self.orphan_finished: dict[int, dict[int, int]] = {}  # app -> task -> node that saw it finish, app unknown yet
         self.preemptions: dict[str, int] = {q: 0 for q in self.state.tree.leaves()}
         self.events: list[dict] = []
+        # Load on the nodes that is not YARN's (the run's prefill): node ->
+        # (job, task) -> its request. It takes room until its node reports
+        # it ended, and dies with its node.
+        self.foreign: dict[int, dict[tuple[int, int], np.ndarray]] = {}
+        # app -> when its current AM last called (or was launched): the AM
+        # liveness monitor (``expire_ams``).
+        self.am_heard: dict[int, float] = {}
         if recovering:
             for n in range(self.state.n_nodes):
                 self.state.set_node_capacity(n, np.zeros(NDIM))
@@ -158,6 +165,84 @@ class RMState(RecoveryMixin):
             n = self.preemptions.get(q, 0) if st.tree[q].is_leaf else sum(
                 v for leaf, v in self.preemptions.items() if leaf.startswith(q + "."))
             out.append(QueueSample(q, _t(st.queue_used[q]), _t(st.queue_pending[q]), _t(shares[q]), n))
+        return out
+
+    def utilization(self) -> tuple[float, float]:
+        """(cpu, mem) fraction of the configured cell in use: containers and
+        foreign load; a node out of the cluster counts as fully used (as
+        the other architectures' keepers count a machine down)."""
+        total = self.node_capacity.sum(axis=0)
+        used = total - self.state.free.sum(axis=0)
+        return float(used[0] / total[0]) if total[0] else 0.0, float(used[1] / total[1]) if total[1] else 0.0
+
+    def scheduled_tasks(self, app_id: int) -> set[int]:
+        """Tasks of the application that have started (a container handed
+        to its node) or finished: the job counts as scheduled once this is
+        every task."""
+        book = self.apps[app_id]
+        out = set(book.finished)
+        for task in book.tasks:
+            cid = self.task_container.get((app_id, task))
+            if cid is not None and self.held[cid].phase == STARTED:
+                out.add(task)
+        return out
+
+    def node_contents(self, node: int) -> tuple[list[list[int]], list[list[int]]]:
+        """([app, task] started on ``node``, [app, task] queued to start
+        there): what ``node_lost`` would lose, as the shell reports it."""
+        started, queued = [], []
+        for cid in sorted(self.by_node.get(node, {})):
+            h = self.held[cid]
+            if h.phase == STARTED:
+                started.append([h.app_id, h.task_id])
+            elif h.phase == QUEUED:
+                queued.append([h.app_id, h.task_id])
+        return started, queued
+
+    # ------------------------------------------------------------ foreign load
+
+    def _effective(self, node: int) -> np.ndarray:
+        load = self.foreign.get(node, {})
+        cap = self.node_capacity[node] - sum(load.values(), np.zeros(NDIM))
+        return np.maximum(cap, 0.0)
+
+    def add_foreign(self, node: int, key: tuple[int, int], request: np.ndarray | list[float]) -> None:
+        """Load not placed by this RM (the run's prefill) runs on ``node``:
+        it takes room until the node reports ``key`` ended."""
+        self.foreign.setdefault(node, {})[(int(key[0]), int(key[1]))] = np.asarray(request, dtype=np.float64)
+        if node in self.registered:
+            self.state.set_node_capacity(node, self._effective(node))
+
+    def _foreign_ended(self, node: int, key: tuple[int, int]) -> bool:
+        load = self.foreign.get(node)
+        if not load or key not in load:
+            return False
+        del load[key]
+        if node in self.registered:
+            self.state.set_node_capacity(node, self._effective(node))
+        return True
+
+    # ------------------------------------------------------------ AM liveness
+
+    def expire_ams(self, now: float, expiry: float) -> list[int]:
+        """YARN's AM liveness monitor: an application whose AM has run (its
+        container handed out) but has not called for ``expiry`` emulated
+        seconds is taken to have died; a new attempt starts (a counted
+        failure, as YARN's expired AM). Nothing during a recovery window.
+        The applications expired."""
+        if self.recovering:
+            return []
+        out = []
+        for app_id, heard in sorted(self.am_heard.items()):
+            book = self.apps.get(app_id)
+            if book is None or book.state != RUNNING:
+                self.am_heard.pop(app_id, None)
+                continue
+            if now - heard >= expiry:
+                del self.am_heard[app_id]
+                out.append(app_id)
+                self._event("am_expired", app=app_id, attempt=book.attempt, silent=round(now - heard, 9), at=now)
+                self._am_failed(book, now, counted=True, reason="am_expired")
         return out
 
     def _event(self, kind: str, **fields: object) -> None:
@@ -302,7 +387,8 @@ class RMState(RecoveryMixin):
             reset = True
         else:
             for app_id, task in finished:
-                self._ended(node, int(app_id), int(task), now)
+                if not self._foreign_ended(node, (int(app_id), int(task))):
+                    self._ended(node, int(app_id), int(task), now)
         if not self.global_scheduling and not self.recovering:
             self._granted(self.scheduler.allocate_on_node(node, now), now)
         return self._reply(node, now, reset)
@@ -310,7 +396,7 @@ class RMState(RecoveryMixin):
     def _register(self, node: int) -> None:
         self.written_off.pop(node, None)
         self.registered[node] = None
-        self.state.set_node_capacity(node, self.node_capacity[node])
+        self.state.set_node_capacity(node, self._effective(node))
 
     def _ended(self, node: int, app_id: int, task: int, now: float) -> None:
         cid = self.started_on.get(node, {}).get((app_id, task))
@@ -346,6 +432,7 @@ class RMState(RecoveryMixin):
             if h.task_id == AM_TASK:
                 launches.append([h.app_id, AM_TASK, node, res, math.inf, now, container_owner(cid)])
                 book.state = RUNNING
+                self.am_heard[h.app_id] = now
                 book.am_launched_before = True
                 am_started.append((h.app_id, book.attempt))
                 self._event("am_launched", app=h.app_id, attempt=book.attempt, container=cid, node=node,
@@ -393,7 +480,7 @@ class RMState(RecoveryMixin):
             return None, RESYNC
         if book.state in TERMINAL:
             return None, GONE
-        if attempt is not None and attempt != book.attempt:
+        if attempt is not None and attempt != book.attempt and book.attempt_known:
             return None, STALE
         return book, OK
 
@@ -415,6 +502,7 @@ class RMState(RecoveryMixin):
             return AllocateReply(status)
         if not book.synced:
             return AllocateReply(RESYNC, book.attempt)
+        self.am_heard[app_id] = now
         for cid in releases:
             h = self.held.get(cid)
             if h is not None and h.app_id == app_id and h.task_id != AM_TASK:
@@ -534,6 +622,7 @@ class RMState(RecoveryMixin):
             self._event("container_lost", app=h.app_id, task=h.task_id, container=cid, node=node, at=now)
         del self.registered[node]
         self.written_off[node] = None
+        self.foreign.pop(node, None)  # it dies with its node (the node comes back empty)
         self.state.set_node_capacity(node, np.zeros(NDIM))
         self._event("node_lost", node=node, containers=len(cids), at=now)
         for book in ams:

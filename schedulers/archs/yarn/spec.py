@@ -15,7 +15,7 @@ refused, so a file never says something its run does not do. Queue fields
 are the exception: one ``[[yarn.queues]]`` tree carries both schedulers'
 settings (``queues.QueueSpec``), so a section can switch ``scheduler``.
 
-Not registered yet: see the comment at the end.
+``SPEC`` at the end registers it; ``actors.archs.yarn`` is its live half.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from schedlab.schedulers.arch import Decider, SectionContext
+from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.yarn.fair import (
     POLICIES,
 )
@@ -44,6 +44,7 @@ from schedlab.schedulers.scenario.toml_table import (
 )
 
 SCHEDULERS = ("capacity", "fair", "fifo")
+MAX_AM_POOLS = 64
 DEFAULT_QUEUE = f"{ROOT}.default"
 AM_DEFAULT = {"cpu": 1.0, "mem": 1.5}  # yarn.app.mapreduce.am.resource.cpu-vcores 1, .resource.mb 1536 (GB here)
 RM_DECIDER = "resourcemanager"
@@ -148,6 +149,11 @@ class YarnSpec:
       (``yarn.resourcemanager.ha.rm-ids``), leader elected through the
       coordinator group, so ``[coordinator] replicas >= 3``.
     * ``rm_lease_ms`` (1000): wall ms an active RM's lease lasts unrenewed.
+    * ``am_pools`` (1): the actors the ApplicationMasters' logic runs in
+      (schedlab's, not Hadoop's: each AM is a process of its own there).
+    * ``am_expiry`` (600): emulated s an AM may stay silent before the RM
+      takes it for dead and starts a new attempt,
+      ``yarn.am.liveness-monitor.expiry-interval-ms`` (600000).
 
     Capacity (``yarn.scheduler.capacity.*``):
 
@@ -212,6 +218,8 @@ class YarnSpec:
     fair_share_preemption_threshold: float = 0.5
     rms: int = 1
     rm_lease_ms: float = 1000.0
+    am_pools: int = 1
+    am_expiry: float = 600.0
 
     def queue_of(self, job_class: str) -> YarnQueueSpec:
         """The leaf queue ``job_class``'s jobs are submitted to (KeyError if none)."""
@@ -253,6 +261,9 @@ def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
     if rms > 1 and ctx.coordinator.replicas < 3:
         t.fail(t.key("rms"), "standby ResourceManagers elect their leader through the coordinator: "
                              "set [coordinator] replicas >= 3")
+    if rms > 1:
+        t.fail(t.key("rms"), "standby ResourceManagers (rms > 1) are not yet supported: set rms = 1 "
+                             "(a killed RM restarts and recovers its work)")
     d = YarnSpec(queues=())
     spec = YarnSpec(
         queues=queues,
@@ -299,7 +310,13 @@ def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
         if fair else d.fair_share_preemption_threshold,
         rms=rms,
         rm_lease_ms=t.get("rm_lease_ms", float, default=d.rm_lease_ms, check=lambda v: None if v >= 50 else "must be >= 50"),
+        am_pools=t.get("am_pools", int, default=d.am_pools, check=lambda v: None if 1 <= v <= MAX_AM_POOLS
+                       else f"must be 1 to {MAX_AM_POOLS}"),
+        am_expiry=t.get("am_expiry", float, default=d.am_expiry, check=positive),
     )
+    if spec.am_expiry <= 2 * spec.am_heartbeat:
+        t.fail(t.key("am_expiry"), f"must be more than twice am_heartbeat ({spec.am_heartbeat:g} s): "
+                                   "a live AM would be expired between two calls")
     t.done()
     return spec
 
@@ -515,8 +532,61 @@ def deciders(sc: Scenario) -> list[Decider]:
     return [Decider(RM_DECIDER, ys.am_heartbeat, 0.0)]
 
 
-# The ArchSpec (SPEC = ArchSpec(name="yarn", parse=parse_yarn, deciders=deciders,
-# check_sizes=check_sizes, section_required=False, ...)) and its roster/actors
-# are added with the actors (actors/archs/yarn), together with the registry line
-# in schedulers/archs/__init__.py: registering before the live half exists would
-# break the conformance suite.
+# ------------------------------------------------------------ the registration
+
+RM_NAME = RM_DECIDER  # the ResourceManager's actor
+RM_ROLE = "rm"  # its role (an actor name and a role name must differ: chaos targets either)
+POOL_ROLE = "am_pool"
+
+
+def pool_names(ys: YarnSpec) -> list[str]:
+    return [f"am-pool-{i}" for i in range(ys.am_pools)]
+
+
+def roster(sc: Scenario) -> dict[str, list[str]]:
+    ys: YarnSpec = sc.section
+    return {RM_ROLE: [RM_NAME], POOL_ROLE: pool_names(ys)}
+
+
+def actors(sc: Scenario) -> list[tuple[str, int]]:
+    ys: YarnSpec = sc.section
+    return [("yarn.rms", ys.rms), ("yarn.am_pools", ys.am_pools)]
+
+
+def example(classes: tuple[str, ...]) -> dict:
+    """Two Capacity queues with preemption; AMs expire fast enough for a
+    killed AM pool to be noticed within the conformance run."""
+    first, rest = classes[:1], classes[1:]
+    return {
+        "scheduler": "capacity", "preemption": True, "monitor_interval": 3.0, "max_wait_before_kill": 5.0,
+        "node_locality_delay": 4, "am": {"cpu": 0.5, "mem": 1.0}, "am_heartbeat": 1.0, "am_expiry": 20.0,
+        "queues": [
+            {"name": "batch", "capacity": 60, "max_capacity": 100, "classes": list(first), "data_replicas": 2},
+            {"name": "other", "capacity": 40, "max_capacity": 100, "classes": list(rest)},
+        ],
+    }
+
+
+def _parse(t: Table, ctx: SectionContext) -> YarnSpec:
+    return parse_yarn(t, ctx)
+
+
+SPEC = ArchSpec(
+    name="yarn",
+    title="YARN (one ResourceManager, ApplicationMasters per job, Capacity/Fair/FIFO queues)",
+    parse=_parse,
+    roster=roster,
+    actors=actors,
+    deciders=deciders,
+    roles=(
+        Role(RM_ROLE, routed=True, recovers=True,
+             about="the ResourceManager: admits applications, schedules containers, answers NodeManagers and AMs"),
+        Role(POOL_ROLE, about="an actor running ApplicationMasters (their AMs are lost with it; the RM expires them)"),
+    ),
+    peers={"machine": (RM_ROLE,), RM_ROLE: ("machine", POOL_ROLE), POOL_ROLE: (RM_ROLE,)},
+    example=example,
+    live="schedlab.actors.archs.yarn.architecture:ARCHITECTURE",
+    section_required=False,  # a missing [yarn] means Capacity with one root.default queue
+    max_replicas=1,  # one ResourceManager, no coordinator group (rms > 1 is not yet supported)
+    check_sizes=check_sizes,
+)

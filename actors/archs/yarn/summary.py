@@ -1,0 +1,60 @@
+"""YARN's own summary section, from a run's events (pure): per-queue usage
+and entitlement, AM launch delay, container allocation latency, locality,
+preemptions per queue, and Jain's fairness index across queues."""
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+from schedlab.actors.analysis.stats import percentiles
+
+MEM = 1  # resources are (cpu, mem): queue shares are compared on memory, as YARN's default calculator
+
+
+def jain(xs: list[float]) -> float | None:
+    """Jain's index (sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one takes all."""
+    if not xs:
+        return None
+    sq = sum(x * x for x in xs)
+    return round(sum(xs) ** 2 / (len(xs) * sq), 6) if sq > 0 else None
+
+
+def yarn_section(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    end = float(out["emulated_seconds"])
+    samples = [e for e in ev.get("queue_usage", []) if e["t"] <= end + 1e-6]
+    used: dict[str, list[float]] = collections.defaultdict(list)
+    ent: dict[str, list[float]] = collections.defaultdict(list)
+    leaves: set[str] = set()
+    pre_q: dict[str, int] = {}
+    for s in samples:
+        names = [q["queue"] for q in s["queues"]]
+        for q in s["queues"]:
+            if not any(n.startswith(q["queue"] + ".") for n in names):
+                leaves.add(q["queue"])
+            used[q["queue"]].append(q["used"][MEM])
+            ent[q["queue"]].append(q["entitlement"][MEM])
+    queues = {}
+    ratios = []
+    for q in sorted(leaves):
+        u = sum(used[q]) / len(used[q])
+        e = sum(ent[q]) / len(ent[q])
+        queues[q] = {"used_mem_mean": round(u, 6), "entitlement_mem_mean": round(e, 6),
+                     "used_over_entitlement": round(u / e, 6) if e else None,
+                     "preemptions": sum(1 for p in ev.get("preempted", []) if p["queue"] == q)}
+        if e:
+            ratios.append(u / e)
+        pre_q[q] = queues[q]["preemptions"]
+    allocs = ev.get("container_allocated", [])
+    levels = collections.Counter(a["locality"] for a in allocs)
+    n = len(allocs)
+    return {
+        "queues": queues,
+        "jain_index_queues": jain(ratios),
+        "am_launch_delay_s": percentiles(e["delay"] for e in ev.get("am_launched", [])),
+        "container_allocation_latency_s": percentiles(a["latency"] for a in allocs),
+        "locality": {lvl: round(levels[lvl] / n, 6) if n else None for lvl in ("node_local", "rack_local", "off_switch")},
+        "containers_allocated": n,
+        "preemptions": sum(pre_q.values()),
+        "am_attempts": dict(collections.Counter(e["reason"] for e in ev.get("am_attempt", []))),
+        "apps": {k: len(ev.get(f"app_{k}", [])) for k in ("submitted", "finished", "failed", "rejected")},
+    }
