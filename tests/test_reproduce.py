@@ -55,3 +55,14 @@ def test_smoke_reproduction(tmp_path: Path) -> None:
     # Every number comes from the runs just made: the sweeps are on disk.
     assert len(by["raft_election"]) == 2 and all(math.isfinite(v) and v > 0 for v in by["raft_election"].values())
     assert (tmp_path / "raft_election" / "sweep.csv").exists() and (tmp_path / "fidelity.md").read_text().count("\n| ") >= 2
+
+
+def test_yarn_findings_smoke(tmp_path: Path) -> None:
+    keys = ["yarn_delay_scheduling", "queue_elasticity"]  # sim findings, seconds-long in --smoke
+    assert main(["--smoke", "--only", ",".join(keys), "--out", str(tmp_path)]) == 0
+    by = {r["finding"]: r for r in json.loads((tmp_path / "fidelity.json").read_text())}
+    assert set(by) == set(keys) and all(r["engine"] == "sim" and not r["error"] for r in by.values())
+    loc = by["yarn_delay_scheduling"]["numbers"]["node_local"]
+    assert set(loc) == {"0", "16"} and all(0 <= v <= 1 for v in loc.values())
+    el = by["queue_elasticity"]["numbers"]
+    assert all(math.isfinite(el[k]) for k in ("adhoc_burst", "adhoc_after", "prod_after"))

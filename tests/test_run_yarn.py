@@ -39,3 +39,94 @@ def test_a_queue_bursts_into_idle_capacity_and_preemption_reclaims_it(tmp_path: 
     y = json.loads((tmp_path / "summary.json").read_text())["yarn"]
     assert y["queues"]["root.adhoc"]["preemptions"] == len(pre) and y["queues"]["root.prod"]["preemptions"] == 0
     assert y["queues"]["root.adhoc"]["used_over_entitlement"] > 1.0
+
+
+def _run(tmp_path: Path, name: str, **over: object) -> tuple[dict, list[dict]]:
+    """A shipped scenario on the sim engine, with top-level overrides and
+    ``yarn.<key>`` overrides (``yarn_<key>=...``)."""
+    path = ROOT / "scenarios" / f"{name}.toml"
+    data = tomllib.loads(path.read_text()) | {"engine": "sim"}
+    for k, v in over.items():
+        if k.startswith("yarn_"):
+            data["yarn"][k[len("yarn_"):]] = v
+        else:
+            data[k] = v
+    summary = run_scenario(parse_scenario(data, str(path)), tmp_path)
+    return summary, read_events(tmp_path / "events.jsonl")
+
+
+def _mean_used(events: list[dict], queue: str, since: float) -> tuple[float, float]:
+    """A queue's mean used (cpu, mem) over the queue_usage samples from ``since``."""
+    used = [next(q["used"] for q in e["queues"] if q["queue"] == queue)
+            for e in events if e["event"] == "queue_usage" and e["t"] >= since]
+    assert used
+    return sum(u[0] for u in used) / len(used), sum(u[MEM] for u in used) / len(used)
+
+
+def test_drf_equalises_dominant_shares_where_memory_fair_share_lets_the_cpu_pool_take_the_cpu(tmp_path: Path) -> None:
+    # yarn_fair_drf: 16 x (8 cpu, 32 GB); pool "cpu" runs 2-cpu/1-GB tasks,
+    # "mem" 1-cpu/8-GB tasks, both backlogged.
+    cpu_total, mem_total = 16 * 8.0, 16 * 32.0
+    shares = {}
+    for policy in ("fair", "drf"):
+        summary, events = _run(tmp_path / policy, "yarn_fair_drf", duration=300.0, yarn_fair_policy=policy)
+        assert not any(summary["invariants"].values()), summary["invariants"]
+        cpu_pool_cpu, _ = _mean_used(events, "root.cpu", 60.0)
+        _, mem_pool_mem = _mean_used(events, "root.mem", 60.0)
+        shares[policy] = (cpu_pool_cpu / cpu_total, mem_pool_mem / mem_total)
+    (fair_cpu, fair_mem), (drf_cpu, drf_mem) = shares["fair"], shares["drf"]
+    # Memory-only fair share: the cpu pool holds little memory, so it is
+    # offered every node first and takes far more cpu than the memory pool
+    # gets memory. DRF takes cpu from it and gives memory to the other pool,
+    # until the two dominant shares are about equal.
+    assert fair_cpu > fair_mem + 0.1, shares
+    assert drf_cpu < fair_cpu - 0.04 and drf_mem > fair_mem + 0.05, shares
+    assert abs(drf_cpu - drf_mem) < 0.05, shares
+
+
+def test_delay_scheduling_makes_nearly_every_task_node_local(tmp_path: Path) -> None:
+    # yarn_locality: each task's data on 3 of 40 machines, small jobs.
+    loc, waits = {}, {}
+    for delay in (0, 16):
+        summary, _ = _run(tmp_path / str(delay), "yarn_locality", duration=300.0, yarn_node_locality_delay=delay)
+        assert not any(summary["invariants"].values()), summary["invariants"]
+        y = summary["yarn"]
+        assert y["containers_allocated"] > 200
+        loc[delay], waits[delay] = y["locality"]["node_local"], summary["wait_time_s"]["fully_scheduled"]["p50"]
+    assert loc[0] < 0.4 and loc[16] >= 0.9 and loc[16] >= loc[0] + 0.4, loc
+    # The price is small: a few missed offers, under one heartbeat round.
+    assert waits[16] < waits[0] + 5.0, waits
+
+
+def test_a_killed_resourcemanager_restarts_without_losing_a_container(tmp_path: Path) -> None:
+    # yarn_failover: the RM killed at 200 s, restarted 30 s later.
+    summary, events = _run(tmp_path, "yarn_failover", duration=320.0)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    kinds = [(f["kind"], f["target"]) for f in summary["faults"]]
+    assert kinds == [("kill", "resourcemanager"), ("restart", "resourcemanager")]
+    killed, restarted = (f["at_s"] for f in summary["faults"])
+    # Work-preserving: every node re-registers with the containers it runs,
+    # and the new RM adopts them all; none is lost, no AM starts again.
+    recovered = [e for e in events if e["event"] == "node_recovered"]
+    assert len({e["node"] for e in recovered}) == 16 and all(e["t"] >= restarted for e in recovered)
+    assert sum(e["adopted"] for e in recovered) > 20 and sum(e["killed"] for e in recovered) == 0
+    assert not [e for e in events if e["event"] == "container_lost"]
+    assert summary["yarn"]["am_attempts"] == {} and summary["jobs"]["abandoned"] == 0
+    settled = [e["t"] for e in events if e["event"] == "recovery_settled"]
+    assert len(settled) == 1 and restarted <= settled[0] < restarted + 10.0
+    # Nothing is scheduled while the RM is down; new jobs are after it is back.
+    allocs = [e["t"] for e in events if e["event"] == "container_allocated"]
+    assert not [t for t in allocs if killed + 1.0 < t < restarted]
+    first = {}
+    for e in sorted((e for e in events if e["event"] == "job_scheduled"), key=lambda e: e["t"]):
+        first.setdefault(e["job_id"], e["t"])
+    assert sum(t < killed for t in first.values()) > 10
+    assert sum(t >= settled[0] for t in first.values()) >= 5
+    # The summary's failover record: the outage the jobs saw, kill to the
+    # first container the restarted RM handed out.
+    (rec,) = summary["failovers"]
+    assert rec["role"] == "rm" and rec["target"] == "resourcemanager"
+    assert rec["restarted_at_s"] >= restarted - 0.5 and rec["settled_at_s"] == round(settled[0], 3)
+    assert rec["first_allocation_at_s"] == round(min(t for t in allocs if t >= settled[0]), 3)
+    assert rec["downtime_emulated_s"] == round(rec["first_allocation_at_s"] - rec["killed_at_s"], 3) > 30.0
+    assert rec["nodes_reregistered"] == 16 and rec["containers_adopted"] == sum(e["adopted"] for e in recovered)
