@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from schedlab.actors.arch import Architecture
 from schedlab.actors.archs.yarn.build import build
-from schedlab.actors.archs.yarn.summary import yarn_section
+from schedlab.actors.archs.yarn.summary import rm_failovers, yarn_section
 
 
 def _rows(summary: dict) -> list[tuple[str, str]]:
@@ -22,6 +22,7 @@ ARCHITECTURE = Architecture(
     name="yarn",
     build=build,
     summary=yarn_section,
+    failovers=lambda ev, info: rm_failovers(ev, float(info["time_scale"])),
     table_rows=_rows,
     refused_means="none: one ResourceManager decides alone, so nothing conflicts",
 )

@@ -7,6 +7,9 @@ import collections
 from typing import Any
 
 from schedlab.actors.analysis.stats import percentiles
+from schedlab.schedulers.archs.yarn.spec import RM_NAME, RM_ROLE
+
+Events = dict[str, list[dict]]
 
 MEM = 1  # resources are (cpu, mem): queue shares are compared on memory, as YARN's default calculator
 
@@ -58,3 +61,36 @@ def yarn_section(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[str,
         "am_attempts": dict(collections.Counter(e["reason"] for e in ev.get("am_attempt", []))),
         "apps": {k: len(ev.get(f"app_{k}", [])) for k in ("submitted", "finished", "failed", "rejected")},
     }
+
+
+def rm_failovers(ev: Events, scale: float) -> list[dict[str, Any]]:
+    """One record per kill of the ResourceManager: when its new incarnation
+    started, when its work-preserving recovery window closed (every node
+    re-registered or written off, every AM pool synced) and when it handed
+    out its first container again: the outage a user's jobs saw."""
+    starts = sorted(e["t"] for e in ev.get("actor_started", []) if e.get("actor") == RM_NAME)
+    settled = sorted(e["t"] for e in ev.get("recovery_settled", []))
+    allocated = sorted(e["t"] for e in ev.get("container_allocated", []))
+    recovered = ev.get("node_recovered", [])
+    out = []
+    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+        if f.get("role") != RM_ROLE or not str(f.get("kind", "")).startswith("kill") or f.get("skipped"):
+            continue
+        killed = f["t"]
+        up = next((t for t in starts if t > killed), None)
+        done = next((t for t in settled if up is not None and t >= up), None)
+        first = next((t for t in allocated if done is not None and t >= done), None)
+        window = [r for r in recovered if up is not None and up <= r["t"] <= (done if done is not None else float("inf"))]
+        out.append({
+            "role": RM_ROLE, "target": f["target"], "killed_at_s": round(killed, 3),
+            "recovery": "work-preserving restart",
+            "restarted_at_s": round(up, 3) if up is not None else None,
+            "settled_at_s": round(done, 3) if done is not None else None,
+            "first_allocation_at_s": round(first, 3) if first is not None else None,
+            "nodes_reregistered": len(window),
+            "containers_adopted": sum(int(r.get("adopted", 0)) for r in window),
+            "containers_killed": sum(int(r.get("killed", 0)) for r in window),
+            "downtime_emulated_s": round(first - killed, 3) if first is not None else None,
+            "downtime_wall_s": round((first - killed) / scale, 4) if first is not None else None,
+        })
+    return out
