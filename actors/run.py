@@ -23,7 +23,7 @@ from schedlab.actors.chaos.timeline import FaultTimeline
 from schedlab.actors.common.machine_host import MachineHost
 from schedlab.actors.common.members import Members
 from schedlab.actors.common.metrics import MetricsCollector, read_events
-from schedlab.actors.common.submitter import Submitter
+from schedlab.actors.common.submitter import NAME as SUBMITTER, Submitter
 from schedlab.actors.analysis.saved_run import write_run_info
 from schedlab.actors.analysis.summary import summarize
 from schedlab.actors.arch import architecture
@@ -160,7 +160,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
             again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True),
         ))
     scheds, names, routes = topo.schedulers, topo.names, topo.routes
-    submitter = started.add(eng.spawn(Submitter, "submitter", namespace, rt, plan.jobs, routes, metrics, flush,
+    submitter = started.add(eng.spawn(Submitter, SUBMITTER, namespace, rt, plan.jobs, routes, metrics, flush,
                                              topo.await_admission))
     roles = all_roles()  # what each role's members are to the submitter
     members.on_restart.append(lambda role, name, h: eng.call(submitter, "reroute", name, h, roles[role].recovers)

@@ -83,7 +83,9 @@ class Topology:
     ``start_with_hosts``: started with the hosts. ``quiesce_before_hosts``:
     the group's replicas stop deciding before the hosts stop (a placement
     after that would never launch). ``await_admission``: the submitter
-    delivers to a stateless front end (see Submitter). ``info``: extra
+    delivers to a stateless front end (see Submitter). ``stop_also``: its
+    actors outside the controllers, stopped with them after the hosts
+    (when it has controllers or a group). ``info``: extra
     fields for the summary's info (e.g. the frameworks' names)."""
 
     cell: Any
@@ -96,6 +98,7 @@ class Topology:
     controllers: dict[str, ReplicaSet] = field(default_factory=dict)
     quiesce_before_hosts: bool = False
     await_admission: bool = False
+    stop_also: list[Any] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
 
     def route(self, job_classes: tuple[str, ...] | list[str], name: str, handle: Any) -> None:
@@ -123,4 +126,4 @@ class Topology:
         have killed and restarted some), stopped after the machine hosts;
         the coordinator group stops on its own, after converging."""
         others = [h for c in self.controllers.values() for h in c.live.values()]
-        return others if others or self.group is not None else self.core
+        return [*others, *self.stop_also] if others or self.group is not None else self.core

@@ -59,13 +59,16 @@ class Role:
     handed everything routed to it and a member dead at the end leaves its
     jobs reported pending; a stateless front end does not. ``kill_leader``:
     the role's members elect a leader, and this fault action kills whoever
-    leads (``kill_leader`` is the coordinator's own). ``no_restart``: why
+    leads (``kill_leader`` is the coordinator's own); ``leader_from``: the
+    members a run needs for the role to elect one (fewer: a single member
+    restarted in place, with no leader to kill). ``no_restart``: why
     the role cannot be restarted, or empty when it can."""
 
     name: str
     routed: bool = False
     recovers: bool = False
     kill_leader: str = ""
+    leader_from: int = 1
     no_restart: str = ""
     about: str = ""  # one line for the chaos script's help
 

@@ -4,7 +4,10 @@ routes each to one scheduler of its class by hashing the job id.
 It is also the job store a restarted scheduler or framework recovers its
 queue from (as a Kubernetes scheduler re-lists pods from the API server):
 it keeps every job it routed to each, and a batch that could not be
-delivered (its scheduler was dead) waits for the next delivery."""
+delivered (its scheduler was dead) waits for the next delivery. A route
+served by active/standby members (one route name, whichever member is
+active) is moved by the member that becomes active: it calls ``reroute``
+itself, and recovers what was routed there as a restarted one does."""
 from __future__ import annotations
 
 import asyncio
@@ -13,6 +16,9 @@ from typing import Any
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.model.seeding import route
+
+
+NAME = "submitter"
 
 
 class Submitter(ActorShell):
@@ -31,7 +37,7 @@ class Submitter(ActorShell):
         which keeps nothing to recover from: wait for each batch to be
         admitted, however long a pause takes, and resend it if the front end
         died (admission ignores a job it already has)."""
-        super().__init__(rt, "submitter", metrics, flush_interval)
+        super().__init__(rt, NAME, metrics, flush_interval)
         self.await_admission = await_admission
         self.jobs = sorted(jobs, key=lambda j: j["submit_time"])
         self.routes = routes  # job class -> [(scheduler name, handle)]
@@ -96,7 +102,8 @@ class Submitter(ActorShell):
                 self.undelivered.setdefault(n, [])[:0] = b
 
     async def reroute(self, name: str, handle: Any, recover: bool) -> None:
-        """``name`` was restarted. A scheduler or framework recovers its
+        """``name`` was restarted (or another member became the active one
+        behind it: ``handle``). A scheduler or framework recovers its
         queue from every job ever routed to it (it works out which are
         already placed); a stateless front end just gets what was not delivered."""
         self.handles[name] = handle

@@ -20,6 +20,17 @@ class ReplicaSet:
         and asking it would stall the driver until Ray has its worker up."""
         return engines.current().up(self.live, self.starting)
 
+    def leading_status(self) -> dict | None:
+        """For members elected through the coordinator lease
+        (``actors.coordinator.lease``) that answer ``status`` with
+        ``leading``, ``epoch`` and ``index``: the live one that leads with the
+        highest epoch, if any. One still starting is not asked: it comes
+        back as a standby."""
+        eng = engines.current()
+        got = eng.outcomes([eng.call(h, "status") for h in self.up().values()], timeout=2.0)
+        leading = [st for st in got if isinstance(st, dict) and st["leading"]]  # a member dying as we ask is not
+        return max(leading, key=lambda st: st["epoch"], default=None)
+
     def lead(self) -> tuple[int, int] | None:
         """(index, term or epoch) of the current leader, None when there is none."""
         raise NotImplementedError

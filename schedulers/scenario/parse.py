@@ -150,7 +150,7 @@ def roster_for(sc: Scenario, nodes: tuple[str, ...] = ()) -> Roster:
         **spec.roster(sc),
     }
     roles = {r.name: r for r in (*COMMON_ROLES, *spec.roles)}
-    leaders = tuple(r for r in members if roles[r].kill_leader and members[r])
+    leaders = tuple(r for r in members if roles[r].kill_leader and members[r] and len(members[r]) >= roles[r].leader_from)
     return Roster(
         members,
         restartable=frozenset(r for r in members if not roles[r].no_restart),
@@ -168,8 +168,12 @@ def _unavailable_leader_kills(members: dict[str, list[str]]) -> dict[str, str]:
     out = {}
     for spec in (None, *registry.registry().values()):
         for r in COMMON_ROLES if spec is None else spec.roles:
-            if r.kill_leader and not members.get(r.name) and r.kill_leader not in out:
+            if not r.kill_leader or r.kill_leader in out:
+                continue
+            if not members.get(r.name):
                 out[r.kill_leader] = "[coordinator] replicas >= 3" if spec is None else f'architecture "{spec.name}"'
+            elif len(members[r.name]) < r.leader_from:
+                out[r.kill_leader] = f"{r.leader_from} or more {r.name} actors (one is restarted in place: kill it by name)"
     return out
 
 

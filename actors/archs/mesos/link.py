@@ -14,6 +14,7 @@ from collections import deque
 from typing import Any, Awaitable, Callable
 
 from schedlab.actors.coordinator.client import CoordinatorClient
+from schedlab.actors.coordinator.lease import lease_holder, lease_holder_name, lease_identity  # noqa: F401 (re-exported)
 from schedlab.actors.common.events import EventLog
 from schedlab.schedulers.model.wire import unpack_release_keys
 
@@ -23,17 +24,6 @@ RTT_KEPT = 8  # round trips to the master remembered for ``reply_s``
 
 def master_name(i: int) -> str:
     return f"master-{i}"
-
-
-def lease_identity(name: str, incarnation: int) -> str:
-    """A master incarnation's identity in the lease: its name, and a number
-    no earlier incarnation had."""
-    return f"{name}@{incarnation}"
-
-
-def lease_holder_name(holder: str | None) -> str | None:
-    """The actor name of a lease holder's identity."""
-    return None if holder is None else holder.split("@", 1)[0]
 
 
 class MasterLink:
@@ -76,17 +66,7 @@ class MasterLink:
     async def leader(self) -> str | None:
         if self.coord is None:
             return master_name(0)
-        try:
-            holder, _epoch, _expires = await self.coord.query(("leader",), deadline=1.0)
-        except Exception:  # the coordinator group is between leaders
-            return None
-        # The last holder even if its lease looks expired: the read may be a
-        # stale replica's, or the renewal just late, and the master itself
-        # answers "not the leader" if it no longer leads. Giving up on it here
-        # left two healthy agents unable to reach a leading master for 3 wall
-        # s after a coordinator failover at load ~20, and they were written
-        # off (collateral 80 in a live soak).
-        return lease_holder_name(holder) if holder is not None else None
+        return await lease_holder(self.coord)
 
     async def connected(self) -> bool:
         """Make sure we are registered with the current leader."""

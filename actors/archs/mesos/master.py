@@ -2,7 +2,7 @@
 
 Only the leader acts. With one master it leads from the start; with
 standbys every master campaigns for a lease in the coordinator group
-(``schedulers.consensus.lease``) and the holder leads until its lease runs out.
+(``schedulers.consensus.lease``, through ``actors.coordinator.lease``) and the holder leads until its lease runs out.
 All of a master's state is soft: a new leader starts empty and rebuilds it
 from agents and frameworks re-registering (the Mesos way), so a master's
 replies carry its ``epoch`` and anything addressed to an older epoch is
@@ -25,9 +25,9 @@ import math
 from typing import Any
 
 from schedlab.actors.common.shell import ActorShell
-from schedlab.actors.coordinator.client import CoordinatorClient
+from schedlab.actors.coordinator.lease import LeaseCampaign
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, silence_span, watch_for
-from schedlab.actors.archs.mesos.link import lease_holder_name, lease_identity, master_name
+from schedlab.actors.archs.mesos.link import master_name
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.mesos.master_state import MasterConfig, MasterState
 
@@ -92,35 +92,15 @@ class MesosMaster(ActorShell):
             # Epochs only need to grow across restarts: wall milliseconds do.
             self._take_over(self.rt.stamp() // 1000)
         else:
-            self.coord = CoordinatorClient(self.name, self.cfg.replicas, self.rt)
+            self.campaign = LeaseCampaign(self.name, self.cfg.replicas, self.rt, self.cfg.lease_wall_s)
             self.spawn_loop(self._campaign_loop())
         self.spawn_loop(self._allocation_loop())
         self.spawn_loop(self._sample_loop())
         self.spawn_loop(self._agent_watch_loop())
 
     async def _campaign_loop(self) -> None:
-        lease_e = self.cfg.lease_wall_s * self.rt.scale
-        # This incarnation's identity for the lease (as a ZooKeeper session
-        # is): a master restarted within its predecessor's lease must not
-        # inherit it, and with it an epoch whose soft state died.
-        me = lease_identity(self.name, self.rt.stamp())
-        while self.running:
-            sent = self.rt.now()
-            try:
-                holder, epoch, _expires = await self.coord.submit(("campaign", me, sent, lease_e), deadline=self.cfg.lease_wall_s)
-            except Exception:  # no coordinator leader within a lease: we cannot know we still lead
-                holder, epoch = None, self.state.epoch
-            if holder == me:
-                # Counted from when we asked: the lease might have been granted then.
-                self.lease_until = sent + lease_e
-                if not self.state.leads or epoch != self.state.epoch:
-                    self._take_over(epoch)
-            else:
-                self.leader_hint = lease_holder_name(holder)
-                if self.state.leads and (holder is not None or self.rt.now() >= self.lease_until):
-                    self._step_down()
-            if not await self.nap_wall(self.cfg.lease_wall_s / 4):
-                return
+        await self.campaign.run(self, lambda: self.state.leads, lambda: self.state.epoch, self._take_over,
+                                self._step_down)
 
     # --------------------------------------------------------------- agents
 

@@ -31,11 +31,8 @@ class MasterSet(ReplicaSet):
         return [self.spawn(i) for i in range(self.cfg.masters)]
 
     def leader(self) -> dict | None:
-        """The live master that leads with the highest epoch, if any. One
-        still starting is not asked: it comes back as a standby."""
-        got = engines.current().outcomes([engines.current().call(h, "status") for h in self.up().values()], timeout=2.0)
-        leading = [st for st in got if isinstance(st, dict) and st["leading"]]  # a master dying as we ask is not
-        return max(leading, key=lambda st: st["epoch"], default=None)
+        """The live master that leads with the highest epoch, if any."""
+        return self.leading_status()
 
     def lead(self) -> tuple[int, int] | None:
         lead = self.leader()
