@@ -130,3 +130,66 @@ def test_a_killed_resourcemanager_restarts_without_losing_a_container(tmp_path: 
     assert rec["first_allocation_at_s"] == round(min(t for t in allocs if t >= settled[0]), 3)
     assert rec["downtime_emulated_s"] == round(rec["first_allocation_at_s"] - rec["killed_at_s"], 3) > 30.0
     assert rec["nodes_reregistered"] == 16 and rec["containers_adopted"] == sum(e["adopted"] for e in recovered)
+
+
+def test_a_standby_resourcemanager_takes_over_without_losing_a_container(tmp_path: Path) -> None:
+    # yarn_failover with an active and a standby RM (rms = 2, elected
+    # through three coordinator replicas); the active one killed at 200 s
+    # and not brought back: the standby wins the lease and rebuilds by the
+    # work-preserving restart.
+    summary, events = _run(tmp_path, "yarn_failover", duration=320.0, yarn_rms=2, coordinator={"replicas": 3},
+                           faults=[{"at": 200.0, "action": "kill_rm"}])
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    (fault,) = summary["faults"]
+    assert fault["kind"] == "kill_rm" and fault["was_leader"] and fault["target"] in ("rm-0", "rm-1")
+    killed, victim = fault["at_s"], fault["target"]
+    standby = ({"rm-0", "rm-1"} - {victim}).pop()
+    elected = [e for e in events if e["event"] == "rm_elected"]
+    assert [e["rm"] for e in elected] == [victim, standby] and not elected[0]["rebuilt"] and elected[1]["rebuilt"]
+    takeover = elected[1]["t"]
+    assert takeover > killed
+    # Work-preserving: every node re-registers with the standby, which adopts
+    # every container; none is lost, none killed, no AM starts again.
+    recovered = [e for e in events if e["event"] == "node_recovered"]
+    assert len({e["node"] for e in recovered}) == 16 and all(e["actor"] == standby and e["t"] >= takeover for e in recovered)
+    assert sum(e["adopted"] for e in recovered) > 20 and sum(e["killed"] for e in recovered) == 0
+    assert not [e for e in events if e["event"] in ("container_lost", "tasks_lost", "machines_down")]
+    assert summary["yarn"]["am_attempts"] == {} and summary["jobs"]["abandoned"] == 0
+    (settled,) = [e["t"] for e in events if e["event"] == "recovery_settled"]
+    # Nothing allocated between the kill and the takeover; jobs are scheduled after it.
+    allocs = [e for e in events if e["event"] == "container_allocated"]
+    assert not [e for e in allocs if killed + 1.0 < e["t"] < takeover]
+    assert all(e["actor"] == standby for e in allocs if e["t"] > killed + 1.0)
+    first: dict[int, float] = {}
+    for e in sorted((e for e in events if e["event"] == "job_scheduled"), key=lambda e: e["t"]):
+        first.setdefault(e["job_id"], e["t"])
+    assert sum(t < killed for t in first.values()) > 10 and sum(t >= settled for t in first.values()) >= 5
+    # The failover record: the standby elected, its recovery window, its
+    # first container, and the outage from the kill to that container.
+    (rec,) = summary["failovers"]
+    assert rec["role"] == "rm" and rec["target"] == victim and rec["new_leader"] == standby
+    assert rec["elected_at_s"] == round(takeover, 3) and rec["settled_at_s"] == round(settled, 3)
+    assert rec["first_allocation_at_s"] == round(min(e["t"] for e in allocs if e["t"] >= settled), 3)
+    assert rec["downtime_emulated_s"] == round(rec["first_allocation_at_s"] - rec["killed_at_s"], 3) > 0
+    assert rec["nodes_reregistered"] == 16 and rec["containers_adopted"] == sum(e["adopted"] for e in recovered)
+
+
+def test_an_rm_cut_off_from_the_coordinator_steps_down_and_the_standby_takes_over(tmp_path: Path) -> None:
+    # The active RM partitioned from the coordinator replicas for 60 s: its
+    # lease runs out, it stops answering as the active RM and steps down
+    # (dropping its books; launches no node pulled are logged
+    # commits_dropped); the standby wins the lease and rebuilds.
+    cut = {"at": 200.0, "action": "partition", "target": "rm-leader", "peer": "coordinator", "duration": 60.0}
+    summary, events = _run(tmp_path, "yarn_failover", duration=320.0, yarn_rms=2, coordinator={"replicas": 3},
+                           faults=[cut])
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    (fault,) = summary["faults"]
+    (deposed,) = fault["target"]
+    elected = [e for e in events if e["event"] == "rm_elected"]
+    assert elected[0]["rm"] == deposed and elected[1]["rm"] != deposed and elected[1]["t"] > 200.0
+    (down,) = [e for e in events if e["event"] == "rm_stepped_down"]
+    assert down["actor"] == deposed and down["epoch"] == elected[0]["epoch"]
+    # Once another RM holds the lease the deposed one hands out nothing.
+    assert not [e for e in events if e["event"] == "txn" and e["actor"] == deposed and e["t"] >= elected[1]["t"]]
+    assert not [e for e in events if e["event"] == "container_lost"]
+    assert sum(e["adopted"] for e in events if e["event"] == "node_recovered") > 20

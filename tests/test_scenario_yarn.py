@@ -50,6 +50,7 @@ from schedlab.schedulers.archs.yarn.spec import (
     check_sizes,
     deciders,
     parse_yarn,
+    roster,
 )
 from schedlab.schedulers.model.cluster import build_cell
 from schedlab.schedulers.scenario.limits import expected_jobs, tasks_per_job
@@ -135,7 +136,7 @@ def test_every_capacity_key_reaches_its_config() -> None:
         assign_multiple=False, max_assign=3, node_locality_delay=7, rack_locality_additional_delay=2,
         resource_calculator="dominant", max_off_switch_per_heartbeat=0, preemption=True, monitor_interval=1.5,
         max_wait_before_kill=5.0, total_preemption_per_round=0.3, max_ignored_over_capacity=0.05,
-        natural_termination_factor=0.5, rms=1, rm_lease_ms=250, am_pools=3, am_expiry=30.0,
+        natural_termination_factor=0.5, rms=2, rm_lease_ms=250, am_pools=3, am_expiry=30.0,
         queues=[
             {"name": "prod", "capacity": 70},
             {"name": "root.prod.etl", "capacity": 60, "classes": ["batch"], "users": 3, "max_capacity": 80,
@@ -145,7 +146,7 @@ def test_every_capacity_key_reaches_its_config() -> None:
         ])
     data["coordinator"] = {"replicas": 3}
     y: YarnSpec = parse_yarn_scenario(data, "ok.toml").section
-    assert (y.am, y.am_heartbeat, y.max_am_attempts, y.rms, y.rm_lease_ms) == ((2.0, 3.0), 0.5, 4, 1, 250.0)
+    assert (y.am, y.am_heartbeat, y.max_am_attempts, y.rms, y.rm_lease_ms) == ((2.0, 3.0), 0.5, 4, 2, 250.0)
     assert (y.am_pools, y.am_expiry) == (3, 30.0)
     assert y.monitor_interval == 1.5
     assert scheduler_config(y, N_MACHINES) == CapacityConfig(
@@ -431,9 +432,26 @@ def test_input_locations_the_rm_would_hold_are_bounded() -> None:
     assert msg.startswith("bad.toml: yarn.queues[0].data_replicas: ~10,") and "at most 10,000,000" in msg
 
 
-def test_standby_rms_are_not_yet_supported() -> None:
+def test_standby_rms_take_the_coordinator_group_and_a_single_rm_refuses_one() -> None:
     data = yarn_data(rms=3)
     data["coordinator"] = {"replicas": 3}
-    msg = _err(data)
-    assert msg == "bad.toml: yarn.rms: standby ResourceManagers (rms > 1) are not yet supported: set rms = 1 " \
-                  "(a killed RM restarts and recovers its work) (got 3)" or "not yet supported" in msg, msg
+    sc = parse_yarn_scenario(data, "ok.toml")
+    assert sc.section.rms == 3
+    assert roster(sc)["rm"] == ["rm-0", "rm-1", "rm-2"]
+    data = yarn_data(rms=1)
+    data["coordinator"] = {"replicas": 3}
+    assert _err(data) == ("bad.toml: coordinator.replicas: a single ResourceManager runs no coordinator group: "
+                          "set replicas = 1, or yarn.rms > 1 (standby RMs elect the active one through it)")
+    assert roster(parse_yarn_scenario(yarn_data(), "ok.toml"))["rm"] == ["resourcemanager"]
+
+
+def test_the_active_rm_is_a_leader_to_kill_only_with_standbys() -> None:
+    from schedlab.schedulers.scenario.parse import roster_for
+
+    data = yarn_data(rms=2)
+    data["coordinator"] = {"replicas": 3}
+    ha = roster_for(parse_yarn_scenario(data, "ok.toml"))
+    assert "rm" in ha.leader_roles and ha.kill_leader["kill_rm"] == "rm"
+    single = roster_for(parse_yarn_scenario(yarn_data(), "ok.toml"))
+    assert "rm" not in single.leader_roles and "kill_rm" not in single.kill_leader
+    assert "restarted in place" in single.unavailable["kill_rm"]

@@ -537,6 +537,9 @@ def test_launch_waits_for_the_kill_of_an_older_copy_elsewhere() -> None:
     rm.am_allocate(1, [], [], [(b.container_id, 0)], 3.0)
     assert rm.node_heartbeat(1, [], 4.0).launches == []  # node 0 still runs the old copy
     assert rm.node_heartbeat(0, [], 5.0).kills == [[1, 0]]
+    # Handed out is not carried out: node 1 waits until node 0 polls again.
+    assert rm.node_heartbeat(1, [], 5.5).launches == []
+    rm.node_heartbeat(0, [], 5.7)
     assert [ln[1] for ln in rm.node_heartbeat(1, [], 6.0).launches] == [0]
 
 

@@ -10,7 +10,10 @@ pool pulls the AMs it must start from the ResourceManager, and its AMs'
 heartbeats go to the RM as one batched call per ``am_heartbeat`` (every AM
 of a pool heartbeats in step): one message per pool and interval, not per
 application. A killed pool loses its AMs; the RM's AM liveness monitor
-(``am_expiry``) notices their silence and starts new attempts.
+(``am_expiry``) notices their silence and starts new attempts. With
+standby RMs the pool finds the active one through the coordinator
+group's lease (after a failed call or a standby's answer), as the
+NodeManagers do.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.coordinator.client import CoordinatorClient
+from schedlab.actors.coordinator.lease import lease_holder
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.yarn.app_master import AMConfig, AppMasterCore
 from schedlab.schedulers.archs.yarn.cores import am_config
@@ -29,6 +34,7 @@ from schedlab.schedulers.archs.yarn.spec import RM_NAME, YarnSpec
 class PoolConfig:
     spec: YarnSpec
     index: int
+    replicas: int = 1  # the coordinator group's, where standby RMs hold the lease (rms > 1)
 
 
 class AMPool(ActorShell):
@@ -42,7 +48,18 @@ class AMPool(ActorShell):
         self.send_ended = False
 
     async def on_start(self) -> None:
+        self.coord = CoordinatorClient(self.name, self.cfg.replicas, self.rt) if self.cfg.spec.rms > 1 else None
         self.spawn_loop(self._loop())
+
+    async def _find_rm(self) -> None:
+        """The RM again: by name (a restarted one), or the lease's holder."""
+        if self.coord is None:
+            self.rm = self.rt.lookup(RM_NAME) or self.rm
+            return
+        name = await lease_holder(self.coord)
+        handle = self.rt.lookup(name) if name else None
+        if handle is not None:
+            self.rm = handle
 
     async def _loop(self) -> None:
         while await self.nap(self.cfg.spec.am_heartbeat):
@@ -56,9 +73,13 @@ class AMPool(ActorShell):
         try:
             reply = await self.rt.call(self.rm, "am_heartbeat", self.cfg.index, calls, resyncs, done, ended)
         except Exception as e:  # the RM is gone: everything goes again, to its successor
-            self.rm = self.rt.lookup(RM_NAME) or self.rm
             self._undo(calls, resyncs)
             self.log.emit("am_heartbeat_failed", error=f"{type(e).__name__}: {e}"[:200])
+            await self._find_rm()
+            return
+        if reply.get("standby"):  # not the active RM (any more)
+            self._undo(calls, resyncs)
+            await self._find_rm()
             return
         if reply.get("wait"):  # a restarted RM not ready for its AMs yet
             self._undo(calls, resyncs)

@@ -2,7 +2,7 @@
 AM launch delay, allocation latency, locality, preemption, fairness)."""
 from __future__ import annotations
 
-from schedlab.actors.arch import Architecture
+from schedlab.actors.arch import Architecture, LeaderEvents
 from schedlab.actors.archs.yarn.build import build
 from schedlab.actors.archs.yarn.summary import rm_failovers, yarn_section
 
@@ -25,4 +25,5 @@ ARCHITECTURE = Architecture(
     failovers=lambda ev, info: rm_failovers(ev, float(info["time_scale"])),
     table_rows=_rows,
     refused_means="none: one ResourceManager decides alone, so nothing conflicts",
+    leaders=(LeaderEvents("YARN ResourceManager", "rm_elected", lambda e: e.get("rm", e["actor"])),),
 )

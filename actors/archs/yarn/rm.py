@@ -31,12 +31,16 @@ span, has passed).
 from __future__ import annotations
 
 import collections
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from schedlab.actors.common.events import span_stamp
+from schedlab.actors.common.head_endpoint import STANDBY
+from schedlab.actors.common.submitter import NAME as SUBMITTER
+from schedlab.actors.coordinator.lease import LeaseCampaign
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, report_down, silence_span, watch_for
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
@@ -45,12 +49,16 @@ from schedlab.schedulers.archs.yarn.cores import build_scheduler, rm_config
 from schedlab.schedulers.archs.yarn.messages import RunningReport
 from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, TERMINAL
 from schedlab.schedulers.archs.yarn.rm_state import RMState
-from schedlab.schedulers.archs.yarn.spec import RM_NAME, YarnSpec
+from schedlab.schedulers.archs.yarn.spec import RM_NAME, rm_name, YarnSpec
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
 
-NAME = RM_NAME
+NAME = RM_NAME  # the decider and the route jobs come by, whichever RM is active
+
+
+class NotActive(RuntimeError):
+    """A standby RM refusing a submission (the submitter keeps it)."""
 
 
 @dataclass(frozen=True)
@@ -64,30 +72,47 @@ class RMShellConfig:
     liveness: LivenessSpec
     sample_interval: float
     restarted: bool = False  # a new incarnation: rebuild from the nodes, the submitter and the AMs
+    index: int = 0  # which RM of an active/standby set (rms > 1)
+    replicas: int = 1  # the coordinator group's (rms > 1)
+    lease_wall_s: float = 1.0  # [yarn] rm_lease_ms, in s
+
+    @property
+    def name(self) -> str:
+        return RM_NAME if self.spec.rms == 1 else rm_name(self.index)
 
 
 class ResourceManager(ActorShell):
     def __init__(self, rt: Runtime, cfg: RMShellConfig, metrics: Any, flush_interval: float) -> None:
-        super().__init__(rt, NAME, metrics, flush_interval)
+        super().__init__(rt, cfg.name, metrics, flush_interval)
         self.cfg = cfg
         self.spec = cfg.spec
         self.k = cfg.machines_per_host
         self.n = cfg.capacity.shape[0]
         self.hosts = -(-self.n // self.k)
-        self.core: RMState | None = None
+        self.core: RMState | None = None  # None: not the active RM (a standby, or not started)
         self.watch = watch_for(self.hosts, HOST_TIMEOUT_WALL_S * rt.scale, cfg.liveness, rt.scale)
+        self.single = cfg.spec.rms == 1
+        self.lease_until = math.inf if self.single else -math.inf
+        self.leader_hint: str | None = None
+        self.lease_epoch = 0
+        self.lapsed = False  # refused its NodeManagers while its lease renewal was late (see active)
+        self.handed = 0
+        self._stopped_once = False
+        self._books(rebuilt=cfg.restarted)
+
+    def _books(self, rebuilt: bool) -> None:
+        """What one incarnation of the active RM keeps besides its core."""
+        self.rebuilt = rebuilt  # rebuilding from the nodes, the submitter and the AMs
         self.down: set[int] = set()  # hosts written off, until they are heard again
-        self.registered_hosts: set[int] = set(range(self.hosts)) if not cfg.restarted else set()
+        self.registered_hosts: set[int] = set(range(self.hosts)) if not rebuilt else set()
         self.tasks_of: dict[int, int] = {}
         self.scheduled: set[int] = set()
         self.outbox: dict[int, list] = collections.defaultdict(list)  # pool -> AMs to start
         self.epoch = 0
-        self.restored = not cfg.restarted  # the submitter's jobs are back
+        self.restored = not rebuilt  # the submitter's jobs are back
         self.synced_pools: set[int] = set()
         self.ended: set[int] = set()  # applications their AM pools say finished
         self.started_at = 0.0
-        self.handed = 0
-        self._stopped_once = False
 
     async def start(self, epoch: float) -> None:
         if self.running:  # the driver starts it as a core actor and as a routed one
@@ -95,17 +120,12 @@ class ResourceManager(ActorShell):
         await super().start(epoch)
 
     async def on_start(self) -> None:
-        cfg = self.cfg
-        sched = build_scheduler(self.spec, cfg.capacity.copy(), cfg.rack)
-        # A restarted RM's container ids start above any its predecessors
-        # handed out: its epoch is the emulated second it started in.
-        self.epoch = int(self.rt.now()) + 1 if cfg.restarted else 0
-        self.core = RMState(sched, rm_config(self.spec), epoch=self.epoch, recovering=cfg.restarted)
-        if not cfg.restarted:
-            for machine, key, req in cfg.foreign:
-                self.core.add_foreign(int(machine), key, req)
-        self.started_at = self.rt.now()
-        self.watch.grace(self.rt.now(), give_up=cfg.restarted)
+        if self.single:
+            self._incarnate(self.cfg.restarted)
+        else:
+            self.campaign = LeaseCampaign(self.name, self.cfg.replicas, self.rt, self.cfg.lease_wall_s)
+            self.spawn_loop(self.campaign.run(self, lambda: self.core is not None, lambda: self.lease_epoch,
+                                              self._take_over, self._step_down))
         self.spawn_loop(self._watch_loop())
         self.spawn_loop(self._sample_loop())
         self.spawn_loop(self._expiry_loop())
@@ -113,6 +133,72 @@ class ResourceManager(ActorShell):
             self.spawn_loop(self._preemption_loop())
         if self.spec.global_scheduling:
             self.spawn_loop(self._global_loop())
+
+    def _incarnate(self, rebuilt: bool) -> None:
+        """Become the active RM: a fresh one (the run's start), or one that
+        rebuilds by the work-preserving restart (a restarted RM, a standby
+        taking over)."""
+        cfg = self.cfg
+        now = self.rt.now()
+        self._books(rebuilt)
+        sched = build_scheduler(self.spec, cfg.capacity.copy(), cfg.rack)
+        # A rebuilt RM's container ids start above any its predecessors
+        # handed out: its epoch is the emulated second it started in.
+        self.epoch = int(now) + 1 if rebuilt else 0
+        self.core = RMState(sched, rm_config(self.spec), epoch=self.epoch, recovering=rebuilt)
+        if not rebuilt:
+            for machine, key, req in cfg.foreign:
+                self.core.add_foreign(int(machine), key, req)
+        self.started_at = now
+        self.watch.grace(now, give_up=rebuilt)
+
+    # ------------------------------------------------------------ active and standby
+
+    def active(self) -> bool:
+        if self.core is None:
+            return False
+        if self.rt.now() < self.lease_until:
+            return True
+        # Still active, but its lease renewal is late (a loaded machine): it
+        # refuses every caller meanwhile, and must not count that silence
+        # against the NodeManagers once the renewal lands (as Mesos' master).
+        self.lapsed = True
+        return False
+
+    def _take_over(self, epoch: int) -> None:
+        """Won the lease with a new epoch: rebuild (fresh at epoch 1) and
+        take the submitter's route."""
+        if self.core is not None:  # our own lease lapsed and was won again: those books are stale
+            self._step_down()
+        self.lease_epoch = epoch
+        self._incarnate(rebuilt=epoch > 1)
+        self.log.emit("rm_elected", rm=self.name, epoch=epoch, rebuilt=epoch > 1)
+        me, submitter = self.rt.lookup(self.name), self.rt.lookup(SUBMITTER)
+        if me is not None and submitter is not None:
+            # The submitter sends the RM's jobs here from now on, and hands
+            # back every job routed to the RM (``recover``), as it does to a
+            # restarted RM.
+            self.rt.send(submitter, "reroute", NAME, me, True)
+
+    def _step_down(self) -> None:
+        """Lost the lease: hand out nothing more. Launches no node pulled
+        are dropped (the next active RM learns what runs from the nodes,
+        and the AMs ask again); everything else goes with the books."""
+        core = self.core
+        if core is None:
+            return
+        self._drain()
+        dropped = []
+        for m in range(self.n):
+            dropped += [[app, task, m] for app, task in core.node_contents(m)[1]]
+        if dropped:
+            # The invariant checker traces each commit to its launch or to this.
+            self.log.emit("commits_dropped", holder=self.name, epoch=self.lease_epoch, tasks=dropped)
+        self.log.emit("rm_stepped_down", rm=self.name, epoch=self.lease_epoch)
+        self.core = None
+
+    async def status(self) -> dict:
+        return {"rm": self.name, "index": self.cfg.index, "leading": self.active(), "epoch": self.lease_epoch}
 
     # ------------------------------------------------------------ events
 
@@ -138,11 +224,16 @@ class ResourceManager(ActorShell):
             if len(core.scheduled_tasks(app)) >= len(core.apps[app].tasks):
                 self.scheduled.add(app)
                 self.log.emit("job_scheduled", job_id=app, scheduler=NAME, attempts=core.apps[app].attempt,
-                              **({"recovered": True} if self.cfg.restarted else {}))
+                              **({"recovered": True} if self.rebuilt else {}))
 
     # ------------------------------------------------------------ jobs in
 
     async def submit(self, jobs: list[dict]) -> None:
+        if not self.active():
+            raise NotActive(f"{self.name} is a standby")  # the submitter keeps the batch for the active RM
+        self._admit(jobs)
+
+    def _admit(self, jobs: list[dict]) -> None:
         core = self.core
         assert core is not None
         now = self.rt.now()
@@ -158,9 +249,14 @@ class ResourceManager(ActorShell):
         """A restarted RM's applications: every job the submitter routed to
         its predecessors, restored with their attempt unknown (the AMs'
         resync tells it) and their AM not known to have run (an application
-        no node reports an AM container for asks for one again, uncounted)."""
+        no node reports an AM container for asks for one again, uncounted).
+        The first active RM of a standby set, fresh, admits them."""
         core = self.core
-        assert core is not None
+        if core is None:
+            return  # not active (any more): whoever is recovers them
+        if not core.recovering:
+            self._admit(jobs)
+            return
         now = self.rt.now()
         for j in jobs:
             job = Job.from_wire(j)
@@ -196,6 +292,8 @@ class ResourceManager(ActorShell):
     async def exchange(self, host: int, finished: bytes) -> Any:
         """A NodeManager heartbeat for each machine of the host: kills and
         launches for all of them in one reply."""
+        if not self.active():
+            return STANDBY
         core = self.core
         assert core is not None
         now = self.rt.now()
@@ -237,16 +335,18 @@ class ResourceManager(ActorShell):
         for app, placed in by_app.items():
             self.handed += len(placed)
             self.log.emit("txn", scheduler=NAME, job_id=app, claims=len(placed), committed=len(placed), conflicted=0,
-                          think=0.0, rtt_ms=0.0, placed=placed, outbox=NAME, **span_stamp(now, now))
+                          think=0.0, rtt_ms=0.0, placed=placed, outbox=self.name, **span_stamp(now, now))
         for app, attempt in am_started:
             self.outbox[pool_of(app, self.spec.am_pools)].append(
                 (core.apps[app].record, attempt, core.finished_tasks(app)))
         self._check_scheduled(by_app)
 
-    async def register_node(self, host: int, report: dict) -> None:
+    async def register_node(self, host: int, report: dict) -> dict | None:
         """A NodeManager re-registering with a restarted RM: what runs on
         each machine (YARN containers, by the container id in their owner;
         anything else is foreign load) and what finished lately."""
+        if not self.active():
+            return STANDBY
         core = self.core
         assert core is not None
         now = self.rt.now()
@@ -273,6 +373,8 @@ class ResourceManager(ActorShell):
     async def rejoin(self, host: int) -> list:
         """A restarted NodeManager's first word: what it ran is lost; it is
         back at once, empty."""
+        if not self.active():
+            return STANDBY  # type: ignore[return-value]
         core = self.core
         assert core is not None
         now = self.rt.now()
@@ -290,10 +392,18 @@ class ResourceManager(ActorShell):
         return [lost, unpulled]
 
     async def _watch_loop(self) -> None:
-        core = self.core
-        assert core is not None
         while await self.nap(self.watch.timeout / 4):
+            if not self.active():
+                continue
+            core = self.core
+            assert core is not None
             now = self.rt.now()
+            if self.lapsed:
+                # Its lease renewal was late and it refused its NodeManagers
+                # meanwhile: their clocks restart now.
+                self.lapsed = False
+                self.watch.grace(now, give_up=True)
+                continue
             silent = judge(self.watch, self.log, now, self.down)
             if silent:
                 lost: list[list[int]] = []
@@ -306,7 +416,7 @@ class ResourceManager(ActorShell):
                         lost += s
                         unpulled += q
                         core.node_lost(m, now)
-                report_down(self.log, silent, lost, unpulled, by=NAME, watch=self.watch)
+                report_down(self.log, silent, lost, unpulled, by=self.name, watch=self.watch)
                 self._drain()
             self._maybe_settle(force=now - self.started_at >= 3 * silence_span(self.watch))
 
@@ -318,6 +428,8 @@ class ResourceManager(ActorShell):
         restart, the applications whose AM unregistered (``done``), and,
         when asked, every application it ever finished (``ended``). The
         reply: each AM's answer, the AMs it must start, and this RM's epoch."""
+        if not self.active():
+            return STANDBY
         core = self.core
         assert core is not None
         if core.recovering and not self.restored:
@@ -343,28 +455,22 @@ class ResourceManager(ActorShell):
         self._drain()
         if ended is not None:
             self._maybe_settle()
-        want = self.cfg.restarted and pool not in self.synced_pools
+        want = self.rebuilt and pool not in self.synced_pools
         return {"epoch": self.epoch, "replies": replies, "start": start, "want_ended": want}
 
     async def _expiry_loop(self) -> None:
-        core = self.core
-        assert core is not None
         while await self.nap(min(self.spec.am_expiry / 4, 5.0)):
-            if core.expire_ams(self.rt.now(), self.spec.am_expiry):
+            if self.active() and self.core.expire_ams(self.rt.now(), self.spec.am_expiry):  # type: ignore[union-attr]
                 self._drain()
 
     async def _preemption_loop(self) -> None:
-        core = self.core
-        assert core is not None
         while await self.nap(self.spec.monitor_interval):
-            if core.preempt(self.rt.now()):
+            if self.active() and self.core.preempt(self.rt.now()):  # type: ignore[union-attr]
                 self._drain()
 
     async def _global_loop(self) -> None:
-        core = self.core
-        assert core is not None
         while await self.nap_wall(self.flush_interval):
-            if core.schedule(self.rt.now()):
+            if self.active() and self.core.schedule(self.rt.now()):  # type: ignore[union-attr]
                 self._drain()
 
     # ------------------------------------------------------------ samples and the end
@@ -376,7 +482,8 @@ class ResourceManager(ActorShell):
 
     def _sample(self) -> None:
         core = self.core
-        assert core is not None
+        if core is None or not self.active():
+            return  # a standby's books are empty: the active RM samples the cell
         cpu, mem = core.utilization()
         self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=self.handed)
         self.log.emit("queue_usage", queues=[
@@ -385,7 +492,7 @@ class ResourceManager(ActorShell):
 
     async def on_stop(self) -> dict:
         core = self.core
-        if core is None or self._stopped_once:  # stopped as a routed actor and again as a core one
+        if core is None or self._stopped_once:  # a standby; or stopped as a routed actor and again as a core one
             return {}
         self._stopped_once = True
         self._sample()

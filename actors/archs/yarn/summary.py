@@ -64,33 +64,65 @@ def yarn_section(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[str,
 
 
 def rm_failovers(ev: Events, scale: float) -> list[dict[str, Any]]:
-    """One record per kill of the ResourceManager: when its new incarnation
-    started, when its work-preserving recovery window closed (every node
-    re-registered or written off, every AM pool synced) and when it handed
-    out its first container again: the outage a user's jobs saw."""
-    starts = sorted(e["t"] for e in ev.get("actor_started", []) if e.get("actor") == RM_NAME)
-    settled = sorted(e["t"] for e in ev.get("recovery_settled", []))
-    allocated = sorted(e["t"] for e in ev.get("container_allocated", []))
-    recovered = ev.get("node_recovered", [])
+    """One record per kill of the active ResourceManager. A single RM
+    (``rms`` = 1): when its new incarnation started, when its
+    work-preserving recovery window closed (every node re-registered or
+    written off, every AM pool synced) and when it handed out its first
+    container again: the outage a user's jobs saw. With standbys: the same,
+    from the standby that won the lease (``new_leader``, ``elected_at_s``)
+    and rebuilt by that same restart."""
     out = []
     for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
         if f.get("role") != RM_ROLE or not str(f.get("kind", "")).startswith("kill") or f.get("skipped"):
             continue
-        killed = f["t"]
-        up = next((t for t in starts if t > killed), None)
-        done = next((t for t in settled if up is not None and t >= up), None)
-        first = next((t for t in allocated if done is not None and t >= done), None)
-        window = [r for r in recovered if up is not None and up <= r["t"] <= (done if done is not None else float("inf"))]
-        out.append({
-            "role": RM_ROLE, "target": f["target"], "killed_at_s": round(killed, 3),
-            "recovery": "work-preserving restart",
-            "restarted_at_s": round(up, 3) if up is not None else None,
-            "settled_at_s": round(done, 3) if done is not None else None,
-            "first_allocation_at_s": round(first, 3) if first is not None else None,
-            "nodes_reregistered": len(window),
-            "containers_adopted": sum(int(r.get("adopted", 0)) for r in window),
-            "containers_killed": sum(int(r.get("killed", 0)) for r in window),
-            "downtime_emulated_s": round(first - killed, 3) if first is not None else None,
-            "downtime_wall_s": round((first - killed) / scale, 4) if first is not None else None,
-        })
+        if "was_leader" in f:  # an active/standby set
+            if f["was_leader"]:
+                out.append(_takeover(ev, f, scale))
+            continue
+        out.append(_restart(ev, f, scale))
     return out
+
+
+def _window(ev: Events, f: dict, up: float | None, actor: str | None, scale: float) -> dict[str, Any]:
+    """From an active RM's start (``up``, by ``actor`` if known) to its
+    recovery window's close and its first container handed out."""
+    def mine(e: dict) -> bool:
+        return actor is None or e.get("actor") == actor
+
+    settled = sorted(e["t"] for e in ev.get("recovery_settled", []) if mine(e))
+    allocated = sorted(e["t"] for e in ev.get("container_allocated", []) if mine(e))
+    killed = f["t"]
+    done = next((t for t in settled if up is not None and t >= up), None)
+    first = next((t for t in allocated if done is not None and t >= done), None)
+    window = [r for r in ev.get("node_recovered", []) if mine(r) and up is not None
+              and up <= r["t"] <= (done if done is not None else float("inf"))]
+    return {
+        "settled_at_s": round(done, 3) if done is not None else None,
+        "first_allocation_at_s": round(first, 3) if first is not None else None,
+        "nodes_reregistered": len(window),
+        "containers_adopted": sum(int(r.get("adopted", 0)) for r in window),
+        "containers_killed": sum(int(r.get("killed", 0)) for r in window),
+        "downtime_emulated_s": round(first - killed, 3) if first is not None else None,
+        "downtime_wall_s": round((first - killed) / scale, 4) if first is not None else None,
+    }
+
+
+def _restart(ev: Events, f: dict, scale: float) -> dict[str, Any]:
+    killed = f["t"]
+    starts = sorted(e["t"] for e in ev.get("actor_started", []) if e.get("actor") == RM_NAME)
+    up = next((t for t in starts if t > killed), None)
+    return {"role": RM_ROLE, "target": f["target"], "killed_at_s": round(killed, 3),
+            "recovery": "work-preserving restart", "restarted_at_s": round(up, 3) if up is not None else None,
+            **_window(ev, f, up, None, scale)}
+
+
+def _takeover(ev: Events, f: dict, scale: float) -> dict[str, Any]:
+    killed = f["t"]
+    elected = sorted(ev.get("rm_elected", []), key=lambda e: e["t"])
+    new = next((e for e in elected if e["t"] >= killed and e["epoch"] > (f.get("term") or 0)), None)
+    return {"role": RM_ROLE, "target": f["target"], "killed_at_s": round(killed, 3),
+            "recovery": "standby takeover, work-preserving restart",
+            "new_leader": new["rm"] if new else None,
+            "elected_at_s": round(new["t"], 3) if new else None,
+            "election_wall_s": round((new["t"] - killed) / scale, 4) if new else None,
+            **_window(ev, f, new["t"] if new else None, new["rm"] if new else None, scale)}

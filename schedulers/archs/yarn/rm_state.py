@@ -35,7 +35,8 @@ The flow, as YARN's:
 
 Invariants kept: a task has at most one container at a time (allocated,
 start queued or running); a launch of a task is held while a kill of an
-older copy of the same task is still undelivered on another node, so a task
+older copy of the same task is still unconfirmed on another node (not yet
+handed out, or handed out and that node has not polled since), so a task
 never runs twice; a launch is handed out once and stays queued until its
 node pulls it; node kills are delivered before launches in one reply.
 """
@@ -112,7 +113,9 @@ class RMState(RecoveryMixin):
         self.started_on: dict[int, dict[tuple[int, int], int]] = {}  # node -> (app, task) -> started container
         self.to_launch: dict[int, dict[int, None]] = {}  # node -> container ids queued to start there
         self.kills: dict[int, list[list[int]]] = {}  # node -> [app, task] to kill at its next heartbeat
-        self.kill_pending: dict[tuple[int, int], int] = {}  # (app, task) -> undelivered kills of it
+        self.kill_pending: dict[tuple[int, int], int] = {}  # (app, task) -> unconfirmed kills of it
+        # node -> kills handed out in its last reply: done once it heartbeats again
+        self.kills_sent: dict[int, list[list[int]]] = {}
         self.recovering = bool(recovering)
         self.registered: dict[int, None] = {} if recovering else dict.fromkeys(range(self.state.n_nodes))
         self.written_off: dict[int, None] = {}
@@ -355,7 +358,14 @@ class RMState(RecoveryMixin):
         return self._drop(cid)
 
     def _forget_kills(self, node: int) -> None:
-        for app, task in self.kills.pop(node, []):
+        for app, task in self.kills.pop(node, []) + self.kills_sent.pop(node, []):
+            self._kill_delivered((app, task))
+
+    def _kills_confirmed(self, node: int) -> None:
+        """The node heartbeats again: the kills its last reply carried are
+        done (a host carries out a reply's kills, and reports them, before
+        it polls again)."""
+        for app, task in self.kills_sent.pop(node, []):
             self._kill_delivered((app, task))
 
     def _kill_delivered(self, key: tuple[int, int]) -> None:
@@ -373,13 +383,15 @@ class RMState(RecoveryMixin):
         stopped (killed, preempted, lost) or does not know are ignored.
         Then, in node-by-node mode and outside a recovery window, the
         scheduler allocates on the node. The reply: kills first, then the
-        launches queued for this node (held back while an undelivered kill
-        of an older copy of the same task waits on another node).
+        launches queued for this node (held back while a kill of an older
+        copy of the same task is unconfirmed on another node: not handed
+        out yet, or that node has not polled since).
 
         An unregistered node gets ``reset`` if it had been declared lost
         (it is registered again, empty), else ``resync`` (a restarted RM:
         it must re-register through :meth:`recover_node`)."""
         reset = False
+        self._kills_confirmed(node)
         if node not in self.registered:
             if node not in self.written_off:
                 return NodeReply(resync=True)
@@ -414,15 +426,19 @@ class RMState(RecoveryMixin):
 
     def _reply(self, node: int, now: float, reset: bool) -> NodeReply:
         kills = self.kills.pop(node, [])
-        for app, task in kills:
-            self._kill_delivered((app, task))
+        if kills:
+            # A launch of the same task elsewhere waits until the node polls
+            # again: handed out is not yet carried out (another host could
+            # start the new copy before this one stops the old).
+            self.kills_sent.setdefault(node, []).extend(kills)
         launches: list[list] = []
         am_started: list[tuple[int, int]] = []
         queue = self.to_launch.get(node, {})
         for cid in list(queue):
             h = self.held[cid]
             key = (h.app_id, h.task_id)
-            if self.kill_pending.get(key):
+            # Kills on this node go first in its own reply: only those elsewhere hold it.
+            if self.kill_pending.get(key, 0) > sum(1 for k in self.kills_sent.get(node, ()) if tuple(k) == key):
                 continue
             del queue[cid]
             h.phase = STARTED

@@ -261,9 +261,9 @@ def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
     if rms > 1 and ctx.coordinator.replicas < 3:
         t.fail(t.key("rms"), "standby ResourceManagers elect their leader through the coordinator: "
                              "set [coordinator] replicas >= 3")
-    if rms > 1:
-        t.fail(t.key("rms"), "standby ResourceManagers (rms > 1) are not yet supported: set rms = 1 "
-                             "(a killed RM restarts and recovers its work)")
+    if rms == 1 and ctx.coordinator.replicas > 1:
+        ctx.top.fail("coordinator.replicas", "a single ResourceManager runs no coordinator group: set replicas = 1, "
+                                             "or yarn.rms > 1 (standby RMs elect the active one through it)")
     d = YarnSpec(queues=())
     spec = YarnSpec(
         queues=queues,
@@ -534,9 +534,20 @@ def deciders(sc: Scenario) -> list[Decider]:
 
 # ------------------------------------------------------------ the registration
 
-RM_NAME = RM_DECIDER  # the ResourceManager's actor
+RM_NAME = RM_DECIDER  # the ResourceManager's actor (rms = 1), and the route jobs go to (any rms)
 RM_ROLE = "rm"  # its role (an actor name and a role name must differ: chaos targets either)
 POOL_ROLE = "am_pool"
+RM_LEADER_KILL = "kill_rm"  # kill the active ResourceManager (rms > 1)
+
+
+def rm_name(i: int) -> str:
+    """ResourceManager ``i`` of an active/standby set (rms > 1), numbered
+    ``<role>-<i>`` as every role that elects a leader is."""
+    return f"{RM_ROLE}-{i}"
+
+
+def rm_names(ys: YarnSpec) -> list[str]:
+    return [RM_NAME] if ys.rms == 1 else [rm_name(i) for i in range(ys.rms)]
 
 
 def pool_names(ys: YarnSpec) -> list[str]:
@@ -545,7 +556,7 @@ def pool_names(ys: YarnSpec) -> list[str]:
 
 def roster(sc: Scenario) -> dict[str, list[str]]:
     ys: YarnSpec = sc.section
-    return {RM_ROLE: [RM_NAME], POOL_ROLE: pool_names(ys)}
+    return {RM_ROLE: rm_names(ys), POOL_ROLE: pool_names(ys)}
 
 
 def actors(sc: Scenario) -> list[tuple[str, int]]:
@@ -555,11 +566,16 @@ def actors(sc: Scenario) -> list[tuple[str, int]]:
 
 def example(classes: tuple[str, ...]) -> dict:
     """Two Capacity queues with preemption; AMs expire fast enough for a
-    killed AM pool to be noticed within the conformance run."""
+    killed AM pool to be noticed within the conformance run, with attempts
+    to spare (a pool restarted slowly on a loaded machine costs its AMs two
+    expiries, and with no RM state store an application failed before a
+    later RM failover would run again there); an active and a standby
+    ResourceManager (the run needs [coordinator] replicas >= 3)."""
     first, rest = classes[:1], classes[1:]
     return {
         "scheduler": "capacity", "preemption": True, "monitor_interval": 3.0, "max_wait_before_kill": 5.0,
         "node_locality_delay": 4, "am": {"cpu": 0.5, "mem": 1.0}, "am_heartbeat": 1.0, "am_expiry": 20.0,
+        "max_am_attempts": 4, "rms": 2,
         "queues": [
             {"name": "batch", "capacity": 60, "max_capacity": 100, "classes": list(first), "data_replicas": 2},
             {"name": "other", "capacity": 40, "max_capacity": 100, "classes": list(rest)},
@@ -573,20 +589,24 @@ def _parse(t: Table, ctx: SectionContext) -> YarnSpec:
 
 SPEC = ArchSpec(
     name="yarn",
-    title="YARN (one ResourceManager, ApplicationMasters per job, Capacity/Fair/FIFO queues)",
+    title="YARN (a ResourceManager, standbys optional; ApplicationMasters per job; Capacity/Fair/FIFO queues)",
     parse=_parse,
     roster=roster,
     actors=actors,
     deciders=deciders,
     roles=(
-        Role(RM_ROLE, routed=True, recovers=True,
-             about="the ResourceManager: admits applications, schedules containers, answers NodeManagers and AMs"),
+        # One RM (rms = 1) is restarted in place: no leader to kill. With
+        # standbys the active one holds the coordinator group's lease.
+        Role(RM_ROLE, routed=True, recovers=True, kill_leader=RM_LEADER_KILL, leader_from=2,
+             about="a ResourceManager: admits applications, schedules containers, answers NodeManagers and AMs; "
+                   "with rms > 1 one is active and standbys take over"),
         Role(POOL_ROLE, about="an actor running ApplicationMasters (their AMs are lost with it; the RM expires them)"),
     ),
-    peers={"machine": (RM_ROLE,), RM_ROLE: ("machine", POOL_ROLE), POOL_ROLE: (RM_ROLE,)},
+    peers={"machine": (RM_ROLE, "coordinator"), RM_ROLE: ("coordinator", "machine", POOL_ROLE),
+           POOL_ROLE: (RM_ROLE, "coordinator"), "coordinator": ("coordinator",)},
     example=example,
     live="schedlab.actors.archs.yarn.architecture:ARCHITECTURE",
     section_required=False,  # a missing [yarn] means Capacity with one root.default queue
-    max_replicas=1,  # one ResourceManager, no coordinator group (rms > 1 is not yet supported)
+    max_replicas=9,  # a coordinator group only with rms > 1 (parse_yarn refuses one for a single RM)
     check_sizes=check_sizes,
 )
