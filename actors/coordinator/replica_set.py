@@ -4,7 +4,7 @@ is live, which restarted ones are still starting, who leads, and killing or
 restarting one. The fault timeline drives every such role through this."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from schedlab.actors import engines
 
@@ -43,3 +43,36 @@ class ReplicaSet:
         h = self.live.pop(i, None)
         if h is not None:
             engines.current().kill_all([h])
+
+
+class LeasedSet(ReplicaSet):
+    """Active/standby members that elect through the coordinator lease
+    (``actors.coordinator.lease``): ``count`` of them, each made by the
+    subclass's ``make(i)`` (a spawned actor handle), registered for cleanup
+    by ``on_spawn``. A restarted member comes back as a standby with empty
+    books, on the run's clock."""
+
+    def __init__(self, count: int, on_spawn: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.count = count
+        self.on_spawn = on_spawn
+
+    def make(self, i: int) -> Any:
+        raise NotImplementedError
+
+    def spawn(self, i: int) -> Any:
+        h = self.make(i)
+        self.on_spawn(h)
+        self.live[i] = h
+        return h
+
+    def spawn_all(self) -> list[Any]:
+        return [self.spawn(i) for i in range(self.count)]
+
+    def lead(self) -> tuple[int, int] | None:
+        st = self.leading_status()
+        return (int(st["index"]), int(st["epoch"])) if st else None
+
+    def restart(self, i: int) -> None:
+        self.kill(i)
+        self.starting[i] = engines.current().call(self.spawn(i), "start", self.epoch)

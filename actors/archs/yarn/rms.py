@@ -8,32 +8,17 @@ from typing import Any, Callable
 
 from schedlab.actors import engines
 from schedlab.actors.archs.yarn.rm import ResourceManager, RMShellConfig
-from schedlab.actors.coordinator.replica_set import ReplicaSet
+from schedlab.actors.coordinator.replica_set import LeasedSet
 
 
-class RMSet(ReplicaSet):
+class RMSet(LeasedSet):
     def __init__(self, cfg: RMShellConfig, rt: Any, metrics: Any, flush: float, on_spawn: Callable[[Any], Any]) -> None:
-        super().__init__()
+        super().__init__(cfg.spec.rms, on_spawn)
         self.cfg = cfg
         self.rt = rt
         self.metrics = metrics
         self.flush = flush
-        self.on_spawn = on_spawn
 
-    def spawn(self, i: int) -> Any:
+    def make(self, i: int) -> Any:
         cfg = dataclasses.replace(self.cfg, index=i)
-        h = engines.current().spawn(ResourceManager, cfg.name, self.rt.namespace, self.rt, cfg, self.metrics, self.flush)
-        self.on_spawn(h)
-        self.live[i] = h
-        return h
-
-    def spawn_all(self) -> list[Any]:
-        return [self.spawn(i) for i in range(self.cfg.spec.rms)]
-
-    def lead(self) -> tuple[int, int] | None:
-        st = self.leading_status()
-        return (int(st["index"]), int(st["epoch"])) if st else None
-
-    def restart(self, i: int) -> None:
-        self.kill(i)
-        self.starting[i] = engines.current().call(self.spawn(i), "start", self.epoch)
+        return engines.current().spawn(ResourceManager, cfg.name, self.rt.namespace, self.rt, cfg, self.metrics, self.flush)
