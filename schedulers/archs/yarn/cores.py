@@ -21,7 +21,8 @@ from schedlab.schedulers.archs.yarn.locality import LocalityDelay
 from schedlab.schedulers.archs.yarn.queues import QueueTree
 from schedlab.schedulers.archs.yarn.rm_books import RMConfig
 from schedlab.schedulers.archs.yarn.scheduler import ClusterState, YarnScheduler
-from schedlab.schedulers.archs.yarn.spec import YarnQueueSpec, YarnSpec
+from schedlab.schedulers.archs.yarn.queue_section import YarnQueueSpec
+from schedlab.schedulers.archs.yarn.spec import YarnSpec
 
 
 def queue_tree(spec: YarnSpec) -> QueueTree:

@@ -20,7 +20,6 @@ settings (``queues.QueueSpec``), so a section can switch ``scheduler``.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,24 +27,26 @@ from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.yarn.fair import (
     POLICIES,
 )
-from schedlab.schedulers.archs.yarn.queues import ROOT, QueueError, QueueSpec, QueueTree
+from schedlab.schedulers.archs.yarn.queue_section import (
+    YarnQueueSpec,
+    parse_queues,
+)
+from schedlab.schedulers.archs.yarn.queues import QueueSpec, QueueTree
 from schedlab.schedulers.archs.yarn.scheduler import (
     CALCULATORS,
 )
 from schedlab.schedulers.model.cluster import MachineClass
-from schedlab.schedulers.model.resources import NDIM, RESOURCES
+from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import (
     Table,
     non_negative,
     one_of,
     positive,
-    table_array,
 )
 
 SCHEDULERS = ("capacity", "fair", "fifo")
 MAX_AM_POOLS = 64
-DEFAULT_QUEUE = f"{ROOT}.default"
 AM_DEFAULT = {"cpu": 1.0, "mem": 1.5}  # yarn.app.mapreduce.am.resource.cpu-vcores 1, .resource.mb 1536 (GB here)
 RM_DECIDER = "resourcemanager"
 MEM = RESOURCES.index("mem")
@@ -59,9 +60,6 @@ FAIR_KEYS = ("fair_policy", "locality_threshold_node", "locality_threshold_rack"
              "fair_share_preemption_timeout", "fair_share_preemption_threshold")
 PREEMPTION_KEYS = ("preemption", "monitor_interval")
 MONITOR_INTERVAL = {"capacity": 3.0, "fair": 0.5}
-_PART = re.compile(r"[A-Za-z0-9_-]+")
-
-
 def _count(v: int) -> str | None:
     return None if v >= 0 else "must be >= 0"
 
@@ -72,54 +70,6 @@ def _unit(v: float) -> str | None:
 
 def _closed(v: float) -> str | None:
     return None if 0 <= v <= 1 else "must be in [0, 1]"
-
-
-def _pct(v: float) -> str | None:
-    return None if 0 <= v <= 100 else "must be in [0, 100] (percent of the parent)"
-
-
-@dataclass(frozen=True)
-class YarnQueueSpec:
-    """One ``[[yarn.queues]]`` entry (percentages are of the parent queue).
-
-    * ``name``: the full dotted path (``root.prod.etl``); the file may give a
-      plain name, meaning ``root.<name>``.
-    * ``classes``: the job classes submitted to this leaf queue (MapReduce's
-      ``mapreduce.job.queuename``); default none. A parent queue takes none.
-    * ``users`` (1): the queue's jobs are spread over users ``u0``..
-      ``u<users-1>`` by job id (YARN's user limits and app order see them).
-    * ``capacity``: ``yarn.scheduler.capacity.<queue>.capacity``, the
-      guarantee; siblings sum to 100 under the Capacity scheduler, where it
-      is required unless the queue is its parent's only child (then 100).
-    * ``max_capacity`` (100): ``...<queue>.maximum-capacity`` (Hadoop's -1).
-    * ``user_limit_factor`` (1): ``...<queue>.user-limit-factor``.
-    * ``minimum_user_limit_percent`` (100): ``...<queue>.minimum-user-limit-percent``.
-    * ``weight`` (1): the Fair allocation file's ``<weight>``.
-    * ``min_share`` (0): ``<minResources>``, ``{cpu, mem}``, missing = 0.
-    * ``max_share`` (unlimited): ``<maxResources>``, ``{cpu, mem}``, missing = unlimited.
-    * ``data_replicas`` (0): machines holding each task's input, as Mesos'
-      key; 0 = no locality preference (the AM asks anywhere).
-    * ``relax_locality`` (true): ResourceRequest's ``relaxLocality``; false
-      pins tasks to their data machines."""
-
-    name: str
-    classes: tuple[str, ...] = ()
-    users: int = 1
-    capacity: float = 100.0
-    max_capacity: float = 100.0
-    user_limit_factor: float = 1.0
-    minimum_user_limit_percent: float = 100.0
-    weight: float = 1.0
-    min_share: tuple[float, ...] = (0.0,) * NDIM
-    max_share: tuple[float, ...] | None = None
-    data_replicas: int = 0
-    relax_locality: bool = True
-
-    def queue_spec(self) -> QueueSpec:
-        return QueueSpec(self.name, capacity=self.capacity, max_capacity=self.max_capacity,
-                         user_limit_factor=self.user_limit_factor,
-                         minimum_user_limit_percent=self.minimum_user_limit_percent, weight=self.weight,
-                         min_share=self.min_share, max_share=self.max_share)
 
 
 @dataclass(frozen=True)
@@ -256,7 +206,7 @@ def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
     _refuse_other_keys(t, scheduler)
     cap, fair = scheduler == "capacity", scheduler == "fair"
     am = _am(t, ctx.machine_classes)
-    queues, implied = _queues(t, ctx, scheduler)
+    queues, implied = parse_queues(t, ctx, scheduler)
     rms = t.get("rms", int, default=1, check=lambda v: None if 1 <= v <= 9 else "must be 1 to 9")
     if rms > 1 and ctx.coordinator.replicas < 3:
         t.fail(t.key("rms"), "standby ResourceManagers elect their leader through the coordinator: "
@@ -346,128 +296,6 @@ def _am(t: Table, machine_classes: tuple[MachineClass, ...]) -> tuple[float, ...
         t.fail(t.key("am"), f"the AM container ({_fmt(am)}) fits no machine class; "
                             f"the largest is {big.name!r} ({_fmt(big.capacity)})")
     return am
-
-
-def _queue_name(q: Table) -> str:
-    raw = q.get("name", str)
-    parts = raw.split(".")
-    if raw == ROOT:
-        q.fail(q.key("name"), f"'{ROOT}' is implicit: name a queue under it")
-    if not all(_PART.fullmatch(p) for p in parts):
-        q.fail(q.key("name"), f"{raw!r}: a queue name is parts of letters, digits, '_' and '-', joined by '.'")
-    if len(parts) > 1 and parts[0] != ROOT:
-        q.fail(q.key("name"), f"{raw!r}: a dotted path starts with '{ROOT}.' (a plain name means '{ROOT}.<name>')")
-    return raw if len(parts) > 1 else f"{ROOT}.{raw}"
-
-
-def _parent(name: str) -> str:
-    return name.rsplit(".", 1)[0]
-
-
-def _queues(t: Table, ctx: SectionContext, scheduler: str) -> tuple[tuple[YarnQueueSpec, ...], tuple[str, ...]]:
-    job_classes = list(ctx.job_classes)
-    if "queues" not in t.data:
-        t.used.add("queues")
-        return (YarnQueueSpec(DEFAULT_QUEUE, classes=tuple(job_classes), capacity=100.0),), ()
-    tables = table_array(t, "queues")
-    names: list[str] = []
-    for i, q in enumerate(tables):
-        n = _queue_name(q)
-        if n in names:
-            q.fail(q.key("name"), f"duplicate queue {n!r} (also yarn.queues[{names.index(n)}])")
-        names.append(n)
-    declared = set(names)
-    ancestors = {a for n in names for a in _ancestors(n)}
-    every = declared | ancestors
-    children: dict[str, list[str]] = {}
-    for n in sorted(every):
-        children.setdefault(_parent(n), []).append(n)
-    implied = []
-    for p in sorted(ancestors - declared):
-        if len(children[p]) != 1 or len(children[_parent(p)]) != 1:
-            i = min(j for j, n in enumerate(names) if n.startswith(p + "."))
-            tables[i].fail(tables[i].key("name"),
-                           f"parent queue {p!r} is not declared; declare it in [[yarn.queues]] (an undeclared "
-                           "parent is implied only when it has one child and is its parent's only child)")
-        implied.append(p)
-
-    specs = [_queue(q, n, children, scheduler, set(job_classes)) for q, n in zip(tables, names)]
-    taken: dict[str, int] = {}
-    for i, (q, s) in enumerate(zip(tables, specs)):
-        if s.classes and children.get(s.name):
-            q.fail(q.key("classes"), f"{s.name} is a parent queue (of {', '.join(children[s.name])}); "
-                                     "jobs are submitted to leaf queues")
-        for c in s.classes:
-            if c in taken:
-                where = "this queue" if taken[c] == i else f"{specs[taken[c]].name} (yarn.queues[{taken[c]}])"
-                q.fail(q.key("classes"), f"job class {c!r} is already submitted to {where}; "
-                                         "each class goes to one leaf queue")
-            taken[c] = i
-    for c in job_classes:
-        if c not in taken:
-            t.fail(t.key("queues"), f"no leaf queue takes job class {c!r}")
-
-    try:
-        QueueTree.build([*(s.queue_spec() for s in specs), *(QueueSpec(n, capacity=100.0) for n in implied)],
-                        check_capacity=scheduler == "capacity")
-    except QueueError as e:
-        t.fail(*_queue_error(t, e, len(specs), implied))
-    return tuple(specs), tuple(implied)
-
-
-def _ancestors(name: str) -> list[str]:
-    parts = name.split(".")
-    return [".".join(parts[:k]) for k in range(2, len(parts))]
-
-
-def _queue_error(t: Table, e: QueueError, declared: int, implied: list[str]) -> tuple[str, str]:
-    """A QueueError's ``queues[i].field`` as ``yarn.queues[i].field``."""
-    m = re.fullmatch(r"queues\[(\d+)\](.*)", e.key)
-    if m and int(m.group(1)) >= declared:
-        return t.key("queues"), f"implied parent queue {implied[int(m.group(1)) - declared]!r}: {e.message}"
-    return t.key(e.key), e.message
-
-
-def _queue(q: Table, name: str, children: dict[str, list[str]], scheduler: str, known: set[str]) -> YarnQueueSpec:
-    classes = q.get("classes", list, default=[])
-    for c in classes:
-        if not isinstance(c, str) or c not in known:
-            q.fail(q.key("classes"), f"unknown job class {c!r}")
-    if len(set(classes)) != len(classes):
-        q.fail(q.key("classes"), "names a job class twice")
-    only_child = len(children[_parent(name)]) == 1
-    if "capacity" not in q.data and not only_child and scheduler == "capacity":
-        q.fail(q.key("capacity"), 'is required with scheduler = "capacity" (percent of the parent; '
-                                  "siblings' capacities sum to 100)")
-    capacity = q.get("capacity", float, default=100.0 if only_child else 0.0, check=_pct)
-    st = q.sub("min_share", default={})
-    min_share = tuple(st.get(r, float, default=0.0, check=non_negative) for r in RESOURCES)
-    st.done()
-    max_share = None
-    if "max_share" in q.data:
-        mt = q.sub("max_share")
-        max_share = tuple(mt.get(r, float, default=math.inf, check=non_negative) for r in RESOURCES)
-        mt.done()
-    spec = YarnQueueSpec(
-        name=name,
-        classes=tuple(classes),
-        users=q.get("users", int, default=1, check=lambda v: None if v >= 1 else "must be >= 1"),
-        capacity=capacity,
-        max_capacity=q.get("max_capacity", float, default=100.0, check=_pct),
-        user_limit_factor=q.get("user_limit_factor", float, default=1.0, check=positive),
-        minimum_user_limit_percent=q.get("minimum_user_limit_percent", float, default=100.0,
-                                         check=lambda v: None if 0 < v <= 100 else "must be in (0, 100]"),
-        weight=q.get("weight", float, default=1.0, check=positive),
-        min_share=min_share,
-        max_share=max_share,
-        data_replicas=q.get("data_replicas", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0"),
-        relax_locality=q.get("relax_locality", bool, default=True),
-    )
-    q.done()
-    return spec
-
-
-# ------------------------------------------------------------ scenario-wide checks
 
 
 def check_sizes(top: Table, sc: Scenario, tasks: dict[str, float]) -> None:

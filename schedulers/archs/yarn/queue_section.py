@@ -1,0 +1,192 @@
+"""YARN's ``[[yarn.queues]]``: one queue entry (``YarnQueueSpec``) and the
+parsing of the tree from a scenario (declared and implied queues, leaf
+routing of job classes, the core's ``QueueError`` keys mapped onto the
+file's), apart from the rest of the ``[yarn]`` section (``spec``)."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from schedlab.schedulers.arch import SectionContext
+from schedlab.schedulers.archs.yarn.queues import ROOT, QueueError, QueueSpec, QueueTree
+from schedlab.schedulers.model.resources import NDIM, RESOURCES
+from schedlab.schedulers.scenario.toml_table import (
+    Table,
+    non_negative,
+    positive,
+    table_array,
+)
+
+DEFAULT_QUEUE = f"{ROOT}.default"
+_PART = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _pct(v: float) -> str | None:
+    return None if 0 <= v <= 100 else "must be in [0, 100] (percent of the parent)"
+
+
+@dataclass(frozen=True)
+class YarnQueueSpec:
+    """One ``[[yarn.queues]]`` entry (percentages are of the parent queue).
+
+    * ``name``: the full dotted path (``root.prod.etl``); the file may give a
+      plain name, meaning ``root.<name>``.
+    * ``classes``: the job classes submitted to this leaf queue (MapReduce's
+      ``mapreduce.job.queuename``); default none. A parent queue takes none.
+    * ``users`` (1): the queue's jobs are spread over users ``u0``..
+      ``u<users-1>`` by job id (YARN's user limits and app order see them).
+    * ``capacity``: ``yarn.scheduler.capacity.<queue>.capacity``, the
+      guarantee; siblings sum to 100 under the Capacity scheduler, where it
+      is required unless the queue is its parent's only child (then 100).
+    * ``max_capacity`` (100): ``...<queue>.maximum-capacity`` (Hadoop's -1).
+    * ``user_limit_factor`` (1): ``...<queue>.user-limit-factor``.
+    * ``minimum_user_limit_percent`` (100): ``...<queue>.minimum-user-limit-percent``.
+    * ``weight`` (1): the Fair allocation file's ``<weight>``.
+    * ``min_share`` (0): ``<minResources>``, ``{cpu, mem}``, missing = 0.
+    * ``max_share`` (unlimited): ``<maxResources>``, ``{cpu, mem}``, missing = unlimited.
+    * ``data_replicas`` (0): machines holding each task's input, as Mesos'
+      key; 0 = no locality preference (the AM asks anywhere).
+    * ``relax_locality`` (true): ResourceRequest's ``relaxLocality``; false
+      pins tasks to their data machines."""
+
+    name: str
+    classes: tuple[str, ...] = ()
+    users: int = 1
+    capacity: float = 100.0
+    max_capacity: float = 100.0
+    user_limit_factor: float = 1.0
+    minimum_user_limit_percent: float = 100.0
+    weight: float = 1.0
+    min_share: tuple[float, ...] = (0.0,) * NDIM
+    max_share: tuple[float, ...] | None = None
+    data_replicas: int = 0
+    relax_locality: bool = True
+
+    def queue_spec(self) -> QueueSpec:
+        return QueueSpec(self.name, capacity=self.capacity, max_capacity=self.max_capacity,
+                         user_limit_factor=self.user_limit_factor,
+                         minimum_user_limit_percent=self.minimum_user_limit_percent, weight=self.weight,
+                         min_share=self.min_share, max_share=self.max_share)
+
+
+def _queue_name(q: Table) -> str:
+    raw = q.get("name", str)
+    parts = raw.split(".")
+    if raw == ROOT:
+        q.fail(q.key("name"), f"'{ROOT}' is implicit: name a queue under it")
+    if not all(_PART.fullmatch(p) for p in parts):
+        q.fail(q.key("name"), f"{raw!r}: a queue name is parts of letters, digits, '_' and '-', joined by '.'")
+    if len(parts) > 1 and parts[0] != ROOT:
+        q.fail(q.key("name"), f"{raw!r}: a dotted path starts with '{ROOT}.' (a plain name means '{ROOT}.<name>')")
+    return raw if len(parts) > 1 else f"{ROOT}.{raw}"
+
+
+def _parent(name: str) -> str:
+    return name.rsplit(".", 1)[0]
+
+
+def parse_queues(t: Table, ctx: SectionContext, scheduler: str) -> tuple[tuple[YarnQueueSpec, ...], tuple[str, ...]]:
+    job_classes = list(ctx.job_classes)
+    if "queues" not in t.data:
+        t.used.add("queues")
+        return (YarnQueueSpec(DEFAULT_QUEUE, classes=tuple(job_classes), capacity=100.0),), ()
+    tables = table_array(t, "queues")
+    names: list[str] = []
+    for i, q in enumerate(tables):
+        n = _queue_name(q)
+        if n in names:
+            q.fail(q.key("name"), f"duplicate queue {n!r} (also yarn.queues[{names.index(n)}])")
+        names.append(n)
+    declared = set(names)
+    ancestors = {a for n in names for a in _ancestors(n)}
+    every = declared | ancestors
+    children: dict[str, list[str]] = {}
+    for n in sorted(every):
+        children.setdefault(_parent(n), []).append(n)
+    implied = []
+    for p in sorted(ancestors - declared):
+        if len(children[p]) != 1 or len(children[_parent(p)]) != 1:
+            i = min(j for j, n in enumerate(names) if n.startswith(p + "."))
+            tables[i].fail(tables[i].key("name"),
+                           f"parent queue {p!r} is not declared; declare it in [[yarn.queues]] (an undeclared "
+                           "parent is implied only when it has one child and is its parent's only child)")
+        implied.append(p)
+
+    specs = [_queue(q, n, children, scheduler, set(job_classes)) for q, n in zip(tables, names)]
+    taken: dict[str, int] = {}
+    for i, (q, s) in enumerate(zip(tables, specs)):
+        if s.classes and children.get(s.name):
+            q.fail(q.key("classes"), f"{s.name} is a parent queue (of {', '.join(children[s.name])}); "
+                                     "jobs are submitted to leaf queues")
+        for c in s.classes:
+            if c in taken:
+                where = "this queue" if taken[c] == i else f"{specs[taken[c]].name} (yarn.queues[{taken[c]}])"
+                q.fail(q.key("classes"), f"job class {c!r} is already submitted to {where}; "
+                                         "each class goes to one leaf queue")
+            taken[c] = i
+    for c in job_classes:
+        if c not in taken:
+            t.fail(t.key("queues"), f"no leaf queue takes job class {c!r}")
+
+    try:
+        QueueTree.build([*(s.queue_spec() for s in specs), *(QueueSpec(n, capacity=100.0) for n in implied)],
+                        check_capacity=scheduler == "capacity")
+    except QueueError as e:
+        t.fail(*_queue_error(t, e, len(specs), implied))
+    return tuple(specs), tuple(implied)
+
+
+def _ancestors(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:k]) for k in range(2, len(parts))]
+
+
+def _queue_error(t: Table, e: QueueError, declared: int, implied: list[str]) -> tuple[str, str]:
+    """A QueueError's ``queues[i].field`` as ``yarn.queues[i].field``."""
+    m = re.fullmatch(r"queues\[(\d+)\](.*)", e.key)
+    if m and int(m.group(1)) >= declared:
+        return t.key("queues"), f"implied parent queue {implied[int(m.group(1)) - declared]!r}: {e.message}"
+    return t.key(e.key), e.message
+
+
+def _queue(q: Table, name: str, children: dict[str, list[str]], scheduler: str, known: set[str]) -> YarnQueueSpec:
+    classes = q.get("classes", list, default=[])
+    for c in classes:
+        if not isinstance(c, str) or c not in known:
+            q.fail(q.key("classes"), f"unknown job class {c!r}")
+    if len(set(classes)) != len(classes):
+        q.fail(q.key("classes"), "names a job class twice")
+    only_child = len(children[_parent(name)]) == 1
+    if "capacity" not in q.data and not only_child and scheduler == "capacity":
+        q.fail(q.key("capacity"), 'is required with scheduler = "capacity" (percent of the parent; '
+                                  "siblings' capacities sum to 100)")
+    capacity = q.get("capacity", float, default=100.0 if only_child else 0.0, check=_pct)
+    st = q.sub("min_share", default={})
+    min_share = tuple(st.get(r, float, default=0.0, check=non_negative) for r in RESOURCES)
+    st.done()
+    max_share = None
+    if "max_share" in q.data:
+        mt = q.sub("max_share")
+        max_share = tuple(mt.get(r, float, default=math.inf, check=non_negative) for r in RESOURCES)
+        mt.done()
+    spec = YarnQueueSpec(
+        name=name,
+        classes=tuple(classes),
+        users=q.get("users", int, default=1, check=lambda v: None if v >= 1 else "must be >= 1"),
+        capacity=capacity,
+        max_capacity=q.get("max_capacity", float, default=100.0, check=_pct),
+        user_limit_factor=q.get("user_limit_factor", float, default=1.0, check=positive),
+        minimum_user_limit_percent=q.get("minimum_user_limit_percent", float, default=100.0,
+                                         check=lambda v: None if 0 < v <= 100 else "must be in (0, 100]"),
+        weight=q.get("weight", float, default=1.0, check=positive),
+        min_share=min_share,
+        max_share=max_share,
+        data_replicas=q.get("data_replicas", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0"),
+        relax_locality=q.get("relax_locality", bool, default=True),
+    )
+    q.done()
+    return spec
+
+
+# ------------------------------------------------------------ scenario-wide checks
