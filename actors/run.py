@@ -161,7 +161,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
         ))
     scheds, names, routes = topo.schedulers, topo.names, topo.routes
     submitter = started.add(eng.spawn(Submitter, SUBMITTER, namespace, rt, plan.jobs, routes, metrics, flush,
-                                             topo.await_admission))
+                                             topo.await_admission, topo.holders))
     roles = all_roles()  # what each role's members are to the submitter
     members.on_restart.append(lambda role, name, h: eng.call(submitter, "reroute", name, h, roles[role].recovers)
                               if roles[role].routed else None)
@@ -229,6 +229,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     # still recovering its queue when the run ended: either way the jobs
     # routed to it are reported pending unless the summary knows them scheduled.
     dead = [n for n, role in members.roles.items() if roles[role].recovers and n in members.killed]
+    dead += [roster.members[role][i] for role, c in topo.controllers.items() if roles[role].recovers for i in sorted(c.killed)]
     if dead:
         eng.gather([eng.call(submitter, "orphaned", dead)])
     # Stop in dependency order: no new jobs, then no new launches, then machines.

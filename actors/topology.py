@@ -94,6 +94,7 @@ class Topology:
     schedulers: list[Any] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     routes: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
+    holders: dict[str, str] = field(default_factory=dict)
     start_with_hosts: list[Any] = field(default_factory=list)
     controllers: dict[str, ReplicaSet] = field(default_factory=dict)
     quiesce_before_hosts: bool = False
@@ -101,10 +102,16 @@ class Topology:
     stop_also: list[Any] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
 
-    def route(self, job_classes: tuple[str, ...] | list[str], name: str, handle: Any) -> None:
-        """Send jobs of these classes to ``name`` (with others of the same classes: by job id)."""
+    def route(self, job_classes: tuple[str, ...] | list[str], name: str, handle: Any, holder: str | None = None) -> None:
+        """Send jobs of these classes to ``name`` (with others of the same
+        classes: by job id). ``holder``: the member actor behind the route
+        when it is not ``name`` itself (an active/standby set's route is held
+        by whichever member is active; it moves with the submitter's
+        ``reroute``), so a run ending while its holder is dead reports the
+        route's jobs pending."""
         self.schedulers.append(handle)
         self.names.append(name)
+        self.holders[name] = holder or name
         for cls in job_classes:
             self.routes.setdefault(cls, []).append((name, handle))
 

@@ -133,12 +133,11 @@ def test_a_killed_resourcemanager_restarts_without_losing_a_container(tmp_path: 
 
 
 def test_a_standby_resourcemanager_takes_over_without_losing_a_container(tmp_path: Path) -> None:
-    # yarn_failover with an active and a standby RM (rms = 2, elected
-    # through three coordinator replicas); the active one killed at 200 s
-    # and not brought back: the standby wins the lease and rebuilds by the
-    # work-preserving restart.
-    summary, events = _run(tmp_path, "yarn_failover", duration=320.0, yarn_rms=2, coordinator={"replicas": 3},
-                           faults=[{"at": 200.0, "action": "kill_rm"}])
+    # yarn_ha: an active and a standby RM (rms = 2, elected through three
+    # coordinator replicas); the active one killed at 200 s and not brought
+    # back: the standby wins the lease and rebuilds by the work-preserving
+    # restart.
+    summary, events = _run(tmp_path, "yarn_ha", duration=320.0)
     assert not any(summary["invariants"].values()), summary["invariants"]
     (fault,) = summary["faults"]
     assert fault["kind"] == "kill_rm" and fault["was_leader"] and fault["target"] in ("rm-0", "rm-1")
@@ -172,6 +171,21 @@ def test_a_standby_resourcemanager_takes_over_without_losing_a_container(tmp_pat
     assert rec["first_allocation_at_s"] == round(min(e["t"] for e in allocs if e["t"] >= settled), 3)
     assert rec["downtime_emulated_s"] == round(rec["first_allocation_at_s"] - rec["killed_at_s"], 3) > 0
     assert rec["nodes_reregistered"] == 16 and rec["containers_adopted"] == sum(e["adopted"] for e in recovered)
+
+
+def test_a_run_ending_before_a_standby_takes_over_reports_the_dead_rms_jobs_pending(tmp_path: Path) -> None:
+    # The active RM killed 5 s before the run ends: no standby holds the
+    # lease yet, so the jobs the dead RM held are nobody's. They are
+    # reported pending (the submitter's route was held by the dead RM), not
+    # lost.
+    summary, events = _run(tmp_path, "yarn_ha", duration=305.0, faults=[{"at": 300.0, "action": "kill_rm"}])
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    (fault,) = summary["faults"]
+    assert [e["rm"] for e in events if e["event"] == "rm_elected"] == [fault["target"]]
+    orphans = {e["job_id"] for e in events if e["event"] == "job_pending" and e.get("orphaned")}
+    assert orphans and summary["jobs"]["pending"] >= 1
+    j = summary["jobs"]
+    assert j["submitted"] == j["scheduled"] + j["pending"] + j["abandoned"] + j["rejected"]
 
 
 def test_an_rm_cut_off_from_the_coordinator_steps_down_and_the_standby_takes_over(tmp_path: Path) -> None:

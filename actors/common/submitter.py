@@ -32,11 +32,14 @@ class Submitter(ActorShell):
         metrics: Any,
         flush_interval: float,
         await_admission: bool = False,
+        holders: dict[str, str] | None = None,
     ) -> None:
         """``await_admission``: the target is a stateless front end,
         which keeps nothing to recover from: wait for each batch to be
         admitted, however long a pause takes, and resend it if the front end
-        died (admission ignores a job it already has)."""
+        died (admission ignores a job it already has). ``holders``: route
+        name -> the member actor holding it, where that is not the route's
+        own name (see ``Topology.route``)."""
         super().__init__(rt, NAME, metrics, flush_interval)
         self.await_admission = await_admission
         self.jobs = sorted(jobs, key=lambda j: j["submit_time"])
@@ -45,6 +48,7 @@ class Submitter(ActorShell):
         self.routed: dict[str, list[dict]] = {}  # scheduler name -> every job sent its way
         self.undelivered: dict[str, list[dict]] = {}
         self.handles = {name: h for targets in routes.values() for name, h in targets}
+        self.holders = {name: (holders or {}).get(name, name) for name in self.handles}
         # Bumped when a scheduler is restarted and recovers everything routed
         # to it: a delivery to its predecessor that fails afterwards is not
         # queued again (the recovery has those jobs).
@@ -101,12 +105,13 @@ class Submitter(ActorShell):
             if isinstance(g, BaseException) and not isinstance(g, asyncio.TimeoutError) and self.incarnation.get(n, 0) == inc:
                 self.undelivered.setdefault(n, [])[:0] = b
 
-    async def reroute(self, name: str, handle: Any, recover: bool) -> None:
-        """``name`` was restarted (or another member became the active one
-        behind it: ``handle``). A scheduler or framework recovers its
-        queue from every job ever routed to it (it works out which are
+    async def reroute(self, name: str, handle: Any, recover: bool, holder: str | None = None) -> None:
+        """``name`` was restarted (or another member, ``holder``, became the
+        active one behind it: ``handle``). A scheduler or framework recovers
+        its queue from every job ever routed to it (it works out which are
         already placed); a stateless front end just gets what was not delivered."""
         self.handles[name] = handle
+        self.holders[name] = holder or name
         if recover:
             self.incarnation[name] = self.incarnation.get(name, 0) + 1
             self.undelivered.pop(name, None)
@@ -121,8 +126,11 @@ class Submitter(ActorShell):
         """These schedulers were killed during the run (dead at the end, or
         restarted and maybe still recovering): the jobs routed to them are
         reported pending (unless they were scheduled, which the summary
-        knows), not silently lost with their queues."""
-        for name in names:
+        knows), not silently lost with their queues. A route whose holder
+        (an active member behind it) is among them is orphaned with it: no
+        successor took the route over before the run ended."""
+        dead = set(names)
+        for name in [*names, *(r for r, h in self.holders.items() if h in dead and r not in dead)]:
             held = {j["job_id"] for j in self.undelivered.get(name, [])}
             self.undelivered.setdefault(name, []).extend(j for j in self.routed.get(name, []) if j["job_id"] not in held)
 

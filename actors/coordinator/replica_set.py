@@ -14,6 +14,7 @@ class ReplicaSet:
         self.live: dict[int, Any] = {}
         self.starting: dict[int, Any] = {}  # restarted member -> its start call
         self.epoch = 0.0
+        self.killed: set[int] = set()  # members an incarnation of which was killed
 
     def up(self) -> dict[int, Any]:
         """Live members whose start returned: one still starting cannot lead,
@@ -43,6 +44,7 @@ class ReplicaSet:
         h = self.live.pop(i, None)
         if h is not None:
             engines.current().kill_all([h])
+            self.killed.add(i)
 
 
 class LeasedSet(ReplicaSet):

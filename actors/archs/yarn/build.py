@@ -10,7 +10,7 @@ from schedlab.actors.archs.yarn.rm import ResourceManager, RMShellConfig
 from schedlab.actors.archs.yarn.rms import RMSet
 from schedlab.actors.common.head_endpoint import HeadEndpoint
 from schedlab.actors.topology import Build, Topology
-from schedlab.schedulers.archs.yarn.spec import POOL_ROLE, RM_NAME, RM_ROLE, YarnSpec, pool_names
+from schedlab.schedulers.archs.yarn.spec import POOL_ROLE, RM_NAME, RM_ROLE, YarnSpec, pool_names, rm_name
 from schedlab.schedulers.consensus.lease import LeaseMachineFactory
 
 
@@ -69,7 +69,7 @@ def _standbys(b: Build, cfg: RMShellConfig, flush: float) -> Topology:
     topo = Topology(HeadEndpoint(handles[0], RM_NAME, "register_node", lease_replicas=cfg.replicas),
                     [*handles, *pools], group, controllers={RM_ROLE: rms}, start_with_hosts=[*handles, *pools],
                     stop_also=pools)
-    topo.route([jc.name for jc in sc.workload.classes], RM_NAME, handles[0])
+    topo.route([jc.name for jc in sc.workload.classes], RM_NAME, handles[0], holder=rm_name(0))
     names = pool_names(ys)
 
     def restarted(role: str, name: str, handle: object) -> None:

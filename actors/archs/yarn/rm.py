@@ -178,7 +178,7 @@ class ResourceManager(ActorShell):
             # The submitter sends the RM's jobs here from now on, and hands
             # back every job routed to the RM (``recover``), as it does to a
             # restarted RM.
-            self.rt.send(submitter, "reroute", NAME, me, True)
+            self.rt.send(submitter, "reroute", NAME, me, True, self.name)
 
     def _step_down(self) -> None:
         """Lost the lease: hand out nothing more. Launches no node pulled
