@@ -52,10 +52,11 @@ def legend(ax: Any, **kw: Any) -> None:
         ax.legend(**kw)
 
 
-def percent_axis(ax: Any) -> None:
+def percent_axis(ax: Any, axis: str = "y") -> None:
+    """Label ``axis`` ("x" or "y") of shares (0..1) as percentages."""
     from matplotlib.ticker import PercentFormatter
 
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    getattr(ax, f"{axis}axis").set_major_formatter(PercentFormatter(1.0))
 
 
 def utilization(data: dict[str, Any], path: Path) -> None:

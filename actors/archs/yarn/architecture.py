@@ -1,5 +1,7 @@
-"""YARN's live registration: its build and its summary section (queues,
-AM launch delay, allocation latency, locality, preemption, fairness)."""
+"""YARN's live registration: its build, its summary section (queues,
+AM launch delay, allocation latency, locality, preemption, fairness), its
+rows in the run table and its report plots (queue usage, preemptions,
+locality)."""
 from __future__ import annotations
 
 from schedlab.actors.arch import Architecture, LeaderEvents
@@ -18,12 +20,20 @@ def _rows(summary: dict) -> list[tuple[str, str]]:
     ]
 
 
+def _plots() -> tuple:
+    """Imported on demand, as Mesos' are: building the registry needs no plot code."""
+    from schedlab.actors.archs.yarn.report import PLOTS
+
+    return PLOTS
+
+
 ARCHITECTURE = Architecture(
     name="yarn",
     build=build,
     summary=yarn_section,
     failovers=lambda ev, info: rm_failovers(ev, float(info["time_scale"])),
     table_rows=_rows,
+    plots=_plots,
     refused_means="none: one ResourceManager decides alone, so nothing conflicts",
     leaders=(LeaderEvents("YARN ResourceManager", "rm_elected", lambda e: e.get("rm", e["actor"])),),
 )
