@@ -188,6 +188,29 @@ def test_a_run_ending_before_a_standby_takes_over_reports_the_dead_rms_jobs_pend
     assert j["submitted"] == j["scheduled"] + j["pending"] + j["abandoned"] + j["rejected"]
 
 
+def test_an_application_that_failed_before_a_failover_is_not_run_again(tmp_path: Path) -> None:
+    # The AM pool killed at 100 s for 60 s, AMs expiring after 30 s with one
+    # attempt allowed: the applications whose AM was lost fail. The active
+    # RM is killed at 200 s; the standby reads the RM state store (on the
+    # coordinator group) before it restores the submitter's applications,
+    # so none that failed is restored or given an AM again.
+    summary, events = _run(tmp_path, "yarn_ha", duration=320.0, yarn_max_am_attempts=1, yarn_am_expiry=30.0,
+                           faults=[{"at": 100.0, "action": "kill", "target": "am-pool-0", "restart_after": 60.0},
+                                   {"at": 200.0, "action": "kill_rm"}])
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    failed = {e["app"] for e in events if e["event"] == "app_failed" and e["t"] < 200.0}
+    assert len(failed) >= 5
+    takeover = [e["t"] for e in events if e["event"] == "rm_elected"][-1]
+    assert takeover > 200.0
+    assert not [e for e in events if e["event"] in ("app_restored", "am_launched", "app_submitted")
+                and e["app"] in failed and e["t"] > takeover]
+    # Others were restored from the store, with the attempt it kept.
+    restored = [e for e in events if e["event"] == "app_restored" and e["t"] > takeover]
+    assert restored and all(e["attempt"] == 1 for e in restored)
+    j = summary["jobs"]
+    assert j["submitted"] == j["scheduled"] + j["pending"] + j["abandoned"] + j["rejected"]
+
+
 def test_an_rm_cut_off_from_the_coordinator_steps_down_and_the_standby_takes_over(tmp_path: Path) -> None:
     # The active RM partitioned from the coordinator replicas for 60 s: its
     # lease runs out, it stops answering as the active RM and steps down

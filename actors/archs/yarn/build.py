@@ -11,7 +11,7 @@ from schedlab.actors.archs.yarn.rms import RMSet
 from schedlab.actors.common.head_endpoint import HeadEndpoint
 from schedlab.actors.topology import Build, Topology
 from schedlab.schedulers.archs.yarn.spec import POOL_ROLE, RM_NAME, RM_ROLE, YarnSpec, pool_names, rm_name
-from schedlab.schedulers.consensus.lease import LeaseMachineFactory
+from schedlab.schedulers.archs.yarn.state_store import RMStoreMachineFactory
 
 
 def _foreign(b: Build) -> tuple:
@@ -59,7 +59,7 @@ def _standbys(b: Build, cfg: RMShellConfig, flush: float) -> Topology:
     RM that becomes active."""
     sc = b.scenario
     ys: YarnSpec = sc.section
-    group = b.coordinator_group(LeaseMachineFactory(), None)
+    group = b.coordinator_group(RMStoreMachineFactory(), None)
     group.spawn_all()
     rms = RMSet(cfg, b.rt, b.metrics, flush, b.members.on_spawn)
     handles = rms.spawn_all()

@@ -22,8 +22,8 @@ Generic events, for the common summary and invariants:
 A restarted RM (``restarted``) starts empty (``RMState(recovering=True)``,
 YARN's work-preserving restart): the NodeManagers re-register with what
 they run, the submitter hands back every job routed to it (the
-applications' records: no state store, so attempts are learned from the
-AMs' resync), the AM pools resync their AMs and name the applications they
+applications' records; with standbys the RM state store says which ended
+and each one's attempt, otherwise the AMs' resync tells the attempt), the AM pools resync their AMs and name the applications they
 finished; scheduling resumes when every host has registered or been written
 off and every pool has synced (or the window, the host watch's silence
 span, has passed).
@@ -41,13 +41,15 @@ from schedlab.actors.common.events import span_stamp
 from schedlab.actors.common.head_endpoint import STANDBY
 from schedlab.actors.common.submitter import NAME as SUBMITTER
 from schedlab.actors.coordinator.lease import LeaseCampaign
+from schedlab.actors.archs.yarn.store_link import StoreLink
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, report_down, silence_span, watch_for
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.yarn.apps import app_record, pool_of
 from schedlab.schedulers.archs.yarn.cores import build_scheduler, rm_config
 from schedlab.schedulers.archs.yarn.messages import RunningReport
-from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, TERMINAL
+from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, APP_FINISHED, TERMINAL
+from schedlab.schedulers.archs.yarn.state_store import StoredApp
 from schedlab.schedulers.archs.yarn.rm_state import RMState
 from schedlab.schedulers.archs.yarn.spec import RM_NAME, rm_name, YarnSpec
 from schedlab.schedulers.faults.liveness import LivenessSpec
@@ -98,6 +100,9 @@ class ResourceManager(ActorShell):
         self.lapsed = False  # refused its NodeManagers while its lease renewal was late (see active)
         self.handed = 0
         self._stopped_once = False
+        # The RM state store (rms > 1: on the coordinator group, with the lease).
+        self.store = None if self.single else StoreLink(cfg.name, cfg.replicas, rt, cfg.lease_wall_s)
+        self.unrecovered: list[dict] | None = None  # the submitter's jobs, held until the store is read
         self._books(rebuilt=cfg.restarted)
 
     def _books(self, rebuilt: bool) -> None:
@@ -126,6 +131,7 @@ class ResourceManager(ActorShell):
             self.campaign = LeaseCampaign(self.name, self.cfg.replicas, self.rt, self.cfg.lease_wall_s)
             self.spawn_loop(self.campaign.run(self, lambda: self.core is not None, lambda: self.lease_epoch,
                                               self._take_over, self._step_down))
+            self.spawn_loop(self._store_loop())
         self.spawn_loop(self._watch_loop())
         self.spawn_loop(self._sample_loop())
         self.spawn_loop(self._expiry_loop())
@@ -172,6 +178,11 @@ class ResourceManager(ActorShell):
             self._step_down()
         self.lease_epoch = epoch
         self._incarnate(rebuilt=epoch > 1)
+        assert self.store is not None
+        self.store.begin(epoch, fresh=epoch == 1)
+        self.unrecovered = None
+        if epoch > 1:
+            self.spawn_loop(self._load_store(epoch))
         self.log.emit("rm_elected", rm=self.name, epoch=epoch, rebuilt=epoch > 1)
         me, submitter = self.rt.lookup(self.name), self.rt.lookup(SUBMITTER)
         if me is not None and submitter is not None:
@@ -196,6 +207,8 @@ class ResourceManager(ActorShell):
             self.log.emit("commits_dropped", holder=self.name, epoch=self.lease_epoch, tasks=dropped)
         self.log.emit("rm_stepped_down", rm=self.name, epoch=self.lease_epoch)
         self.core = None
+        assert self.store is not None
+        self.store.end()
 
     async def status(self) -> dict:
         return {"rm": self.name, "index": self.cfg.index, "leading": self.active(), "epoch": self.lease_epoch}
@@ -206,6 +219,8 @@ class ResourceManager(ActorShell):
         """Emit the core's events, and the generic ones they imply."""
         assert self.core is not None
         for e in self.core.take_events():
+            if self.store is not None:
+                self.store.fold(e)
             kind = e.pop("event")
             self.log.emit(kind, **e)
             if kind == "am_launched":
@@ -222,9 +237,50 @@ class ResourceManager(ActorShell):
             if app in self.scheduled or app not in core.apps:
                 continue
             if len(core.scheduled_tasks(app)) >= len(core.apps[app].tasks):
-                self.scheduled.add(app)
+                self._scheduled(app)
                 self.log.emit("job_scheduled", job_id=app, scheduler=NAME, attempts=core.apps[app].attempt,
                               **({"recovered": True} if self.rebuilt else {}))
+
+    def _scheduled(self, app: int) -> None:
+        self.scheduled.add(app)
+        if self.store is not None:
+            self.store.mark_scheduled(app)
+
+    # ------------------------------------------------------------ the state store
+
+    async def _store_loop(self) -> None:
+        assert self.store is not None
+        while await self.nap_wall(self.flush_interval):
+            if self.active():
+                await self.store.write()
+
+    async def _load_store(self, epoch: int) -> None:
+        """A standby that took over reads the store before it restores the
+        submitter's applications (held until then)."""
+        assert self.store is not None
+        while self.lease_epoch == epoch and self.core is not None:
+            got = await self.store.load(epoch)
+            if got is False:
+                return  # deposed meanwhile
+            if got:
+                jobs, self.unrecovered = self.unrecovered, None
+                if jobs is not None:
+                    await self.recover(jobs)
+                return
+            if not await self.nap_wall(self.flush_interval):
+                return
+
+    def _ended_before(self, app: int, rec: StoredApp) -> None:
+        """An application the store says ended under an earlier RM: not run
+        again. Its job's fate is said again, in case the event died with
+        that RM (the summary keeps the first)."""
+        self.ended.add(app)
+        if rec.scheduled or rec.final == APP_FINISHED:
+            self.scheduled.add(app)
+            self.log.emit("job_scheduled", job_id=app, scheduler=NAME, attempts=rec.attempt, recovered=True)
+        else:
+            reason = "max_am_attempts" if rec.final == APP_FAILED else str(rec.final)
+            self.log.emit("job_abandoned", job_id=app, scheduler=NAME, reason=reason, recovered=True)
 
     # ------------------------------------------------------------ jobs in
 
@@ -257,14 +313,33 @@ class ResourceManager(ActorShell):
         if not core.recovering:
             self._admit(jobs)
             return
+        if self.store is not None and self.store.mirror is None:
+            self.unrecovered = jobs  # restored once the store is read
+            return
+        self._recover(jobs)
+
+    def _recover(self, jobs: list[dict]) -> None:
+        """Restore each application with what the store kept of it (its
+        attempt, counted failures, whether its AM ran; one that ended is
+        not run again), or, with no store (a single RM), with its attempt
+        unknown and its AM not known to have run."""
+        core = self.core
+        assert core is not None
         now = self.rt.now()
         for j in jobs:
             job = Job.from_wire(j)
             self.tasks_of[job.job_id] = job.tasks
             if job.job_id in core.apps or job.job_id in self.ended:
                 continue
-            core.restore_app(app_record(self.spec, job, self.n, self.cfg.seed, float(j["submit_time"])), now,
-                             attempt=None, am_launched=False)
+            rec = None if self.store is None else self.store.record(job.job_id)
+            if rec is not None and rec.final is not None:
+                self._ended_before(job.job_id, rec)
+                continue
+            record = app_record(self.spec, job, self.n, self.cfg.seed, float(j["submit_time"]))
+            if rec is None:
+                core.restore_app(record, now, attempt=None, am_launched=False)
+            else:
+                core.restore_app(record, now, attempt=rec.attempt, failures=rec.failures, am_launched=rec.am_launched)
         self.restored = True
         self._drain()
         self._maybe_settle()
@@ -440,7 +515,7 @@ class ResourceManager(ActorShell):
             for app in ended:
                 core.finish_app(app, now)
                 if app not in self.scheduled:  # its AM saw every task finish: it was scheduled
-                    self.scheduled.add(app)
+                    self._scheduled(app)
                     self.log.emit("job_scheduled", job_id=app, scheduler=NAME, attempts=0, recovered=True)
             self.synced_pools.add(pool)
         replies: dict[int, Any] = {}

@@ -45,7 +45,7 @@ class RecoveryMixin:
         previous RM saw finish, which nodes' recent-completion reports then
         do not count again). No AM ask here: its AM container may be
         running; containers already reported for it are adopted. ``attempt``
-        None: not known (no state store kept it; the ResourceManager
+        None: not known (no state store kept it: a single ResourceManager
         restarted alone): the AM's resync tells it. Once the recovery window closes
         (:meth:`settle_recovery`, or at once if it already has) an
         application whose AM container no node reported gets a new attempt

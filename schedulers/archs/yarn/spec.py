@@ -396,8 +396,7 @@ def example(classes: tuple[str, ...]) -> dict:
     """Two Capacity queues with preemption; AMs expire fast enough for a
     killed AM pool to be noticed within the conformance run, with attempts
     to spare (a pool restarted slowly on a loaded machine costs its AMs two
-    expiries, and with no RM state store an application failed before a
-    later RM failover would run again there); an active and a standby
+    expiries); an active and a standby
     ResourceManager (the run needs [coordinator] replicas >= 3)."""
     first, rest = classes[:1], classes[1:]
     return {

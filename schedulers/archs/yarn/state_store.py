@@ -1,0 +1,165 @@
+"""YARN's RM state store on the coordinator group (Hadoop's ZKRMStateStore,
+the group playing ZooKeeper's part).
+
+Why: the books a new active RM cannot rebuild from the NodeManagers and the
+AMs are the applications' own: which attempt each is on, how many counted
+AM failures it has had, whether its AM ever ran, and whether it already
+ended (finished, failed, killed). Without them an application that failed
+before a failover runs again and counted failures restart from 0.
+
+One replicated state machine holds both the RMs' lease and the store, so a
+write can be fenced by the lease epoch exactly (Hadoop fences the store with
+a ZooKeeper ACL the active RM owns): a deposed RM's late write is refused,
+never applied over its successor's.
+
+Pure: ``StoreMirror`` folds the RM core's events into records and says
+which changed since the last write; ``RMStoreMachine`` is the replicated
+machine (lease commands as ``LeaseMachine``, plus ``put`` and ``load``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from schedlab.schedulers.archs.yarn.rm_books import TERMINAL
+from schedlab.schedulers.consensus.lease import LeaseMachine
+
+
+@dataclass
+class StoredApp:
+    """An application's record in the store (ApplicationStateData with its
+    current ApplicationAttemptStateData). ``final``: its end state, None
+    while it runs. ``scheduled``: every task of it had started once (what
+    the run's job accounting needs of an application that ended: a failed
+    one that never was is abandoned)."""
+
+    attempt: int = 1
+    failures: int = 0
+    am_launched: bool = False
+    final: str | None = None
+    scheduled: bool = False
+
+    def to_wire(self) -> list:
+        return [self.attempt, self.failures, self.am_launched, self.final, self.scheduled]
+
+    @staticmethod
+    def from_wire(w: list) -> "StoredApp":
+        return StoredApp(int(w[0]), int(w[1]), bool(w[2]), w[3], bool(w[4]))
+
+
+class StoreMirror:
+    """The active RM's copy of what the store holds for its applications,
+    kept from the core's events. ``dirty`` collects the records changed
+    since the last ``take_dirty``: the shell writes them (newest value per
+    application: a write carries the whole record, so writes may merge)."""
+
+    def __init__(self, apps: dict[int, StoredApp] | None = None) -> None:
+        self.apps: dict[int, StoredApp] = dict(apps or {})
+        self.dirty: set[int] = set()
+
+    def fold(self, e: dict) -> None:
+        """One core event (``event`` key included)."""
+        kind = e["event"]
+        if kind not in _FOLDS:
+            return
+        app = int(e["app"])
+        rec = self.apps.get(app)
+        if rec is None:
+            rec = self.apps[app] = StoredApp()
+        if rec.final is not None:
+            return  # an ended application's record is final
+        _FOLDS[kind](rec, e)
+        self.dirty.add(app)
+
+    def mark_scheduled(self, app: int) -> None:
+        rec = self.apps.setdefault(app, StoredApp())
+        if not rec.scheduled:
+            rec.scheduled = True
+            self.dirty.add(app)
+
+    def take_dirty(self) -> dict[int, list]:
+        out = {a: self.apps[a].to_wire() for a in sorted(self.dirty)}
+        self.dirty.clear()
+        return out
+
+    def put_back(self, updates: dict[int, list]) -> None:
+        """A write that did not land: its records are written again with
+        the next one (their newest values)."""
+        self.dirty.update(updates)
+
+
+def _submitted(rec: StoredApp, e: dict) -> None:
+    pass  # the record's existence is the news
+
+
+def _launched(rec: StoredApp, e: dict) -> None:
+    rec.attempt, rec.am_launched = int(e["attempt"]), True
+
+
+def _new_attempt(rec: StoredApp, e: dict) -> None:
+    rec.attempt, rec.failures, rec.am_launched = int(e["attempt"]), int(e["failures"]), False
+
+
+def _attempt_learned(rec: StoredApp, e: dict) -> None:
+    rec.attempt = int(e["attempt"])
+
+
+def _ended(rec: StoredApp, e: dict) -> None:
+    rec.final = e["event"][len("app_"):]
+
+
+_FOLDS = {
+    "app_submitted": _submitted,
+    "app_restored": _attempt_learned,
+    "app_resynced": _attempt_learned,
+    "am_launched": _launched,
+    "am_attempt": _new_attempt,
+    **{f"app_{state}": _ended for state in TERMINAL},
+}
+
+
+class RMStoreMachine:
+    """Commands: ``("campaign", name, now, lease)`` as ``LeaseMachine``;
+    ``("put", epoch, [[app, record], ...])`` -> True if applied (only the
+    holder of the current lease epoch writes); ``("load", epoch)`` -> every
+    record as ``[[app, record], ...]`` (through the log, so it reflects
+    every write before it), or None if ``epoch`` is not current. Queries:
+    ``("leader",)``."""
+
+    def __init__(self) -> None:
+        self.lease = LeaseMachine()
+        self.apps: dict[int, list] = {}
+
+    def apply(self, command: Any) -> Any:
+        op = command[0]
+        if op == "campaign":
+            return self.lease.apply(command)
+        if op == "put":
+            _, epoch, records = command
+            if int(epoch) != self.lease.epoch:
+                return False
+            for app, rec in records:
+                self.apps[int(app)] = list(rec)
+            return True
+        if op == "load":
+            return [[a, r] for a, r in sorted(self.apps.items())] if int(command[1]) == self.lease.epoch else None
+        raise ValueError(f"unknown RM store command {op!r}")
+
+    def query(self, command: Any) -> Any:
+        return self.lease.query(command)
+
+    def snapshot(self) -> bytes:
+        # Pairs, not a dict: msgpack refuses int map keys on unpacking.
+        return msgpack.packb([self.lease.snapshot(), [[a, r] for a, r in self.apps.items()]], use_bin_type=True)
+
+    def restore(self, data: bytes) -> None:
+        lease, apps = msgpack.unpackb(data, raw=False)
+        self.lease.restore(lease)
+        self.apps = {int(a): list(r) for a, r in apps}
+
+
+class RMStoreMachineFactory:
+    def __call__(self) -> RMStoreMachine:
+        return RMStoreMachine()
