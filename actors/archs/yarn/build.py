@@ -10,7 +10,14 @@ from schedlab.actors.archs.yarn.rm import ResourceManager, RMShellConfig
 from schedlab.actors.archs.yarn.rms import RMSet
 from schedlab.actors.common.head_endpoint import HeadEndpoint
 from schedlab.actors.topology import Build, Topology
-from schedlab.schedulers.archs.yarn.spec import POOL_ROLE, RM_NAME, RM_ROLE, YarnSpec, pool_names, rm_name
+from schedlab.schedulers.archs.yarn.spec import (
+    POOL_ROLE,
+    RM_NAME,
+    RM_ROLE,
+    YarnSpec,
+    pool_names,
+    rm_name,
+)
 from schedlab.schedulers.archs.yarn.state_store import RMStoreMachineFactory
 
 

@@ -23,10 +23,12 @@ A restarted RM (``restarted``) starts empty (``RMState(recovering=True)``,
 YARN's work-preserving restart): the NodeManagers re-register with what
 they run, the submitter hands back every job routed to it (the
 applications' records; with standbys the RM state store says which ended
-and each one's attempt, otherwise the AMs' resync tells the attempt), the AM pools resync their AMs and name the applications they
-finished; scheduling resumes when every host has registered or been written
-off and every pool has synced (or the window, the host watch's silence
-span, has passed).
+and each one's attempt, otherwise the AMs' resync tells the attempt), the
+AM pools resync their AMs and name the applications they finished;
+scheduling resumes when every host has registered or been written off and
+every pool has synced (or the window, the host watch's silence span, has
+passed). Those calls, taking over and stepping down, and the state store
+are the base class's (``rm_restart.RestartingRM``).
 """
 from __future__ import annotations
 
@@ -36,27 +38,27 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
+from schedlab.actors.archs.yarn.rm_restart import NAME, RestartingRM
+from schedlab.actors.archs.yarn.store_link import StoreLink
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.common.head_endpoint import STANDBY
-from schedlab.actors.common.submitter import NAME as SUBMITTER
+from schedlab.actors.common.host_watch import (
+    HOST_TIMEOUT_WALL_S,
+    judge,
+    report_down,
+    silence_span,
+    watch_for,
+)
 from schedlab.actors.coordinator.lease import LeaseCampaign
-from schedlab.actors.archs.yarn.store_link import StoreLink
-from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, report_down, silence_span, watch_for
-from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.yarn.apps import app_record, pool_of
 from schedlab.schedulers.archs.yarn.cores import build_scheduler, rm_config
-from schedlab.schedulers.archs.yarn.messages import RunningReport
-from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, APP_FINISHED, TERMINAL
-from schedlab.schedulers.archs.yarn.state_store import StoredApp
+from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, TERMINAL
 from schedlab.schedulers.archs.yarn.rm_state import RMState
-from schedlab.schedulers.archs.yarn.spec import RM_NAME, rm_name, YarnSpec
+from schedlab.schedulers.archs.yarn.spec import RM_NAME, YarnSpec, rm_name
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
-
-NAME = RM_NAME  # the decider and the route jobs come by, whichever RM is active
 
 
 class NotActive(RuntimeError):
@@ -83,7 +85,7 @@ class RMShellConfig:
         return RM_NAME if self.spec.rms == 1 else rm_name(self.index)
 
 
-class ResourceManager(ActorShell):
+class ResourceManager(RestartingRM):
     def __init__(self, rt: Runtime, cfg: RMShellConfig, metrics: Any, flush_interval: float) -> None:
         super().__init__(rt, cfg.name, metrics, flush_interval)
         self.cfg = cfg
@@ -158,61 +160,6 @@ class ResourceManager(ActorShell):
         self.started_at = now
         self.watch.grace(now, give_up=rebuilt)
 
-    # ------------------------------------------------------------ active and standby
-
-    def active(self) -> bool:
-        if self.core is None:
-            return False
-        if self.rt.now() < self.lease_until:
-            return True
-        # Still active, but its lease renewal is late (a loaded machine): it
-        # refuses every caller meanwhile, and must not count that silence
-        # against the NodeManagers once the renewal lands (as Mesos' master).
-        self.lapsed = True
-        return False
-
-    def _take_over(self, epoch: int) -> None:
-        """Won the lease with a new epoch: rebuild (fresh at epoch 1) and
-        take the submitter's route."""
-        if self.core is not None:  # our own lease lapsed and was won again: those books are stale
-            self._step_down()
-        self.lease_epoch = epoch
-        self._incarnate(rebuilt=epoch > 1)
-        assert self.store is not None
-        self.store.begin(epoch, fresh=epoch == 1)
-        self.unrecovered = None
-        if epoch > 1:
-            self.spawn_loop(self._load_store(epoch))
-        self.log.emit("rm_elected", rm=self.name, epoch=epoch, rebuilt=epoch > 1)
-        me, submitter = self.rt.lookup(self.name), self.rt.lookup(SUBMITTER)
-        if me is not None and submitter is not None:
-            # The submitter sends the RM's jobs here from now on, and hands
-            # back every job routed to the RM (``recover``), as it does to a
-            # restarted RM.
-            self.rt.send(submitter, "reroute", NAME, me, True, self.name)
-
-    def _step_down(self) -> None:
-        """Lost the lease: hand out nothing more. Launches no node pulled
-        are dropped (the next active RM learns what runs from the nodes,
-        and the AMs ask again); everything else goes with the books."""
-        core = self.core
-        if core is None:
-            return
-        self._drain()
-        dropped = []
-        for m in range(self.n):
-            dropped += [[app, task, m] for app, task in core.node_contents(m)[1]]
-        if dropped:
-            # The invariant checker traces each commit to its launch or to this.
-            self.log.emit("commits_dropped", holder=self.name, epoch=self.lease_epoch, tasks=dropped)
-        self.log.emit("rm_stepped_down", rm=self.name, epoch=self.lease_epoch)
-        self.core = None
-        assert self.store is not None
-        self.store.end()
-
-    async def status(self) -> dict:
-        return {"rm": self.name, "index": self.cfg.index, "leading": self.active(), "epoch": self.lease_epoch}
-
     # ------------------------------------------------------------ events
 
     def _drain(self) -> None:
@@ -246,42 +193,6 @@ class ResourceManager(ActorShell):
         if self.store is not None:
             self.store.mark_scheduled(app)
 
-    # ------------------------------------------------------------ the state store
-
-    async def _store_loop(self) -> None:
-        assert self.store is not None
-        while await self.nap_wall(self.flush_interval):
-            if self.active():
-                await self.store.write()
-
-    async def _load_store(self, epoch: int) -> None:
-        """A standby that took over reads the store before it restores the
-        submitter's applications (held until then)."""
-        assert self.store is not None
-        while self.lease_epoch == epoch and self.core is not None:
-            got = await self.store.load(epoch)
-            if got is False:
-                return  # deposed meanwhile
-            if got:
-                jobs, self.unrecovered = self.unrecovered, None
-                if jobs is not None:
-                    await self.recover(jobs)
-                return
-            if not await self.nap_wall(self.flush_interval):
-                return
-
-    def _ended_before(self, app: int, rec: StoredApp) -> None:
-        """An application the store says ended under an earlier RM: not run
-        again. Its job's fate is said again, in case the event died with
-        that RM (the summary keeps the first)."""
-        self.ended.add(app)
-        if rec.scheduled or rec.final == APP_FINISHED:
-            self.scheduled.add(app)
-            self.log.emit("job_scheduled", job_id=app, scheduler=NAME, attempts=rec.attempt, recovered=True)
-        else:
-            reason = "max_am_attempts" if rec.final == APP_FAILED else str(rec.final)
-            self.log.emit("job_abandoned", job_id=app, scheduler=NAME, reason=reason, recovered=True)
-
     # ------------------------------------------------------------ jobs in
 
     async def submit(self, jobs: list[dict]) -> None:
@@ -300,64 +211,6 @@ class ResourceManager(ActorShell):
             self.tasks_of[job.job_id] = job.tasks
             core.submit(app_record(self.spec, job, self.n, self.cfg.seed, float(j["submit_time"])), now)
         self._drain()
-
-    async def recover(self, jobs: list[dict]) -> None:
-        """A restarted RM's applications: every job the submitter routed to
-        its predecessors, restored with their attempt unknown (the AMs'
-        resync tells it) and their AM not known to have run (an application
-        no node reports an AM container for asks for one again, uncounted).
-        The first active RM of a standby set, fresh, admits them."""
-        core = self.core
-        if core is None:
-            return  # not active (any more): whoever is recovers them
-        if not core.recovering:
-            self._admit(jobs)
-            return
-        if self.store is not None and self.store.mirror is None:
-            self.unrecovered = jobs  # restored once the store is read
-            return
-        self._recover(jobs)
-
-    def _recover(self, jobs: list[dict]) -> None:
-        """Restore each application with what the store kept of it (its
-        attempt, counted failures, whether its AM ran; one that ended is
-        not run again), or, with no store (a single RM), with its attempt
-        unknown and its AM not known to have run."""
-        core = self.core
-        assert core is not None
-        now = self.rt.now()
-        for j in jobs:
-            job = Job.from_wire(j)
-            self.tasks_of[job.job_id] = job.tasks
-            if job.job_id in core.apps or job.job_id in self.ended:
-                continue
-            rec = None if self.store is None else self.store.record(job.job_id)
-            if rec is not None and rec.final is not None:
-                self._ended_before(job.job_id, rec)
-                continue
-            record = app_record(self.spec, job, self.n, self.cfg.seed, float(j["submit_time"]))
-            if rec is None:
-                core.restore_app(record, now, attempt=None, am_launched=False)
-            else:
-                core.restore_app(record, now, attempt=rec.attempt, failures=rec.failures, am_launched=rec.am_launched)
-        self.restored = True
-        self._drain()
-        self._maybe_settle()
-
-    def _maybe_settle(self, force: bool = False) -> None:
-        core = self.core
-        assert core is not None
-        if not core.recovering:
-            return
-        window = silence_span(self.watch)
-        waited = self.rt.now() - self.started_at
-        hosts_known = len(self.registered_hosts | self.down) >= self.hosts
-        pools_known = len(self.synced_pools) >= self.spec.am_pools or waited >= window
-        if not force and not (self.restored and hosts_known and pools_known):
-            return
-        core.settle_recovery(self.rt.now())
-        self._drain()
-        self._check_scheduled(list(core.apps))
 
     # ------------------------------------------------------------ NodeManagers
 
@@ -415,56 +268,6 @@ class ResourceManager(ActorShell):
             self.outbox[pool_of(app, self.spec.am_pools)].append(
                 (core.apps[app].record, attempt, core.finished_tasks(app)))
         self._check_scheduled(by_app)
-
-    async def register_node(self, host: int, report: dict) -> dict | None:
-        """A NodeManager re-registering with a restarted RM: what runs on
-        each machine (YARN containers, by the container id in their owner;
-        anything else is foreign load) and what finished lately."""
-        if not self.active():
-            return STANDBY
-        core = self.core
-        assert core is not None
-        now = self.rt.now()
-        self.watch.heard(host, now)
-        rows: dict[int, list] = collections.defaultdict(list)
-        for row in report["tasks"]:
-            rows[int(row[2])].append(row)
-        finished = [(int(j), int(t)) for j, t in report["finished"]]
-        for i, m in enumerate(self._machines(host)):
-            running, foreign = [], []
-            for row in rows.get(m, []):
-                rep = RunningReport.from_host_row(row)
-                if rep is None:
-                    foreign.append(((int(row[0]), int(row[1])), [float(x) for x in row[3]]))
-                else:
-                    running.append(rep)
-            core.recover_node(m, running, now, finished=finished if i == 0 else (), foreign=foreign)
-        self.registered_hosts.add(host)
-        self.down.discard(host)
-        self.log.emit("node_registered", host=host, tasks=len(report["tasks"]))
-        self._drain()
-        self._maybe_settle()
-
-    async def rejoin(self, host: int) -> list:
-        """A restarted NodeManager's first word: what it ran is lost; it is
-        back at once, empty."""
-        if not self.active():
-            return STANDBY  # type: ignore[return-value]
-        core = self.core
-        assert core is not None
-        now = self.rt.now()
-        self.watch.heard(host, now)
-        lost: list[list[int]] = []
-        unpulled: list[list[int]] = []
-        for m in self._machines(host):
-            s, q = core.node_contents(m)
-            lost += s
-            unpulled += q
-            core.recover_node(m, [], now)
-        self.registered_hosts.add(host)
-        self.down.discard(host)
-        self._drain()
-        return [lost, unpulled]
 
     async def _watch_loop(self) -> None:
         while await self.nap(self.watch.timeout / 4):

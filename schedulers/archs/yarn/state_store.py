@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgpack
-
 from schedlab.schedulers.archs.yarn.rm_books import TERMINAL
 from schedlab.schedulers.consensus.lease import LeaseMachine
 
