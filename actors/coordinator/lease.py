@@ -45,6 +45,18 @@ async def lease_holder(coord: Any) -> str | None:
     return lease_holder_name(holder)
 
 
+def holds_lease(shell: Any) -> bool:
+    """Whether a member that leads (``shell``: ``rt``, ``lease_until``,
+    ``lapsed``) still holds its lease. A renewal that is late (a loaded
+    machine) makes it refuse every caller meanwhile, and sets ``lapsed``:
+    once the renewal lands it must not count that silence against the
+    hosts it watches (its watch loop grants them grace)."""
+    if shell.rt.now() < shell.lease_until:
+        return True
+    shell.lapsed = True
+    return False
+
+
 class LeaseCampaign:
     """One member's campaign. ``run`` keeps its shell's ``lease_until``
     (emulated time its lease is known to hold until) and ``leader_hint``

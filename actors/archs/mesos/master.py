@@ -24,10 +24,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from schedlab.actors.common.shell import ActorShell
-from schedlab.actors.coordinator.lease import LeaseCampaign
-from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, silence_span, watch_for
 from schedlab.actors.archs.mesos.link import master_name
+from schedlab.actors.common.host_watch import (
+    HOST_TIMEOUT_WALL_S,
+    judge,
+    silence_span,
+    watch_for,
+)
+from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.coordinator.lease import LeaseCampaign, holds_lease
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.mesos.master_state import MasterConfig, MasterState
 
@@ -54,15 +59,7 @@ class MesosMaster(ActorShell):
     # -------------------------------------------------------------- leading
 
     def leading(self) -> bool:
-        if not self.state.leads:
-            return False
-        if self.rt.now() < self.lease_until:
-            return True
-        # Still the leader, but its lease renewal is late (a loaded machine):
-        # it refuses every agent meanwhile, and must not count that silence
-        # against them once the renewal lands (the watch loop grants grace).
-        self.lapsed = True
-        return False
+        return self.state.leads and holds_lease(self)
 
     def _take_over(self, epoch: int) -> None:
         """Become leader with empty soft state."""

@@ -220,12 +220,10 @@ class ResourceManager(RestartingRM):
     async def exchange(self, host: int, finished: bytes) -> Any:
         """A NodeManager heartbeat for each machine of the host: kills and
         launches for all of them in one reply."""
-        if not self.active():
+        heard = self._heard(host)
+        if heard is None:
             return STANDBY
-        core = self.core
-        assert core is not None
-        now = self.rt.now()
-        self.watch.heard(host, now)
+        core, now = heard
         by_machine: dict[int, list[tuple[int, int]]] = collections.defaultdict(list)
         if finished:
             machines, _ = unpack_release(finished)

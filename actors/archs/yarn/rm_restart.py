@@ -18,6 +18,7 @@ from schedlab.actors.common.head_endpoint import STANDBY
 from schedlab.actors.common.host_watch import silence_span
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.submitter import NAME as SUBMITTER
+from schedlab.actors.coordinator.lease import holds_lease
 from schedlab.schedulers.archs.yarn.apps import app_record
 from schedlab.schedulers.archs.yarn.messages import RunningReport
 from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, APP_FINISHED
@@ -65,15 +66,18 @@ class RestartingRM(ActorShell):
         raise NotImplementedError
 
     def active(self) -> bool:
-        if self.core is None:
-            return False
-        if self.rt.now() < self.lease_until:
-            return True
-        # Still active, but its lease renewal is late (a loaded machine): it
-        # refuses every caller meanwhile, and must not count that silence
-        # against the NodeManagers once the renewal lands (as Mesos' master).
-        self.lapsed = True
-        return False
+        return self.core is not None and holds_lease(self)
+
+    def _heard(self, host: int) -> tuple[RMState, float] | None:
+        """A NodeManager's call: None if this RM is not the active one (the
+        caller is told it is a standby), else its core and the time, the
+        host heard."""
+        if not self.active():
+            return None
+        assert self.core is not None
+        now = self.rt.now()
+        self.watch.heard(host, now)
+        return self.core, now
 
     def _take_over(self, epoch: int) -> None:
         """Won the lease with a new epoch: rebuild (fresh at epoch 1) and
@@ -213,12 +217,10 @@ class RestartingRM(ActorShell):
         """A NodeManager re-registering with a restarted RM: what runs on
         each machine (YARN containers, by the container id in their owner;
         anything else is foreign load) and what finished lately."""
-        if not self.active():
+        heard = self._heard(host)
+        if heard is None:
             return STANDBY
-        core = self.core
-        assert core is not None
-        now = self.rt.now()
-        self.watch.heard(host, now)
+        core, now = heard
         rows: dict[int, list] = collections.defaultdict(list)
         for row in report["tasks"]:
             rows[int(row[2])].append(row)
@@ -241,12 +243,10 @@ class RestartingRM(ActorShell):
     async def rejoin(self, host: int) -> list:
         """A restarted NodeManager's first word: what it ran is lost; it is
         back at once, empty."""
-        if not self.active():
+        heard = self._heard(host)
+        if heard is None:
             return STANDBY  # type: ignore[return-value]
-        core = self.core
-        assert core is not None
-        now = self.rt.now()
-        self.watch.heard(host, now)
+        core, now = heard
         lost: list[list[int]] = []
         unpulled: list[list[int]] = []
         for m in self._machines(host):
