@@ -380,4 +380,5 @@ class ResourceManager(RestartingRM):
             left = len(book.tasks) - len(core.scheduled_tasks(app))
             self.log.emit("job_pending", job_id=app, scheduler=NAME, unplaced=left, attempts=book.attempt)
         self._drain()
+        self.final_fates()
         return {"apps": len(core.apps), "scheduled": len(self.scheduled), "recovering": core.recovering}

@@ -145,15 +145,27 @@ class RestartingRM(ActorShell):
 
     def _ended_before(self, app: int, rec: StoredApp) -> None:
         """An application the store says ended under an earlier RM: not run
-        again. Its job's fate is said again, in case the event died with
-        that RM (the summary keeps the first)."""
+        again. Its job's fate, whose event may have died with that RM, is
+        said once at the end of the run (``final_fates``), not at every
+        take-over: a soak takes over hundreds of times."""
         self.ended.add(app)
         if rec.scheduled or rec.final == APP_FINISHED:
             self.scheduled.add(app)
-            self.log.emit("job_scheduled", job_id=app, scheduler=NAME, attempts=rec.attempt, recovered=True)
-        else:
-            reason = "max_am_attempts" if rec.final == APP_FAILED else str(rec.final)
-            self.log.emit("job_abandoned", job_id=app, scheduler=NAME, reason=reason, recovered=True)
+
+    def final_fates(self) -> None:
+        """The active RM at the end of the run: every job the store knows
+        fully scheduled (``jobs_final``, the generic record a replicated
+        control plane's last leader logs), and every application it knows
+        failed before all its tasks started (abandoned)."""
+        if self.store is None or self.store.mirror is None:
+            return
+        apps = self.store.mirror.apps
+        self.log.emit("jobs_final", scheduled=sorted(a for a, r in apps.items() if r.scheduled or r.final == APP_FINISHED),
+                      queued=[])
+        for app, rec in sorted(apps.items()):
+            if rec.final is not None and rec.final != APP_FINISHED and not rec.scheduled and app not in self.scheduled:
+                reason = "max_am_attempts" if rec.final == APP_FAILED else str(rec.final)
+                self.log.emit("job_abandoned", job_id=app, scheduler=NAME, reason=reason, recovered=True)
 
     async def recover(self, jobs: list[dict]) -> None:
         """A restarted RM's applications: every job the submitter routed to
