@@ -36,13 +36,8 @@ from schedlab.schedulers.archs.yarn.messages import (
 )
 from schedlab.schedulers.archs.yarn.queues import QueueSpec, QueueTree
 from schedlab.schedulers.archs.yarn.requests import TaskAsk
-from schedlab.schedulers.archs.yarn.rm_state import (
-    APP_FAILED,
-    APP_FINISHED,
-    STARTED,
-    RMConfig,
-    RMState,
-)
+from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, APP_FINISHED, STARTED, RMConfig
+from schedlab.schedulers.archs.yarn.rm_state import RMState
 from schedlab.schedulers.archs.yarn.scheduler import ClusterState
 from schedlab.schedulers.model.resources import EPS
 

@@ -52,7 +52,6 @@ from schedlab.schedulers.archs.yarn.messages import (
     GONE,
     LOST,
     OK,
-    PREEMPTED,
     RESYNC,
     STALE,
     Admission,
@@ -68,11 +67,7 @@ from schedlab.schedulers.archs.yarn.messages import (
 from schedlab.schedulers.archs.yarn.queues import QueueError
 from schedlab.schedulers.archs.yarn.requests import TaskAsk
 from schedlab.schedulers.archs.yarn.rm_books import (
-    ACCEPTED,
     ALLOCATED,
-    APP_FAILED,
-    APP_FINISHED,
-    APP_KILLED,
     EPOCH_SHIFT,
     QUEUED,
     RUNNING,
@@ -80,16 +75,17 @@ from schedlab.schedulers.archs.yarn.rm_books import (
     TERMINAL,
     AppBook,
     Held,
-    QueueSample,
     RMConfig,
     _t,
 )
+from schedlab.schedulers.archs.yarn.rm_ends import EndsMixin
+from schedlab.schedulers.archs.yarn.rm_queries import QueriesMixin
 from schedlab.schedulers.archs.yarn.rm_recovery import RecoveryMixin
 from schedlab.schedulers.archs.yarn.scheduler import Container, YarnScheduler
 from schedlab.schedulers.model.resources import NDIM, fits
 
 
-class RMState(RecoveryMixin):
+class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
     """A ResourceManager's state machine over ``scheduler`` (and its
     ``scheduler.state``). ``epoch``: the RM's incarnation (0 first; a
     restarted RM takes the next), which keeps container ids unique across
@@ -134,73 +130,12 @@ class RMState(RecoveryMixin):
             for n in range(self.state.n_nodes):
                 self.state.set_node_capacity(n, np.zeros(NDIM))
 
-    # ------------------------------------------------------------ queries
+    # ------------------------------------------------------------ events
 
     def take_events(self) -> list[dict]:
         """The events recorded since the last call (the shell emits them)."""
         out, self.events = self.events, []
         return out
-
-    def app_state(self, app_id: int) -> str | None:
-        book = self.apps.get(app_id)
-        return None if book is None else book.state
-
-    def attempt(self, app_id: int) -> int:
-        return self.apps[app_id].attempt
-
-    def finished_tasks(self, app_id: int) -> list[int]:
-        """Tasks of the application known finished (for a new AM attempt:
-        the job history a MapReduce AM would recover)."""
-        return list(self.apps[app_id].finished)
-
-    def active_records(self) -> list[AppRecord]:
-        """Records of the applications not yet ended: what the coordinator
-        replicates and a new RM restores."""
-        return [b.record for b in self.apps.values() if b.state not in TERMINAL]
-
-    def queue_usage(self) -> list[QueueSample]:
-        """Every queue (tree order) with its usage and entitlement, on demand."""
-        st = self.state
-        fair = getattr(self.scheduler, "fair_shares", None)
-        shares = fair() if callable(fair) else {q: st.tree[q].abs_capacity * st.total for q in st.tree}
-        out = []
-        for q in st.tree:
-            n = self.preemptions.get(q, 0) if st.tree[q].is_leaf else sum(
-                v for leaf, v in self.preemptions.items() if leaf.startswith(q + "."))
-            out.append(QueueSample(q, _t(st.queue_used[q]), _t(st.queue_pending[q]), _t(shares[q]), n))
-        return out
-
-    def utilization(self) -> tuple[float, float]:
-        """(cpu, mem) fraction of the configured cell in use: containers and
-        foreign load; a node out of the cluster counts as fully used (as
-        the other architectures' keepers count a machine down)."""
-        total = self.node_capacity.sum(axis=0)
-        used = total - self.state.free.sum(axis=0)
-        return float(used[0] / total[0]) if total[0] else 0.0, float(used[1] / total[1]) if total[1] else 0.0
-
-    def scheduled_tasks(self, app_id: int) -> set[int]:
-        """Tasks of the application that have started (a container handed
-        to its node) or finished: the job counts as scheduled once this is
-        every task."""
-        book = self.apps[app_id]
-        out = set(book.finished)
-        for task in book.tasks:
-            cid = self.task_container.get((app_id, task))
-            if cid is not None and self.held[cid].phase == STARTED:
-                out.add(task)
-        return out
-
-    def node_contents(self, node: int) -> tuple[list[list[int]], list[list[int]]]:
-        """([app, task] started on ``node``, [app, task] queued to start
-        there): what ``node_lost`` would lose, as the shell reports it."""
-        started, queued = [], []
-        for cid in sorted(self.by_node.get(node, {})):
-            h = self.held[cid]
-            if h.phase == STARTED:
-                started.append([h.app_id, h.task_id])
-            elif h.phase == QUEUED:
-                queued.append([h.app_id, h.task_id])
-        return started, queued
 
     # ------------------------------------------------------------ foreign load
 
@@ -224,29 +159,6 @@ class RMState(RecoveryMixin):
         if node in self.registered:
             self.state.set_node_capacity(node, self._effective(node))
         return True
-
-    # ------------------------------------------------------------ AM liveness
-
-    def expire_ams(self, now: float, expiry: float) -> list[int]:
-        """YARN's AM liveness monitor: an application whose AM has run (its
-        container handed out) but has not called for ``expiry`` emulated
-        seconds is taken to have died; a new attempt starts (a counted
-        failure, as YARN's expired AM). Nothing during a recovery window.
-        The applications expired."""
-        if self.recovering:
-            return []
-        out = []
-        for app_id, heard in sorted(self.am_heard.items()):
-            book = self.apps.get(app_id)
-            if book is None or book.state != RUNNING:
-                self.am_heard.pop(app_id, None)
-                continue
-            if now - heard >= expiry:
-                del self.am_heard[app_id]
-                out.append(app_id)
-                self._event("am_expired", app=app_id, attempt=book.attempt, silent=round(now - heard, 9), at=now)
-                self._am_failed(book, now, counted=True, reason="am_expired")
-        return out
 
     def _event(self, kind: str, **fields: object) -> None:
         self.events.append({"event": kind, **fields})
@@ -541,81 +453,7 @@ class RMState(RecoveryMixin):
         book.allocated, book.completed = [], []
         return reply
 
-    # ------------------------------------------------------------ ends
-
-    def preempt(self, now: float) -> list[int]:
-        """Ask the scheduler for victims and stop them: kills queued to
-        their nodes, PREEMPTED reported to their AMs, counted per leaf. A
-        preempted AM starts a new attempt that does not count as a failure."""
-        if self.recovering:
-            return []
-        taken: list[int] = []
-        for cid in self.scheduler.preemption(now):
-            if cid not in self.held:
-                continue  # gone with an AM preempted earlier in this list
-            h = self._stop(cid)
-            book = self.apps[h.app_id]
-            self.preemptions[book.leaf] += 1
-            taken.append(cid)
-            self._event("preempted", app=h.app_id, task=h.task_id, container=cid, node=h.node, queue=book.leaf,
-                        am=h.task_id == AM_TASK, at=now)
-            if h.task_id == AM_TASK:
-                self._am_failed(book, now, counted=False, reason="am_preempted")
-            else:
-                book.completed.append(ContainerStatus(cid, h.task_id, h.node, PREEMPTED, now))
-        return taken
-
-    def _end_app(self, book: AppBook, state: str, now: float) -> list[int]:
-        app_id = book.record.app_id
-        stopped = list(self.state.apps[app_id].containers)
-        for cid in stopped:
-            self._stop(cid)
-        self.state.finish(app_id)
-        self.scheduler.counters.forget(app_id)
-        book.state = state
-        book.allocated, book.completed, book.asked_at, book.believed = [], [], {}, None
-        self._event(f"app_{state}", app=app_id, attempt=book.attempt, queue=book.leaf,
-                    finished_tasks=len(book.finished), at=now)
-        return stopped
-
-    def finish_app(self, app_id: int, now: float) -> list[int]:
-        """The AM unregistered (all its tasks finished): its AM container
-        and any leftover container are stopped. The stopped ids."""
-        book = self.apps.get(app_id)
-        if book is None or book.state in TERMINAL:
-            return []
-        return self._end_app(book, APP_FINISHED, now)
-
-    def kill_app(self, app_id: int, now: float) -> list[int]:
-        """The user killed the application: as ``finish_app``, state killed."""
-        book = self.apps.get(app_id)
-        if book is None or book.state in TERMINAL:
-            return []
-        return self._end_app(book, APP_KILLED, now)
-
-    def _am_failed(self, book: AppBook, now: float, *, counted: bool, reason: str) -> None:
-        """The current attempt's AM is gone. Past ``max_am_attempts``
-        counted failures the application fails; otherwise a new attempt:
-        every container of the old one is stopped (YARN's default,
-        keep-containers-across-application-attempts = false), its asks
-        dropped, and a new AM ask made."""
-        app_id = book.record.app_id
-        if counted:
-            book.failures += 1
-        if book.failures >= self.config.max_am_attempts:
-            self._end_app(book, APP_FAILED, now)
-            return
-        for cid in list(self.state.apps[app_id].containers):
-            self._stop(cid)
-        self.state.cancel_tasks(app_id, [t.task_id for t in list(self.state.apps[app_id].asks.tasks())])
-        self.scheduler.counters.forget(app_id)
-        book.attempt += 1
-        book.state = ACCEPTED
-        book.allocated, book.completed, book.asked_at, book.believed = [], [], {}, None
-        book.synced = True
-        self._ask_am(book, now)
-        self._event("am_attempt", app=app_id, attempt=book.attempt, reason=reason, counted=counted,
-                    failures=book.failures, at=now)
+    # ------------------------------------------------------------ nodes lost
 
     def node_lost(self, node: int, now: float) -> list[int]:
         """The shell's watch found ``node`` silent: every container held
