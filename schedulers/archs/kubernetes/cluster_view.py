@@ -6,7 +6,7 @@ Contract:
 * A node's row is its ``Node.index``; the view holds rows 0..N-1 (a new
   node is appended with ``set_node`` at index N, an existing one replaced).
 * ``requested[i]`` is the sum of the requests of the pods bound (or
-  assumed) on node i, kept by ``add_pod`` / ``remove_pod``. Both are O(1)
+  assumed) on node i (``free[i]`` = ``capacity[i]`` - ``requested[i]``), kept by ``add_pod`` / ``remove_pod``. Both are O(1)
   plus O(number of selectors counted so far): the preemption code removes
   and re-adds victims with them to ask "would the pod fit without these?".
 * ``match_counts(selector)`` is the number of pods matching a label
@@ -25,7 +25,7 @@ of nodes stay well under a millisecond.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -49,6 +49,7 @@ class ClusterView:
         width = len(nodes[0].capacity) if nodes else 0
         self.capacity = np.array([node.capacity for node in nodes], dtype=float).reshape(n, width)
         self.requested = np.zeros((n, width))
+        self.free = self.capacity.copy()  # capacity - requested, kept with it
         self.unschedulable = np.zeros(n, dtype=bool)
         self.hard_tainted = np.zeros(n, dtype=bool)  # has a NoSchedule or NoExecute taint
         self.soft_taints = np.zeros(n, dtype=np.int64)  # PreferNoSchedule taints per node
@@ -60,6 +61,7 @@ class ClusterView:
         self.with_required_anti: dict[PodKey, Pod] = {}
         self._labels: list[dict[str, str]] = [label_dict(node.labels) for node in nodes]
         self._domains: dict[str, tuple[np.ndarray, list[str]]] = {}
+        self._per_node: dict[Hashable, np.ndarray] = {}
         self._counts: OrderedDict[Selector, np.ndarray] = OrderedDict()
         self._memo: dict[tuple[Selector, Labels], bool] = {}
         for node in nodes:
@@ -83,6 +85,7 @@ class ClusterView:
             self.pods_on.append({})
             self.capacity = np.vstack([self.capacity, np.asarray(node.capacity, dtype=float)[None, :]])
             self.requested = np.vstack([self.requested, np.zeros((1, self.capacity.shape[1]))])
+            self.free = np.vstack([self.free, self.capacity[-1:]])
             self.unschedulable = np.append(self.unschedulable, False)
             self.hard_tainted = np.append(self.hard_tainted, False)
             self.soft_taints = np.append(self.soft_taints, 0)
@@ -92,10 +95,12 @@ class ClusterView:
             self.nodes[i] = node
             self._labels[i] = label_dict(node.labels)
             self.capacity[i] = node.capacity
+            self.free[i] = self.capacity[i] - self.requested[i]
         else:
             raise ValueError(f"node index {i} out of range: the view has rows 0..{self.n - 1}; append at {self.n}")
         self._set_flags(node)
         self._domains.clear()
+        self._per_node.clear()
 
     def _set_flags(self, node: Node) -> None:
         i = node.index
@@ -127,6 +132,18 @@ class ClusterView:
             hit = self._domains[key] = (dom, list(ids))
         return hit
 
+    def node_values(self, key: Hashable, fn: Callable[[int], Any], dtype: Any = bool) -> np.ndarray:
+        """``fn(row)`` for every node, cached under ``key`` until a node
+        changes. Why: a pod's node selector or tolerations are usually
+        shared by its whole workload, so the per-node Python check runs
+        once per workload, not once per pod per node. Read-only."""
+        hit = self._per_node.get(key)
+        if hit is None:
+            if len(self._per_node) >= _MAX_SELECTORS:
+                self._per_node.clear()
+            hit = self._per_node[key] = np.fromiter((fn(i) for i in range(self.n)), dtype=dtype, count=self.n)
+        return hit
+
     # -- pods ---------------------------------------------------------------
 
     def add_pod(self, pod: Pod, node: int) -> None:
@@ -137,6 +154,7 @@ class ClusterView:
         self.pods[pod.key] = pod
         self.pods_on[node][pod.key] = pod
         self.requested[node] += pod.requests
+        self.free[node] -= pod.requests
         if pod.pod_affinity or pod.preferred_pod_affinity:
             self.with_affinity[pod.key] = pod
             if any(t.anti for t in pod.pod_affinity):
@@ -149,6 +167,7 @@ class ClusterView:
         pod = self.pods.pop(key)
         del self.pods_on[node][key]
         self.requested[node] -= pod.requests
+        self.free[node] += pod.requests
         self.with_affinity.pop(key, None)
         self.with_required_anti.pop(key, None)
         self._count(pod, node, -1)

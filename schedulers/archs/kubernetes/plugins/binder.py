@@ -1,0 +1,15 @@
+"""DefaultBinder: the Bind extension point's default. Binding is a write
+to the API store, which the live half performs (a compare-and-swap on the
+pod's resource version); the pure half only names the decision, so this
+plugin returns Success and lets ``ScheduleResult.node`` carry it."""
+from __future__ import annotations
+
+from ..framework import SUCCESS, CycleState, Status
+from ..objects import Pod
+
+
+class DefaultBinder:
+    name = "DefaultBinder"
+
+    def bind(self, state: CycleState, pod: Pod, node: int) -> Status:
+        return SUCCESS
