@@ -6,9 +6,10 @@ Contract:
 * A node's row is its ``Node.index``; the view holds rows 0..N-1 (a new
   node is appended with ``set_node`` at index N, an existing one replaced).
 * ``requested[i]`` is the sum of the requests of the pods bound (or
-  assumed) on node i (``free[i]`` = ``capacity[i]`` - ``requested[i]``), kept by ``add_pod`` / ``remove_pod``. Both are O(1)
-  plus O(number of selectors counted so far): the preemption code removes
-  and re-adds victims with them to ask "would the pod fit without these?".
+  assumed) on node i (``free[i]`` = ``capacity[i]`` - ``requested[i]``),
+  kept by ``add_pod`` / ``remove_pod``. Both are O(1) plus O(number of
+  selectors counted so far): the preemption code removes and re-adds
+  victims with them to ask "would the pod fit without these?".
 * ``match_counts(selector)`` is the number of pods matching a label
   selector on every node, an int array [N]. The first call for a selector
   walks all pods once; afterwards ``add_pod`` / ``remove_pod`` keep it

@@ -102,8 +102,11 @@ class CycleState(dict):
     """Scratch for one cycle, shared by the plugins (each under its own
     keys, by convention its name), plus the plugins the cycle skips."""
 
-    def __init__(self) -> None:
+    def __init__(self, profile: "Profile | None" = None) -> None:
         super().__init__()
+        # The profile running the cycle: a PostFilter plugin (preemption)
+        # reruns its filters with ``run_pre_filter`` / ``run_filter_plugins``.
+        self.profile = profile
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
         self.assumed = False  # the pod was added to the view by this cycle
@@ -578,7 +581,7 @@ def schedule_one(
     by scan order. ``nominated_node``: a node preemption nominated earlier,
     tried alone first (as upstream). ``assume``: add the pod to the view on
     success, so the next cycle sees it (undo with ``unreserve``)."""
-    state = CycleState()
+    state = CycleState(profile)
     n = view.n
     start = start_index % n if n else 0
     result = ScheduleResult(pod, None, SUCCESS, state, Diagnosis(n), next_start_index=start)
