@@ -341,3 +341,19 @@ def test_interpod_existing_required_affinity_counts_with_the_hard_weight():
     needy = Pod((7, 2), (1.0, 1.0), pod_affinity=(PodAffinityTerm(WEB, ZONE),))
     raw, norm = run_score(InterPodAffinity(hard_pod_affinity_weight=5), pod(0, app="web"), _affinity_view([(needy, 2)]))
     assert raw == [0, 0, 5, 0] and norm == [0, 0, 100, 0]
+
+
+def test_a_topology_key_no_node_has():
+    # no node carries a zone: spread rejects all for the missing label; affinity
+    # cannot be met; anti-affinity and the scores have nothing to count
+    view = ClusterView([node(0), node(1)], [(pod(100, app="web"), 0)])
+    hard = (SpreadConstraint(1, ZONE, WEB),)
+    assert [s.reasons for s in run_filter(PodTopologySpread(), pod(0, app="web", spread=hard), view)] == [
+        ("node(s) didn't match pod topology spread constraints (missing required label)",)
+    ] * 2
+    soft = (SpreadConstraint(1, ZONE, WEB, "ScheduleAnyway"),)
+    assert run_score(PodTopologySpread(), pod(0, app="web", spread=soft), view) == ([0, 0], [0, 0])
+    assert [s.ok for s in run_filter(InterPodAffinity(), pod(0, pod_affinity=(PodAffinityTerm(WEB, ZONE),)), view)] == [False, False]
+    assert [s.ok for s in run_filter(InterPodAffinity(), pod(0, pod_affinity=(PodAffinityTerm(WEB, ZONE, anti=True),)), view)] == [True, True]
+    pref = ((3, PodAffinityTerm(WEB, ZONE)),)
+    assert run_score(InterPodAffinity(), pod(0, preferred_pod_affinity=pref), view) == ([0, 0], [0, 0])

@@ -38,6 +38,14 @@ _MAX_SELECTORS = 512  # counted selectors kept current; the least recently asked
 _MAX_MATCH_MEMO = 200_000
 
 
+def by_domain(per_domain: np.ndarray, dom: np.ndarray) -> np.ndarray:
+    """``per_domain[dom]`` per node, 0 where the node lacks the key (dom < 0)
+    or no node has it (``per_domain`` empty)."""
+    if not per_domain.size:
+        return np.zeros(dom.shape, dtype=per_domain.dtype)
+    return np.where(dom >= 0, per_domain[np.maximum(dom, 0)], 0)
+
+
 class ClusterView:
     """Mutable snapshot of the cell for one scheduler (see module docstring)."""
 

@@ -31,7 +31,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..cluster_view import ClusterView
+from ..cluster_view import ClusterView, by_domain
 from ..framework import SKIP, SUCCESS, CycleState, Status, unschedulable
 from ..objects import Pod
 from .normalize import min_max_normalize
@@ -41,11 +41,6 @@ AFFINITY = unschedulable("node(s) didn't match pod affinity rules", plugin=NAME,
 ANTI = unschedulable("node(s) didn't match pod anti-affinity rules", plugin=NAME)
 EXISTING_ANTI = unschedulable("node(s) didn't satisfy existing pods anti-affinity rules", plugin=NAME)
 HARD_POD_AFFINITY_WEIGHT = 1  # upstream's InterPodAffinityArgs default
-
-
-def _lookup(per_domain: np.ndarray, dom: np.ndarray) -> np.ndarray:
-    """per_domain[dom], 0 where the node lacks the key (dom < 0)."""
-    return np.where(dom >= 0, per_domain[np.maximum(dom, 0)], 0)
 
 
 class InterPodAffinity:
@@ -82,14 +77,14 @@ class InterPodAffinity:
             dom = view.domains(key)[nodes]
             code[(dom >= 0) & np.isin(dom, list(ds))] = 3
         for key, per_domain in anti:
-            code[_lookup(per_domain, view.domains(key)[nodes]) > 0] = 2
+            code[by_domain(per_domain, view.domains(key)[nodes]) > 0] = 2
         if affinity:
             has_keys = np.ones(nodes.size, dtype=bool)
             exist = np.ones(nodes.size, dtype=bool)
             for key, per_domain in affinity:
                 dom = view.domains(key)[nodes]
                 has_keys &= dom >= 0
-                exist &= _lookup(per_domain, dom) > 0
+                exist &= by_domain(per_domain, dom) > 0
             code[~(has_keys & (exist | first_of_group))] = 1
         return code
 
@@ -124,7 +119,7 @@ class InterPodAffinity:
     def score_all(self, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray) -> np.ndarray:
         total = np.zeros(nodes.size, dtype=np.int64)
         for key, per_domain in state[self.name + "/score"].items():
-            total += _lookup(per_domain, view.domains(key)[nodes])
+            total += by_domain(per_domain, view.domains(key)[nodes])
         return total
 
     def score(self, state: CycleState, pod: Pod, view: ClusterView, node: int) -> int:

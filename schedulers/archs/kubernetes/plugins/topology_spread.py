@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cluster_view import ClusterView
+from ..cluster_view import ClusterView, by_domain
 from ..framework import MAX_NODE_SCORE, SKIP, SUCCESS, CycleState, Status, unschedulable
 from ..objects import HOSTNAME, Pod, SpreadConstraint
 from .node_affinity import has_required, required_mask
@@ -88,7 +88,7 @@ class PodTopologySpread:
         for k, min_match, self_match in state[self.name]:
             d = k.dom[nodes]
             missing = d < 0
-            match = np.where(missing, 0, k.per_domain[np.maximum(d, 0)])
+            match = by_domain(k.per_domain, d)
             skewed = ~missing & (match + self_match - min_match > k.c.max_skew)
             code = np.where(code == 0, np.where(missing, 1, np.where(skewed, 2, 0)), code)
         return code
@@ -121,7 +121,7 @@ class PodTopologySpread:
             if k.c.topology_key == HOSTNAME:
                 cnt = view.match_counts(k.c.selector)[nodes]
             else:
-                cnt = k.per_domain[np.maximum(k.dom[nodes], 0)]
+                cnt = by_domain(k.per_domain, k.dom[nodes])
             total += cnt * weight + (k.c.max_skew - 1)
         return np.where(scored, np.floor(total + 0.5), 0).astype(np.int64)
 
