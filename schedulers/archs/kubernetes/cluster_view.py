@@ -30,9 +30,8 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from .objects import Labels, Node, Pod, Selector, label_dict
+from .objects import Labels, Node, Pod, PodKey, Selector, label_dict
 
-PodKey = tuple[int, int]
 
 _MAX_SELECTORS = 512  # counted selectors kept current; the least recently asked is dropped
 _MAX_MATCH_MEMO = 200_000

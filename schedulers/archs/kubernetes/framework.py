@@ -573,6 +573,7 @@ def schedule_one(
     rng: np.random.Generator | None = None,
     nominated_node: int | None = None,
     assume: bool = True,
+    context: Mapping[str, Any] | None = None,
 ) -> ScheduleResult:
     """One scheduling cycle for ``pod`` (see module docstring).
 
@@ -580,8 +581,12 @@ def schedule_one(
     from the previous result). ``rng``: breaks score ties; None breaks them
     by scan order. ``nominated_node``: a node preemption nominated earlier,
     tried alone first (as upstream). ``assume``: add the pod to the view on
-    success, so the next cycle sees it (undo with ``unreserve``)."""
+    success, so the next cycle sees it (undo with ``unreserve``).
+    ``context``: what the caller knows that the view does not, put in the
+    cycle state for the plugins (preemption's disruption budgets, the
+    nominated and terminating pods: ``plugins.default_preemption``)."""
     state = CycleState(profile)
+    state.update(context or {})
     n = view.n
     start = start_index % n if n else 0
     result = ScheduleResult(pod, None, SUCCESS, state, Diagnosis(n), next_start_index=start)

@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 
 Labels = tuple[tuple[str, str], ...]  # sorted (key, value) pairs: hashable, cheap to compare
+PodKey = tuple[int, int]  # (job, task): a pod is the house's task
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedlab.schedulers.archs.kubernetes.objects import Pod
+from schedlab.schedulers.archs.kubernetes.objects import Pod, PodKey
 
-PodKey = tuple[int, int]
 
 # fits(node_index, pod, removed): does ``pod`` pass the filters on that node
 # if the pods whose keys are in ``removed`` were gone? For the victims to be

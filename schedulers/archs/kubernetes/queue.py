@@ -27,9 +27,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from schedlab.schedulers.archs.kubernetes.objects import Pod
+from schedlab.schedulers.archs.kubernetes.objects import Pod, PodKey
 
-PodKey = tuple[int, int]
 State = Literal["active", "backoff", "unschedulable", "in_flight"]
 
 # The cluster events that may make a parked pod schedulable (upstream's

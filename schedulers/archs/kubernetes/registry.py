@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .framework import Profile
 from .plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from .plugins.binder import DefaultBinder
+from .plugins.default_preemption import DefaultPreemption
 from .plugins.interpod_affinity import InterPodAffinity
 from .plugins.node_affinity import NodeAffinity
 from .plugins.node_unschedulable import NodeUnschedulable
@@ -36,6 +37,7 @@ _BUILTIN: dict[str, PluginFactory] = {
     "PodTopologySpread": PodTopologySpread,
     "InterPodAffinity": InterPodAffinity,
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocation,
+    "DefaultPreemption": DefaultPreemption,
     "DefaultBinder": DefaultBinder,
 }
 _REGISTRY: dict[str, PluginFactory] = dict(_BUILTIN)
@@ -43,7 +45,6 @@ _REGISTRY: dict[str, PluginFactory] = dict(_BUILTIN)
 # Upstream's default multiPoint set (pkg/scheduler/apis/config/v1/default_plugins.go),
 # in its order, less what schedlab does not model (SchedulingGates, NodeName,
 # NodePorts, the volume plugins, ImageLocality; PrioritySort is the queue's).
-# DefaultPreemption joins when the preemption module has registered it.
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "NodeUnschedulable",
     "TaintToleration",
@@ -140,9 +141,8 @@ def default_profile(
 ) -> Profile:
     """Upstream's default profile (DEFAULT_PLUGINS with DEFAULT_WEIGHTS),
     with ``enable`` appended (user plugins), ``disable`` removed, and
-    ``weights`` overriding. DefaultPreemption is included when registered."""
-    _load_preemption()
-    names = [p for p in DEFAULT_PLUGINS if p in _REGISTRY or p != "DefaultPreemption"]
+    ``weights`` overriding."""
+    names = list(DEFAULT_PLUGINS)
     for p in disable:
         if p not in names:
             raise ValueError(f"plugin {p}: cannot disable, it is not in the default profile")
@@ -150,15 +150,3 @@ def default_profile(
     w = {k: v for k, v in DEFAULT_WEIGHTS.items() if k in names}
     w.update(weights or {})
     return build_profile(name, names, weights=w, plugin_args=plugin_args, percentage_of_nodes_to_score=percentage_of_nodes_to_score)
-
-
-def _load_preemption() -> None:
-    """Import the preemption module if it exists, so it can register
-    DefaultPreemption (``register_plugin``) without this module naming its
-    API; a missing module leaves the default profile without preemption."""
-    if "DefaultPreemption" in _REGISTRY:
-        return
-    try:
-        from . import preemption  # noqa: F401
-    except ImportError:
-        return
