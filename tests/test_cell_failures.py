@@ -330,6 +330,14 @@ def test_a_commit_dies_with_the_outbox_it_waited_in_killed_before_its_host_pulle
     ev["fault"] = [kill]
     ev["tasks_launched"] = [launch(10.2, 1, 3, 0, 4, 1.0)]  # host 1 pulled after the commit, before the kill
     assert untraced_commits(ev, 4) == 1
+    # A batch logged after the commit but placed before it: the pull was
+    # answered before the commit (the host logged it late, on a loaded
+    # machine: a kept conformance run had such a batch 1.4 s after a commit
+    # whose head was killed 2.5 s later), so it proves no pull since.
+    late_log = launch(10.2, 1, 3, 0, 4, 1.0)
+    late_log["tasks"][0][-1] = 9.0
+    ev["tasks_launched"] = [late_log]
+    assert untraced_commits(ev, 4) == 0
 
 
 def test_a_read_through_the_log_answers_as_a_query_and_changes_nothing() -> None:

@@ -224,10 +224,15 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     for f in ev.get("fault", []):
         if str(f.get("kind", "")).startswith("kill") and f.get("target") and not f.get("skipped"):
             killed_at[str(f["target"])].append(f["t"])
-    launches_by_host: dict[int, list[float]] = collections.defaultdict(list)
+    # host -> (when it logged a batch of launches, the latest placement time
+    # among them): a batch carrying a launch placed at or after some time
+    # proves the host's pull was answered after it. When the batch was
+    # logged proves nothing: a loaded machine can take seconds between the
+    # holder's answer and the host's log line.
+    pulls_by_host: dict[int, list[tuple[float, float]]] = collections.defaultdict(list)
     for e in ev.get("tasks_launched", []):
-        if e.get("host") is not None:
-            launches_by_host[int(e["host"])].append(e["t"])
+        if e.get("host") is not None and not e.get("prefill") and e["tasks"]:
+            pulls_by_host[int(e["host"])].append((e["t"], max(float(task[-1]) for task in e["tasks"])))
 
     def died_in_outbox(e: dict, host: int, since: float) -> bool:
         """A commit that waits in an actor's memory until its host pulls it
@@ -235,12 +240,15 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
         replicated store): that actor killed after the attempt began, with no
         launch by that host in between (so the host had not pulled since),
         takes the commit with it; whoever recovers requeues the task
-        (lost_jobs checks that the job is not lost)."""
+        (lost_jobs checks that the job is not lost). The host pulled since
+        if it launched, before the kill, something placed after the
+        attempt began (its launch rows' last field, the placement time)."""
         holder = e.get("outbox")
         if not holder:
             return False
         kill = next((x for x in sorted(killed_at.get(str(holder), ())) if x >= since), None)
-        return kill is not None and not any(e["t"] <= x <= kill for x in launches_by_host.get(host, ()))
+        return kill is not None and not any(logged <= kill and placed >= since
+                                            for logged, placed in pulls_by_host.get(host, ()))
 
     missing = 0
     for e in ev.get("txn", []):
