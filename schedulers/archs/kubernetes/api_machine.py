@@ -1,0 +1,282 @@
+"""The Kubernetes control plane's replicated state: the API store
+(``api_store.APIStoreMachine``: objects, resource versions, watches) with
+the apiserver's verbs on top, as one deterministic state machine the
+coordinator group runs (the group plays etcd; the verbs are what
+kube-apiserver validates before it writes).
+
+Why the verbs live in the machine: a bind, a kubelet's sync and a node's
+write-off each read and write several objects that must agree (the pod,
+its node's requested resources, the launches and kills waiting for a
+kubelet). Applied in log order on every replica they stay consistent
+without a second round of compare-and-swap from the callers.
+
+Objects (kind ``nodes``: ``node-<i>`` -> ``{"i", "req", "ready"}``; kind
+``pods``: ``<job>/<task>`` -> ``{"j", "t", "cls", "req", "dur", "prio",
+"node", "phase", "created"}``, indexed by ``node``, so a scheduler watches
+the unbound pods with ``{"node": None}``).
+
+Commands
+* ``("create", [[job, task, cls, req, dur, prio, now], ...])`` -> per pod
+  ``"ok"`` or ``"exists"`` (a controller's pods).
+* ``("bind", [[job, task, node, pod_version], ...], now)`` -> per bind
+  ``[status, pod_version, node_version]``; status ``ok``, ``conflict``
+  (the pod changed since the scheduler read it: its version differs),
+  ``bound`` (already on a node), ``gone`` (deleted), ``no_room`` (the node
+  can no longer hold it: another scheduler's bind took the room; upstream
+  leaves this to the kubelet's admission, which fails the pod; here the
+  store refuses the bind, so the loser retries), ``not_ready``.
+* ``("exchange", host, [[job, task, killed]], now)`` -> ``[launches, kills,
+  reset]``: a kubelet's sync, in the shape of Borg's Borglet exchange (so
+  the machine hosts and ``BorgletEndpoint`` serve as kubelets unchanged).
+  Finished pods are deleted (Succeeded) and their room freed; a killed pod
+  (an eviction confirmed) is deleted and reported lost (its controller
+  recreates it). A host marked down that syncs again is
+  brought back empty (reset).
+* ``("down", [host], now)`` -> ``[lost, unpulled]``: the node lifecycle
+  controller's write-off: the hosts' nodes NotReady, their pods deleted
+  and reported lost (launches never pulled apart).
+* ``("evict", [[job, task]], now)`` -> per victim ``"killing"``,
+  ``"withdrawn"`` (its launch had not been pulled: gone at once) or
+  ``"gone"``: preemption. A running victim stays on its node (its room
+  held) until its kubelet confirms the kill: the preemptor may not land on
+  room that is still in use, and a recreated copy may not start while the
+  old one runs.
+
+Queries: ``("pending", host)`` -> bool; ``("lost", cursor)`` -> ``[next,
+[[job, task, reason]]]`` (pods a controller must recreate: node lost,
+evicted); ``("sample",)`` -> ``[cpu, mem]`` used fraction of ready nodes;
+and the store's ``get``, ``list``, ``watch``, ``revision``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from schedlab.schedulers.archs.kubernetes.api_store import APIStoreMachine
+from schedlab.schedulers.model.resources import EPS
+
+PODS, NODES = "pods", "nodes"
+BOUND, TERMINATING = "Bound", "Terminating"
+
+
+def pod_name(job: int, task: int) -> str:
+    return f"{job}/{task}"
+
+
+def node_name(i: int) -> str:
+    return f"node-{i}"
+
+
+class KubeAPIMachine:
+    def __init__(self, capacity: np.ndarray, machines_per_host: int, history: int = 100_000) -> None:
+        self.capacity = np.asarray(capacity, dtype=np.float64)
+        self.k = machines_per_host
+        self.store = APIStoreMachine(history=history, indexes={PODS: ("node",)})
+        self.to_launch: dict[int, list[list]] = {}  # host -> launches not pulled yet
+        self.to_kill: dict[int, list[list[int]]] = {}  # host -> [job, task] evictions not pulled yet
+        self.lost: list[list] = []  # [job, task, reason]: pods a controller must recreate
+        self.down: set[int] = set()  # hosts written off, until they sync again
+        self._write([("create", NODES, node_name(i), {"i": i, "req": [0.0] * self.capacity.shape[1], "ready": True})
+                     for i in range(self.capacity.shape[0])])
+
+    # ------------------------------------------------------------ the store
+
+    def _write(self, ops: list) -> list:
+        return self.store.apply(("txn", ops))["results"] if ops else []
+
+    def _get(self, kind: str, name: str) -> tuple[Any, int] | None:
+        found = self.store.query(("get", kind, name))
+        return None if found is None else (found[0], int(found[1]))
+
+    def _node_req(self, i: int, delta: np.ndarray) -> int:
+        value, _ = self._get(NODES, node_name(i))  # type: ignore[misc]
+        req = np.maximum(np.asarray(value["req"], dtype=np.float64) + delta, 0.0)
+        (status, version), = self._write([("update", NODES, node_name(i), {**value, "req": req.tolist()})])
+        return int(version)
+
+    def _machines(self, host: int) -> range:
+        return range(host * self.k, min((host + 1) * self.k, self.capacity.shape[0]))
+
+    def _host(self, machine: int) -> int:
+        return machine // self.k
+
+    # ------------------------------------------------------------ commands
+
+    def apply(self, command: Any) -> Any:
+        op = command[0]
+        if op == "create":
+            return self._create(command[1])
+        if op == "bind":
+            return self._bind(command[1], float(command[2]))
+        if op == "exchange":
+            return self._exchange(int(command[1]), command[2], float(command[3]))
+        if op == "down":
+            return self._down([int(h) for h in command[1]], float(command[2]))
+        if op == "evict":
+            return self._evict(command[1], float(command[2]))
+        if op == "read":
+            return self.query(command[1])  # a read through the log: linearizable
+        raise ValueError(f"unknown Kubernetes API command {op!r}")
+
+    def _create(self, pods: list) -> list[str]:
+        out = []
+        for job, task, cls, req, dur, prio, now in pods:
+            name = pod_name(int(job), int(task))
+            if self._get(PODS, name) is not None:
+                out.append("exists")
+                continue
+            self._write([("create", PODS, name, {"j": int(job), "t": int(task), "cls": cls, "req": list(req),
+                                                 "dur": float(dur), "prio": int(prio), "node": None,
+                                                 "phase": "Pending", "created": float(now)})])
+            out.append("ok")
+        return out
+
+    def _bind(self, binds: list, now: float) -> list[list]:
+        out = []
+        for job, task, node, expected in binds:
+            name, node = pod_name(int(job), int(task)), int(node)
+            found = self._get(PODS, name)
+            nv = self._get(NODES, node_name(node))
+            if found is None:
+                out.append(["gone", 0, nv[1] if nv else 0])
+                continue
+            pod, version = found
+            if pod["node"] is not None:
+                out.append(["bound", version, nv[1] if nv else 0])
+                continue
+            if expected is not None and int(expected) != version:
+                out.append(["conflict", version, nv[1] if nv else 0])
+                continue
+            if nv is None or not nv[0]["ready"] or self._host(node) in self.down:
+                out.append(["not_ready", version, nv[1] if nv else 0])
+                continue
+            req = np.asarray(pod["req"], dtype=np.float64)
+            if np.any(np.asarray(nv[0]["req"]) + req > self.capacity[node] + EPS):
+                out.append(["no_room", version, nv[1]])
+                continue
+            (_, pod_version), = self._write([("update", PODS, name, {**pod, "node": node, "phase": BOUND})])
+            node_version = self._node_req(node, req)
+            self.to_launch.setdefault(self._host(node), []).append(
+                [int(job), int(task), node, list(pod["req"]), float(pod["dur"]), now])
+            out.append(["ok", int(pod_version), node_version])
+        return out
+
+    def _exchange(self, host: int, finished: list, now: float) -> list:
+        kills = self.to_kill.pop(host, [])
+        if host in self.down:
+            # Written off and back: its pods were reported lost and may run
+            # elsewhere now; it starts over empty rather than kill one by one.
+            self.down.discard(host)
+            for m in self._machines(host):
+                self._set_ready(m, True)
+            return [self.to_launch.pop(host, []), kills, True]
+        for job, task, killed in finished:
+            found = self._get(PODS, pod_name(int(job), int(task)))
+            if found is None:
+                continue
+            pod = found[0]
+            if pod["node"] is None or self._host(int(pod["node"])) != host:
+                continue  # an older copy's report: this pod is elsewhere now
+            self._delete(pod)
+            if killed:  # an eviction confirmed: its controller makes it again
+                self.lost.append([int(job), int(task), "evicted" if pod["phase"] == TERMINATING else "killed"])
+        return [self.to_launch.pop(host, []), kills, False]
+
+    def _delete(self, pod: dict) -> None:
+        self._write([("delete", PODS, pod_name(pod["j"], pod["t"]))])
+        if pod["node"] is not None:
+            self._node_req(int(pod["node"]), -np.asarray(pod["req"], dtype=np.float64))
+
+    def _set_ready(self, node: int, ready: bool) -> None:
+        value, _ = self._get(NODES, node_name(node))  # type: ignore[misc]
+        if value["ready"] != ready:
+            self._write([("update", NODES, node_name(node), {**value, "ready": ready})])
+
+    def _down(self, hosts: list[int], now: float) -> list:
+        lost: list[list[int]] = []
+        unpulled: list[list[int]] = []
+        fresh = sorted(set(hosts) - self.down)  # a host already written off has nothing left to lose
+        self.down.update(fresh)
+        for host in fresh:
+            never_pulled = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
+            self.to_kill.pop(host, None)
+            for m in self._machines(host):
+                self._set_ready(m, False)
+                for _name, pod, _v in self.store.query(("list", PODS, {"node": m}))["items"]:
+                    key = [pod["j"], pod["t"]]
+                    self._delete(pod)
+                    self.lost.append([*key, "node_lost"])
+                    (unpulled if tuple(key) in never_pulled else lost).append(key)
+        return [lost, unpulled]
+
+    def _evict(self, victims: list, now: float) -> list[str]:
+        out = []
+        for job, task in victims:
+            found = self._get(PODS, pod_name(int(job), int(task)))
+            if found is None or found[0]["node"] is None:
+                out.append("gone")
+                continue
+            pod = found[0]
+            host = self._host(int(pod["node"]))
+            queued = self.to_launch.get(host, [])
+            held = [ln for ln in queued if ln[0] == pod["j"] and ln[1] == pod["t"]]
+            if held:
+                # Not pulled yet: withdrawn, gone at once.
+                self.to_launch[host] = [ln for ln in queued if not (ln[0] == pod["j"] and ln[1] == pod["t"])]
+                self._delete(pod)
+                self.lost.append([pod["j"], pod["t"], "evicted"])
+                out.append("withdrawn")
+                continue
+            if pod["phase"] != TERMINATING:
+                self._write([("update", PODS, pod_name(pod["j"], pod["t"]), {**pod, "phase": TERMINATING})])
+                self.to_kill.setdefault(host, []).append([pod["j"], pod["t"]])
+            out.append("killing")
+        return out
+
+    # ------------------------------------------------------------ queries
+
+    def query(self, command: Any) -> Any:
+        op = command[0]
+        if op == "pending":
+            h = int(command[1])
+            return bool(self.to_launch.get(h)) or bool(self.to_kill.get(h)) or h in self.down
+        if op == "lost":
+            cursor = int(command[1])
+            return [len(self.lost), self.lost[cursor:]]
+        if op == "sample":
+            return self._sample()
+        return self.store.query(command)
+
+    def _sample(self) -> list[float]:
+        ready = [n for n in range(self.capacity.shape[0]) if self._host(n) not in self.down]
+        if not ready:
+            return [0.0, 0.0]
+        used = np.array([self._get(NODES, node_name(n))[0]["req"] for n in ready], dtype=np.float64)  # type: ignore[index]
+        total = self.capacity[ready].sum(axis=0)
+        return [float(x) for x in used.sum(axis=0) / np.maximum(total, 1e-12)]
+
+    # ------------------------------------------------------------ snapshots
+
+    def snapshot(self) -> bytes:
+        return msgpack.packb([self.store.snapshot(), sorted(self.to_launch.items()), sorted(self.to_kill.items()),
+                              self.lost, sorted(self.down)], use_bin_type=True)
+
+    def restore(self, data: bytes) -> None:
+        store, launch, kill, lost, down = msgpack.unpackb(data, raw=False)
+        self.store.restore(store)
+        self.to_launch = {int(h): [list(x) for x in ls] for h, ls in launch}
+        self.to_kill = {int(h): [list(x) for x in ls] for h, ls in kill}
+        self.lost = [list(x) for x in lost]
+        self.down = {int(h) for h in down}
+
+
+class KubeAPIMachineFactory:
+    """Picklable recipe: every replica builds its own machine from it."""
+
+    def __init__(self, capacity: np.ndarray, machines_per_host: int) -> None:
+        self.args = (capacity, machines_per_host)
+
+    def __call__(self) -> KubeAPIMachine:
+        return KubeAPIMachine(*self.args)
