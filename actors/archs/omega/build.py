@@ -2,10 +2,10 @@
 group running the cell state machine) and the schedulers."""
 from __future__ import annotations
 
-from schedlab.actors.archs.omega.cell_replica import CellReplica
 from schedlab.actors.archs.omega.cellstate import CellState
 from schedlab.actors.archs.omega.scheduler import OmegaScheduler
 from schedlab.actors.common.cell_endpoint import DirectCell, ReplicatedCell
+from schedlab.actors.coordinator.watching_replica import WatchingReplica
 from schedlab.actors.topology import Build, Topology
 from schedlab.schedulers.archs.omega.cell_machine import CellMachineFactory
 from schedlab.schedulers.archs.omega.scheduler import SchedulerParams
@@ -25,7 +25,7 @@ def build(b: Build) -> Topology:
         topo = Topology(DirectCell(cellstate), [cellstate], None)
     else:
         factory = CellMachineFactory(plan.cell.capacity, plan.prefill.free, om.conflict_mode.value, om.txn_mode.value, k)
-        group = b.coordinator_group(factory, sc.metrics.sample_interval, CellReplica,
+        group = b.coordinator_group(factory, sc.metrics.sample_interval, WatchingReplica,
                                     {"hosts": host_count(plan.cell.size, k), "liveness": sc.liveness})
         topo = Topology(ReplicatedCell(sc.coordinator.replicas), group.spawn_all(), group)
     for spec in om.schedulers:

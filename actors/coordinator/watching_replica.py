@@ -1,6 +1,10 @@
-"""A coordinator replica holding Omega's cell state, whose leader also
-watches the machine hosts (they poll the leader) and marks silent ones down
-through the log, so every replica writes off the same tasks."""
+"""A coordinator replica whose leader also watches the machine hosts (they
+poll the leader) and marks silent ones down through the log, so every
+replica writes off the same tasks. For a replicated state machine that
+hosts sync with (Omega's cell state, the Kubernetes API machine): it needs
+a ``down`` set of written-off hosts and a ``("down", [host], now)``
+command answering ``[lost, unpulled]``; a host is heard on its
+``exchange``/``pending``/``rejoin`` commands."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,7 +14,7 @@ from schedlab.actors.engines.runtime import Runtime
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, host_of_command, judge, report_down, watch_for
 
 
-class CellReplica(CoordinatorReplica):
+class WatchingReplica(CoordinatorReplica):
     def __init__(self, rt: Runtime, cfg: ReplicaConfig, metrics: Any, *, hosts: int, liveness: LivenessSpec) -> None:
         """``hosts``: machine host actors to watch; ``liveness``: the scenario's rules for writing one off."""
         super().__init__(rt, cfg, metrics)
