@@ -44,6 +44,20 @@ def test_created_pods_wait_unbound_and_a_bind_queues_the_launch_for_the_kubelet(
     assert m.query(("lost", 0)) == [0, []]
 
 
+def test_the_prefill_holds_its_room_a_done_task_is_not_made_again_and_progress_counts() -> None:
+    m = KubeAPIMachine(CAP, machines_per_host=2, standing=[[-1, 0, 0, [3.0, 2.0]]])
+    assert m.query(("get", "nodes", node_name(0)))[0]["req"] == [3.0, 2.0]
+    m.apply(("create", [pod(1, 0, cpu=2.0), pod(1, 1)]))
+    assert m.apply(("bind", [[1, 0, 0, None]], 1.0))[0][0] == "no_room"  # 3 of 4 cpu are the prefill's
+    m.apply(("exchange", 0, [[-1, 0, False]], 2.0))  # the standing task ends
+    assert m.apply(("bind", [[1, 0, 0, None]], 3.0))[0][0] == "ok"
+    assert m.query(("progress", [1, 2])) == [[1, 1], [2, 0]]
+    m.apply(("exchange", 0, [], 3.5))
+    m.apply(("exchange", 0, [[1, 0, False]], 4.0))  # done
+    assert m.query(("progress", [1])) == [[1, 1]]
+    assert m.apply(("create", [pod(1, 0)])) == ["done"]  # a restarted controller does not run it again
+
+
 def test_two_schedulers_racing_for_one_node_the_loser_is_refused() -> None:
     m = machine()
     m.apply(("create", [pod(1, 0, cpu=3.0), pod(2, 0, cpu=3.0)]))

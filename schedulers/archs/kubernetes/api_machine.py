@@ -17,7 +17,8 @@ the unbound pods with ``{"node": None}``).
 
 Commands
 * ``("create", [[job, task, cls, req, dur, prio, now], ...])`` -> per pod
-  ``"ok"`` or ``"exists"`` (a controller's pods).
+  ``"ok"``, ``"exists"`` or ``"done"`` (its task already ran to its end:
+  a restarted controller does not run it again).
 * ``("bind", [[job, task, node, pod_version], ...], now)`` -> per bind
   ``[status, pod_version, node_version]``; status ``ok``, ``conflict``
   (the pod changed since the scheduler read it: its version differs),
@@ -42,13 +43,15 @@ Commands
   room that is still in use, and a recreated copy may not start while the
   old one runs.
 
-Queries: ``("pending", host)`` -> bool; ``("lost", cursor)`` -> ``[next,
+Queries: ``("pending", host)`` -> bool; ``("progress", [job])`` -> per job
+the tasks bound to a node or done; ``("lost", cursor)`` -> ``[next,
 [[job, task, reason]]]`` (pods a controller must recreate: node lost,
 evicted); ``("sample",)`` -> ``[cpu, mem]`` used fraction of ready nodes;
 and the store's ``get``, ``list``, ``watch``, ``revision``.
 """
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import msgpack
@@ -70,7 +73,11 @@ def node_name(i: int) -> str:
 
 
 class KubeAPIMachine:
-    def __init__(self, capacity: np.ndarray, machines_per_host: int, history: int = 100_000) -> None:
+    def __init__(self, capacity: np.ndarray, machines_per_host: int, standing: list | tuple = (),
+                 history: int = 100_000) -> None:
+        """``standing``: the run's prefill, [job, task, machine, request]
+        each, running from the start (pods bound and holding their room;
+        they are nobody's to recreate)."""
         self.capacity = np.asarray(capacity, dtype=np.float64)
         self.k = machines_per_host
         self.store = APIStoreMachine(history=history, indexes={PODS: ("node",)})
@@ -78,8 +85,16 @@ class KubeAPIMachine:
         self.to_kill: dict[int, list[list[int]]] = {}  # host -> [job, task] evictions not pulled yet
         self.lost: list[list] = []  # [job, task, reason]: pods a controller must recreate
         self.down: set[int] = set()  # hosts written off, until they sync again
-        self._write([("create", NODES, node_name(i), {"i": i, "req": [0.0] * self.capacity.shape[1], "ready": True})
-                     for i in range(self.capacity.shape[0])])
+        self.done: dict[int, set[int]] = {}  # job -> tasks that ran to their end
+        req = np.zeros_like(self.capacity)
+        pods = []
+        for job, task, m, r in standing:
+            req[int(m)] += np.asarray(r, dtype=np.float64)
+            pods.append(("create", PODS, pod_name(int(job), int(task)),
+                         {"j": int(job), "t": int(task), "cls": "", "req": list(r), "dur": float("inf"), "prio": 0,
+                          "node": int(m), "phase": "Running", "created": 0.0}))
+        self._write([("create", NODES, node_name(i), {"i": i, "req": req[i].tolist(), "ready": True})
+                     for i in range(self.capacity.shape[0])] + pods)
 
     # ------------------------------------------------------------ the store
 
@@ -124,6 +139,9 @@ class KubeAPIMachine:
         out = []
         for job, task, cls, req, dur, prio, now in pods:
             name = pod_name(int(job), int(task))
+            if int(task) in self.done.get(int(job), ()):
+                out.append("done")
+                continue
             if self._get(PODS, name) is not None:
                 out.append("exists")
                 continue
@@ -180,7 +198,9 @@ class KubeAPIMachine:
             if pod["node"] is None or self._host(int(pod["node"])) != host:
                 continue  # an older copy's report: this pod is elsewhere now
             self._delete(pod)
-            if killed:  # an eviction confirmed: its controller makes it again
+            if not killed:
+                self.done.setdefault(int(job), set()).add(int(task))
+            else:  # an eviction confirmed: its controller makes it again
                 self.lost.append([int(job), int(task), "evicted" if pod["phase"] == TERMINATING else "killed"])
         return [self.to_launch.pop(host, []), kills, False]
 
@@ -242,6 +262,10 @@ class KubeAPIMachine:
         if op == "pending":
             h = int(command[1])
             return bool(self.to_launch.get(h)) or bool(self.to_kill.get(h)) or h in self.down
+        if op == "progress":
+            bound = collections.Counter(pod["j"] for _n, pod, _v in self.store.query(("list", PODS))["items"]
+                                        if pod["node"] is not None)
+            return [[int(j), len(self.done.get(int(j), ())) + bound[int(j)]] for j in command[1]]
         if op == "lost":
             cursor = int(command[1])
             return [len(self.lost), self.lost[cursor:]]
@@ -261,22 +285,24 @@ class KubeAPIMachine:
 
     def snapshot(self) -> bytes:
         return msgpack.packb([self.store.snapshot(), sorted(self.to_launch.items()), sorted(self.to_kill.items()),
-                              self.lost, sorted(self.down)], use_bin_type=True)
+                              self.lost, sorted(self.down), [[j, sorted(ts)] for j, ts in sorted(self.done.items())]],
+                             use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        store, launch, kill, lost, down = msgpack.unpackb(data, raw=False)
+        store, launch, kill, lost, down, done = msgpack.unpackb(data, raw=False)
         self.store.restore(store)
         self.to_launch = {int(h): [list(x) for x in ls] for h, ls in launch}
         self.to_kill = {int(h): [list(x) for x in ls] for h, ls in kill}
         self.lost = [list(x) for x in lost]
         self.down = {int(h) for h in down}
+        self.done = {int(j): set(ts) for j, ts in done}
 
 
 class KubeAPIMachineFactory:
     """Picklable recipe: every replica builds its own machine from it."""
 
-    def __init__(self, capacity: np.ndarray, machines_per_host: int) -> None:
-        self.args = (capacity, machines_per_host)
+    def __init__(self, capacity: np.ndarray, machines_per_host: int, standing: list | tuple = ()) -> None:
+        self.args = (capacity, machines_per_host, list(standing))
 
     def __call__(self) -> KubeAPIMachine:
         return KubeAPIMachine(*self.args)
