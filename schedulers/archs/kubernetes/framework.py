@@ -1,5 +1,12 @@
-"""The scheduling framework: extension points as small plugin interfaces,
-a profile that orders them, and ``schedule_one``, one scheduling cycle.
+"""The scheduling cycle: ``schedule_one`` and the ``run_*`` steps it is
+made of, which a PostFilter plugin (preemption) may rerun on its own.
+
+The pieces the cycle runs live beside it: ``status`` (a plugin's verdict),
+``extension_points`` (``CycleState``, the plugin protocols and their batch
+forms), ``profile`` (``Profile``, ``num_feasible_nodes_to_find``) and
+``diagnosis`` (why nodes were filtered out). The names the tests and older
+callers import from here are re-exported (``__all__``); in-package code
+imports them from their own modules.
 
 One cycle, as upstream kube-scheduler runs it (``schedule_one.go``):
 
@@ -10,7 +17,8 @@ One cycle, as upstream kube-scheduler runs it (``schedule_one.go``):
    plugin in order on each node until one rejects it, stopping once
    ``num_feasible_nodes_to_find`` feasible nodes are found
    (``percentageOfNodesToScore``). The next cycle starts where this one
-   stopped (``next_start_index``), so every node gets its turn.
+   stopped (``next_start_index``), so every node gets its turn. Batch forms
+   (``filter_all``, ``score_all``: see ``extension_points``) are preferred.
 3. No feasible node: **PostFilter** plugins in order (preemption) with the
    per-node statuses (``Diagnosis``) until one succeeds.
 4. One feasible node: chosen without scoring (as upstream).
@@ -25,325 +33,44 @@ One cycle, as upstream kube-scheduler runs it (``schedule_one.go``):
 **Bind** is the live half's: a compare-and-swap write to the API store.
 The result exposes the decision; when the bind fails the shell calls
 ``unreserve`` to undo the assumption.
-
-Why batch forms: a plugin may offer ``filter_all(state, pod, view, nodes)``
-and ``score_all(state, pod, view, nodes)`` over an int array of node rows;
-the framework prefers them, so NodeResourcesFit checks hundreds of nodes
-in a few numpy operations instead of one Python call each. ``filter_all``
-returns either a bool array (True = passes; the framework then asks the
-per-node ``filter`` for the statuses of the rejected ones) or an int array
-of codes (0 = passes, c > 0 = the plugin's ``filter_reasons[c - 1]``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from enum import IntEnum
-from typing import Any, Mapping, Protocol, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 import numpy as np
 
 from .cluster_view import ClusterView
+from .diagnosis import Diagnosis, StatusTable
+from .extension_points import MAX_NODE_SCORE, CycleState, PostFilterResult
 from .objects import Pod
-
-MAX_NODE_SCORE = 100
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-
-class Code(IntEnum):
-    SUCCESS = 0
-    ERROR = 1
-    UNSCHEDULABLE = 2  # preemption might help
-    UNSCHEDULABLE_AND_UNRESOLVABLE = 3  # preemption cannot help on this node
-    WAIT = 4  # Permit: hold the pod before binding
-    SKIP = 5  # PreFilter / PreScore: this plugin has nothing to do for this pod
-
-
-@dataclass(frozen=True)
-class Status:
-    """A plugin's verdict. ``plugin`` names who said it (the framework fills
-    it in when a plugin leaves it empty), ``reasons`` are upstream-style
-    messages ("Insufficient cpu"), counted per node in the Diagnosis."""
-
-    code: Code = Code.SUCCESS
-    reasons: tuple[str, ...] = ()
-    plugin: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.code == Code.SUCCESS
-
-    @property
-    def rejected(self) -> bool:
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-
-    @property
-    def message(self) -> str:
-        return ", ".join(self.reasons)
-
-    def by(self, plugin: str) -> "Status":
-        return self if self.plugin else replace(self, plugin=plugin)
-
-
-SUCCESS = Status()
-SKIP = Status(Code.SKIP)
-
-
-def unschedulable(*reasons: str, plugin: str = "", unresolvable: bool = False) -> Status:
-    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
-    return Status(code, reasons, plugin)
-
-
-def error(message: str, plugin: str = "") -> Status:
-    return Status(Code.ERROR, (message,), plugin)
-
-
-class CycleState(dict):
-    """Scratch for one cycle, shared by the plugins (each under its own
-    keys, by convention its name), plus the plugins the cycle skips."""
-
-    def __init__(self, profile: "Profile | None" = None) -> None:
-        super().__init__()
-        # The profile running the cycle: a PostFilter plugin (preemption)
-        # reruns its filters with ``run_pre_filter`` / ``run_filter_plugins``.
-        self.profile = profile
-        self.skip_filter: set[str] = set()
-        self.skip_score: set[str] = set()
-        self.assumed = False  # the pod was added to the view by this cycle
-
-
-# -- extension points --------------------------------------------------------
-# A plugin is any object with a ``name`` and one or more of these methods;
-# the profile files it under every extension point whose method it has.
-
-
-class PreFilterPlugin(Protocol):
-    name: str
-
-    def pre_filter(self, state: CycleState, pod: Pod, view: ClusterView) -> Status: ...
-
-
-class FilterPlugin(Protocol):
-    name: str
-
-    def filter(self, state: CycleState, pod: Pod, view: ClusterView, node: int) -> Status: ...
-
-
-class BatchFilterPlugin(FilterPlugin, Protocol):
-    filter_reasons: Sequence[Status]
-
-    def filter_all(self, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class PostFilterResult:
-    status: Status
-    nominated_node: int | None = None
-    detail: Any = None  # e.g. the victims preemption chose
-
-
-class PostFilterPlugin(Protocol):
-    name: str
-
-    def post_filter(self, state: CycleState, pod: Pod, view: ClusterView, diagnosis: "Diagnosis") -> PostFilterResult: ...
-
-
-class PreScorePlugin(Protocol):
-    name: str
-
-    def pre_score(self, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray) -> Status: ...
-
-
-class ScorePlugin(Protocol):
-    """``score`` may be any integer; ``normalize_score`` (optional) maps the
-    scores of all candidates to 0..MAX_NODE_SCORE. Without it the plugin's
-    raw scores must already lie in that range."""
-
-    name: str
-
-    def score(self, state: CycleState, pod: Pod, view: ClusterView, node: int) -> int: ...
-
-
-class BatchScorePlugin(ScorePlugin, Protocol):
-    def score_all(self, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray) -> np.ndarray: ...
-
-
-class NormalizeScorePlugin(Protocol):
-    def normalize_score(
-        self, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray, scores: np.ndarray
-    ) -> np.ndarray: ...
-
-
-class ReservePlugin(Protocol):
-    name: str
-
-    def reserve(self, state: CycleState, pod: Pod, view: ClusterView, node: int) -> Status: ...
-
-    def unreserve(self, state: CycleState, pod: Pod, view: ClusterView, node: int) -> None: ...
-
-
-class PermitPlugin(Protocol):
-    """Returns a status (Success, Wait, or a rejection) and, for Wait, how
-    long (emulated seconds) the shell may hold the pod before rejecting it."""
-
-    name: str
-
-    def permit(self, state: CycleState, pod: Pod, view: ClusterView, node: int) -> tuple[Status, float]: ...
-
-
-class BindPlugin(Protocol):
-    """Run by the live half, not by ``schedule_one``: the write itself."""
-
-    name: str
-
-    def bind(self, state: CycleState, pod: Pod, node: int) -> Status: ...
-
-
-POINTS: dict[str, str] = {  # profile field -> the method that puts a plugin there
-    "pre_filter": "pre_filter",
-    "filter": "filter",
-    "post_filter": "post_filter",
-    "pre_score": "pre_score",
-    "score": "score",
-    "reserve": "reserve",
-    "permit": "permit",
-    "bind": "bind",
-}
-
-
-@dataclass(frozen=True)
-class Profile:
-    """A named scheduler: its plugins per extension point, in order, and the
-    weight (a positive int) of each Score plugin. Pods pick a profile by
-    ``schedulerName``. ``percentage_of_nodes_to_score``: None or 0 is
-    upstream's adaptive default, 1..100 a fixed share."""
-
-    name: str = "default-scheduler"
-    pre_filter: tuple[Any, ...] = ()
-    filter: tuple[Any, ...] = ()
-    post_filter: tuple[Any, ...] = ()
-    pre_score: tuple[Any, ...] = ()
-    score: tuple[Any, ...] = ()
-    reserve: tuple[Any, ...] = ()
-    permit: tuple[Any, ...] = ()
-    bind: tuple[Any, ...] = ()
-    weights: Mapping[str, int] = field(default_factory=dict)
-    percentage_of_nodes_to_score: int | None = None
-
-    def __post_init__(self) -> None:
-        for p in self.score:
-            w = self.weights.get(p.name, 1)
-            if isinstance(w, bool) or not isinstance(w, int) or w <= 0:
-                raise ValueError(f"profile {self.name}: weight of {p.name} must be a positive integer (got {w!r})")
-        pct = self.percentage_of_nodes_to_score
-        if pct is not None and (isinstance(pct, bool) or not isinstance(pct, int) or not 0 <= pct <= 100):
-            raise ValueError(f"profile {self.name}: percentage_of_nodes_to_score must be an integer 0..100 (got {pct!r})")
-
-    @classmethod
-    def of(
-        cls,
-        name: str,
-        plugins: Sequence[Any],
-        weights: Mapping[str, int] | None = None,
-        percentage_of_nodes_to_score: int | None = None,
-    ) -> "Profile":
-        """File each plugin under every extension point it implements, in
-        the order given (upstream's multiPoint)."""
-        points = {f: tuple(p for p in plugins if callable(getattr(p, m, None))) for f, m in POINTS.items()}
-        return cls(name=name, weights=dict(weights or {}), percentage_of_nodes_to_score=percentage_of_nodes_to_score, **points)
-
-    def weight(self, plugin_name: str) -> int:
-        return self.weights.get(plugin_name, 1)
-
-
-def num_feasible_nodes_to_find(percentage: int | None, n_nodes: int) -> int:
-    """How many feasible nodes a cycle looks for before it stops filtering.
-    Small clusters (< 100 nodes) are searched whole; the adaptive default is
-    50% less 1% per 125 nodes, floored at 5%; never fewer than 100."""
-    if n_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return n_nodes
-    pct = percentage or 0
-    if pct == 0:
-        pct = max(50 - n_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    return max(n_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-# -- diagnosis ---------------------------------------------------------------
-
-
-@dataclass
-class Diagnosis:
-    """Why nodes were filtered out this cycle. ``nodes[k]`` was rejected
-    with ``table[status_index[k]]``; nodes the cycle did not examine have no
-    status, except that a PreFilter rejection (``absent``) applies to all."""
-
-    n_nodes: int
-    nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    status_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    table: list[Status] = field(default_factory=list)
-    absent: Status | None = None
-
-    def status(self, node: int) -> Status | None:
-        hit = np.flatnonzero(self.nodes == node)
-        if hit.size:
-            return self.table[int(self.status_index[hit[0]])]
-        return self.absent
-
-    def statuses(self) -> dict[int, Status]:
-        """Every rejected node's status (all nodes, for a PreFilter rejection)."""
-        out = {i: self.absent for i in range(self.n_nodes)} if self.absent is not None else {}
-        out.update({int(n): self.table[int(s)] for n, s in zip(self.nodes, self.status_index)})
-        return out
-
-    def _per_status(self) -> list[tuple[Status, int]]:
-        if self.absent is not None:
-            return [(self.absent, self.n_nodes)]
-        counts = np.bincount(self.status_index, minlength=len(self.table))
-        return [(st, int(c)) for st, c in zip(self.table, counts) if c]
-
-    def plugin_counts(self) -> dict[str, int]:
-        """Nodes filtered out per plugin (the run's metric)."""
-        out: dict[str, int] = {}
-        for st, c in self._per_status():
-            out[st.plugin] = out.get(st.plugin, 0) + c
-        return out
-
-    def reason_counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for st, c in self._per_status():
-            for r in st.reasons:
-                out[r] = out.get(r, 0) + c
-        return out
-
-    def message(self) -> str:
-        """Upstream's FitError text: "0/5 nodes are available: 3 Insufficient cpu, ..."."""
-        parts = sorted(f"{c} {r}" for r, c in self.reason_counts().items())
-        return f"0/{self.n_nodes} nodes are available: {', '.join(parts)}."
-
-    def preemption_candidates(self) -> np.ndarray:
-        """Nodes where removing pods might help: rejected as Unschedulable,
-        not UnschedulableAndUnresolvable (upstream's nodesWherePreemptionMightHelp)."""
-        if self.absent is not None:
-            return np.arange(self.n_nodes) if self.absent.code == Code.UNSCHEDULABLE else np.zeros(0, dtype=np.int64)
-        codes = np.array([st.code for st in self.table], dtype=np.int64)
-        if not codes.size:
-            return np.zeros(0, dtype=np.int64)
-        return np.sort(self.nodes[codes[self.status_index] == Code.UNSCHEDULABLE])
-
-
-class _Table:
-    """Statuses deduplicated into the Diagnosis table while filtering."""
-
-    def __init__(self) -> None:
-        self.items: list[Status] = []
-        self._ix: dict[Status, int] = {}
-
-    def index(self, st: Status) -> int:
-        i = self._ix.get(st)
-        if i is None:
-            i = self._ix[st] = len(self.items)
-            self.items.append(st)
-        return i
+from .profile import Profile, num_feasible_nodes_to_find
+from .status import SKIP, SUCCESS, Code, Status, error, unschedulable
+
+__all__ = [
+    # the cycle
+    "CycleError",
+    "ScheduleResult",
+    "find_feasible",
+    "run_filter_plugins",
+    "run_post_filter",
+    "run_pre_filter",
+    "schedule_one",
+    "score_nodes",
+    "select_host",
+    "unreserve",
+    # re-exported for the tests and callers outside the package
+    "SKIP",
+    "SUCCESS",
+    "Code",
+    "CycleState",
+    "PostFilterResult",
+    "Profile",
+    "Status",
+    "num_feasible_nodes_to_find",
+    "unschedulable",
+]
 
 
 class CycleError(Exception):
@@ -383,7 +110,7 @@ def run_filter_plugins(profile: Profile, state: CycleState, pod: Pod, view: Clus
     return SUCCESS
 
 
-def _filter_chunk(p: Any, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray, table: _Table) -> tuple[np.ndarray, np.ndarray]:
+def _filter_chunk(p: Any, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray, table: StatusTable) -> tuple[np.ndarray, np.ndarray]:
     """One plugin over ``nodes``: (pass mask, table index per rejected node)."""
     batch = getattr(p, "filter_all", None)
     if batch is None:
@@ -417,7 +144,7 @@ def find_feasible(
     order, diagnosis of the rejected ones, nodes processed). Works in chunks
     so the batch plugins see many nodes per call; nodes after the last one
     kept count as not processed, exactly as a node-by-node scan."""
-    table = _Table()
+    table = StatusTable()
     filters = [p for p in profile.filter if p.name not in state.skip_filter]
     if not filters:
         return order[:need], Diagnosis(view.n), min(need, order.size)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from .framework import Profile
+from .profile import Profile
 from .plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from .plugins.binder import DefaultBinder
 from .plugins.default_preemption import DefaultPreemption

@@ -13,8 +13,9 @@ from typing import Mapping
 import numpy as np
 
 from ..cluster_view import ClusterView
-from ..framework import MAX_NODE_SCORE, SKIP, SUCCESS, CycleState, Status
+from ..extension_points import MAX_NODE_SCORE, CycleState
 from ..objects import Pod
+from ..status import SKIP, SUCCESS, Status
 from .resources_fit import requested_with, resource_weights
 
 

@@ -4,8 +4,9 @@ pod's resource version); the pure half only names the decision, so this
 plugin returns Success and lets ``ScheduleResult.node`` carry it."""
 from __future__ import annotations
 
-from ..framework import SUCCESS, CycleState, Status
+from ..extension_points import CycleState
 from ..objects import Pod
+from ..status import SUCCESS, Status
 
 
 class DefaultBinder:

@@ -20,9 +20,12 @@ from __future__ import annotations
 from typing import Any, Collection, Mapping, Sequence
 
 from ..cluster_view import ClusterView
-from ..framework import CycleState, Diagnosis, PostFilterResult, Status, run_filter_plugins, run_pre_filter, unschedulable
+from ..diagnosis import Diagnosis
+from ..extension_points import CycleState, PostFilterResult
+from ..framework import run_filter_plugins, run_pre_filter
 from ..objects import Pod
 from ..preemption import PodKey, PreemptionConfig, PreemptionResult, preempt
+from ..status import Status, unschedulable
 
 PDB_ALLOWED = "DefaultPreemption/pdb_allowed"
 NOMINATED = "DefaultPreemption/nominated"

@@ -32,8 +32,9 @@ from collections import defaultdict
 import numpy as np
 
 from ..cluster_view import ClusterView, by_domain
-from ..framework import SKIP, SUCCESS, CycleState, Status, unschedulable
+from ..extension_points import CycleState
 from ..objects import Pod
+from ..status import SKIP, SUCCESS, Status, unschedulable
 from .normalize import min_max_normalize
 
 NAME = "InterPodAffinity"

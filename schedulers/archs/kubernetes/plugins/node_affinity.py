@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..cluster_view import ClusterView
-from ..framework import SKIP, SUCCESS, CycleState, Status, unschedulable
+from ..extension_points import CycleState
 from ..objects import Pod, Selector
+from ..status import SKIP, SUCCESS, Status, unschedulable
 from .normalize import default_normalize
 
 NAME = "NodeAffinity"

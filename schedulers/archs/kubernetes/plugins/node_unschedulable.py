@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..cluster_view import ClusterView
-from ..framework import SUCCESS, CycleState, Status, unschedulable
+from ..extension_points import CycleState
 from ..objects import Pod, Taint
+from ..status import SUCCESS, Status, unschedulable
 
 NAME = "NodeUnschedulable"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import MAX_NODE_SCORE
+from ..extension_points import MAX_NODE_SCORE
 
 _EPS = 1e-9  # float slack before flooring, so 49.999999999 counts as 50
 

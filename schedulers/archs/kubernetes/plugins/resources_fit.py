@@ -23,8 +23,9 @@ import numpy as np
 
 from schedlab.schedulers.model.resources import EPS, RESOURCES
 from ..cluster_view import ClusterView
-from ..framework import MAX_NODE_SCORE, SUCCESS, CycleState, Status, unschedulable
+from ..extension_points import MAX_NODE_SCORE, CycleState
 from ..objects import Pod
+from ..status import SUCCESS, Status, unschedulable
 from .normalize import floor_int
 
 Strategy = Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]

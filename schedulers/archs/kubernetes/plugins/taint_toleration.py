@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..cluster_view import ClusterView
-from ..framework import SUCCESS, CycleState, Status, unschedulable
+from ..extension_points import CycleState
 from ..objects import Pod, Taint, Toleration
+from ..status import SUCCESS, Status, unschedulable
 from .normalize import default_normalize
 
 NAME = "TaintToleration"

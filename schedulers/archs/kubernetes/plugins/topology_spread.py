@@ -29,8 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cluster_view import ClusterView, by_domain
-from ..framework import MAX_NODE_SCORE, SKIP, SUCCESS, CycleState, Status, unschedulable
+from ..extension_points import MAX_NODE_SCORE, CycleState
 from ..objects import HOSTNAME, Pod, SpreadConstraint
+from ..status import SKIP, SUCCESS, Status, unschedulable
 from .node_affinity import has_required, required_mask
 
 NAME = "PodTopologySpread"
