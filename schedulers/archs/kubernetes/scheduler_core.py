@@ -1,0 +1,182 @@
+"""One kube-scheduler (one profile), pure: what it knows from its watch of
+the API store (a ``ClusterView`` and a ``SchedulingQueue``), the cycle it
+runs per pod, and what it does with the store's answer to its binds.
+
+The actor (``actors/archs/kubernetes/scheduler.py``) only keeps the
+timers, asks the store and logs: it feeds ``watched`` / ``relisted`` with
+the store's events, calls ``next_cycle`` while pods wait, sends the binds
+and evictions it returns, and hands the answers to ``bound``.
+
+A scheduler's pods are the unbound pods whose template names its profile;
+every bound pod (anyone's) is in its view, as the scheduler cache holds
+them. A pod it binds is assumed at once (in the view before the store
+says so), as upstream's scheduler cache assumes pods: the next cycle does
+not place onto room this one took. A bind the store refuses (another
+profile took the room, the pod changed) is forgotten and the pod backs off.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from schedlab.schedulers.archs.kubernetes.cluster_view import ClusterView
+from schedlab.schedulers.archs.kubernetes.framework import Profile, ScheduleResult, schedule_one, unreserve
+from schedlab.schedulers.archs.kubernetes.objects import Node, Pod, PodKey
+from schedlab.schedulers.archs.kubernetes.plugins.default_preemption import NOMINATED, victims_of
+from schedlab.schedulers.archs.kubernetes.queue import SchedulingQueue
+
+PodOf = Callable[[dict], Pod]  # a store pod value -> its Pod (the template's fields filled in)
+
+
+@dataclass
+class Cycle:
+    """One cycle's outcome: ``node`` to bind to (with the pod's store
+    version), or ``victims`` to evict and the node nominated, or neither
+    (unschedulable; ``reasons`` per plugin)."""
+
+    pod: Pod
+    node: int | None = None
+    version: int | None = None
+    victims: tuple[Pod, ...] = ()
+    nominated: int | None = None
+    reasons: dict[str, int] = field(default_factory=dict)
+    first: bool = False  # the first cycle of its job
+    state: Any = None  # the cycle's state (a failed bind's unreserve needs it)
+
+
+class KubeSchedulerCore:
+    def __init__(self, profile: Profile, nodes: list[Node], pod_of: PodOf, seed: int) -> None:
+        self.profile = profile
+        self.base_nodes = list(nodes)
+        self.pod_of = pod_of
+        self.view = ClusterView(nodes)
+        self.queue = SchedulingQueue()
+        self.rng = np.random.default_rng(seed)
+        self.start = 0
+        self.versions: dict[PodKey, int] = {}  # my unbound pods -> their store version
+        self.assumed: dict[PodKey, int] = {}  # bound by me, the store's answer not back
+        self.tried: set[int] = set()  # jobs with a first cycle
+        self.ready = np.ones(len(nodes), dtype=bool)
+        self.attempts = 0
+        self.nominated: set[PodKey] = set()
+        self.filtered: dict[str, int] = {}  # plugin -> nodes it filtered out, over the run
+
+    # ------------------------------------------------------------ the watch
+
+    def relisted(self, pods: list[tuple[str, dict, int]], nodes: list[tuple[str, dict, int]], now: float) -> None:
+        """A fresh list (start, or the watch fell behind the compaction)."""
+        self.view = ClusterView(self.base_nodes)
+        self.queue = SchedulingQueue()
+        self.versions.clear()
+        self.assumed.clear()
+        self.nominated.clear()
+        for _name, value, _v in nodes:
+            self._node(value, now)
+        for _name, value, version in pods:
+            self._pod("ADDED", value, version, now)
+
+    def watched(self, events: list, now: float) -> None:
+        """The store's change events ``(revision, type, kind, name, value)``."""
+        for _rev, kind_of_change, kind, _name, value in events:
+            if kind == "nodes":
+                self._node(value, now)
+            else:
+                self._pod(kind_of_change, value, _rev, now)
+
+    def _node(self, value: dict, now: float) -> None:
+        i = int(value["i"])
+        ready = bool(value["ready"])
+        if ready != self.ready[i]:
+            self.ready[i] = ready
+            base = self.base_nodes[i]
+            self.view.set_node(Node(base.index, base.name, base.capacity, base.labels, base.taints,
+                                    unschedulable=not ready))
+            if ready:
+                self.queue.on_event("NodeAdd", now)
+
+    def _pod(self, change: str, value: dict, version: int, now: float) -> None:
+        key = (int(value["j"]), int(value["t"]))
+        if change == "DELETED":
+            self.versions.pop(key, None)
+            self.nominated.discard(key)
+            self.queue.delete(key)
+            self.assumed.pop(key, None)
+            if key in self.view.node_of:
+                self.view.remove_pod(key)
+                self.queue.on_event("AssignedPodDelete", now)
+            return
+        node = value["node"]
+        if node is None:
+            pod = self.pod_of(value)
+            if pod.scheduler_name != self.profile.name:
+                return
+            self.versions[key] = int(version)
+            if key not in self.queue and key not in self.assumed:
+                self.queue.add(pod, now)
+            return
+        # Bound (by me or by another scheduler): in the view, out of my queue.
+        self.versions.pop(key, None)
+        self.assumed.pop(key, None)
+        self.nominated.discard(key)
+        self.queue.delete(key)
+        if self.view.node_of.get(key) != int(node):
+            if key in self.view.node_of:
+                self.view.remove_pod(key)
+            self.view.add_pod(self.pod_of(value), int(node))
+
+    # ------------------------------------------------------------ cycles
+
+    def next_cycle(self, now: float, context: dict[str, Any] | None = None) -> Cycle | None:
+        """Pop the next pod and run one scheduling cycle for it, or None if
+        no pod is ready. A pod placed is assumed in the view."""
+        self.queue.flush(now)
+        pod = self.queue.pop(now)
+        if pod is None:
+            return None
+        self.attempts += 1
+        first = pod.key[0] not in self.tried
+        self.tried.add(pod.key[0])
+        nominated = self.queue.nominated_node(pod.key)
+        self.nominated &= {k for k in self.nominated if k in self.queue}
+        ctx = {NOMINATED: [self.queue.info(k).pod for k in sorted(self.nominated)], **(context or {})}
+        r: ScheduleResult = schedule_one(self.profile, pod, self.view, start_index=self.start, rng=self.rng,
+                                         nominated_node=nominated, context=ctx)
+        self.start = r.next_start_index
+        if r.node is not None and r.status.ok:
+            self.assumed[pod.key] = r.node
+            return Cycle(pod, node=r.node, version=self.versions.get(pod.key), first=first, state=r.state)
+        counts = r.diagnosis.plugin_counts()
+        for plugin, n in counts.items():
+            self.filtered[plugin] = self.filtered.get(plugin, 0) + n
+        victims = victims_of(r.post_filter)
+        if victims:
+            self.queue.nominate(pod.key, r.nominated_node)
+            self.nominated.add(pod.key)
+        self.queue.unschedulable(pod, now, tuple(counts))
+        return Cycle(pod, victims=victims, nominated=r.nominated_node if victims else None, reasons=counts, first=first)
+
+    def bound(self, cycle: Cycle, status: str, now: float) -> None:
+        """The store's answer to a bind: ``ok`` keeps the assumption (the
+        watch confirms it); anything else undoes it and the pod backs off
+        (``gone``: it was deleted meanwhile, nothing to retry)."""
+        key = cycle.pod.key
+        if status == "ok":
+            self.versions.pop(key, None)
+            if key in self.queue:
+                self.queue.delete(key)
+            return
+        node = self.assumed.pop(key, None)
+        if node is not None and cycle.state is not None:
+            unreserve(self.profile, cycle.state, cycle.pod, self.view, node)
+        if key not in self.queue:
+            return  # the watch saw it bound or deleted meanwhile
+        if status in ("conflict", "no_room", "not_ready") and key in self.versions:
+            self.queue.backoff(cycle.pod, now)
+        else:
+            self.queue.delete(key)  # bound elsewhere, or gone
+
+    def pending(self) -> set[int]:
+        """Jobs with a pod still waiting in this scheduler."""
+        return {k[0] for k in self.versions}
