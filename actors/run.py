@@ -233,7 +233,7 @@ def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: di
     if dead:
         eng.gather([eng.call(submitter, "orphaned", dead)])
     # Stop in dependency order: no new jobs, then no new launches, then machines.
-    scheds = [h for n, h in members.handles.items() if roles[members.roles[n]].routed]
+    scheds = [h for n, h in members.handles.items() if roles[members.roles[n]].routed or roles[members.roles[n]].places]
     for stage in ([submitter], scheds, list(members.of_role("machine").values()), topo.stop_after_hosts()):
         _stop(stage, driver_log)
         if stage is scheds:

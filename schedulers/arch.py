@@ -62,10 +62,14 @@ class Role:
     leads (``kill_leader`` is the coordinator's own); ``leader_from``: the
     members a run needs for the role to elect one (fewer: a single member
     restarted in place, with no leader to kill). ``no_restart``: why
-    the role cannot be restarted, or empty when it can."""
+    the role cannot be restarted, or empty when it can. ``places``: it
+    places tasks without being routed any (it finds its work in a shared
+    store): stopped before the machines, as routed roles are, so nothing
+    it places after they stopped goes unlaunched."""
 
     name: str
     routed: bool = False
+    places: bool = False
     recovers: bool = False
     kill_leader: str = ""
     leader_from: int = 1

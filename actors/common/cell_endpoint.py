@@ -63,7 +63,9 @@ class ReplicatedCell:
         self.owner = owner
         self.log = log
 
-    async def _write(self, kind: str, command: tuple) -> Any:
+    async def write(self, kind: str, command: tuple) -> Any:
+        """Replicate ``command`` and return its result, logging its
+        acknowledgement (``coord_ack``, for the checker's lost_acked)."""
         # No deadline: giving up would leave it unknown whether the write
         # applied (a commit the scheduler then re-plans would place tasks
         # twice). Retrying with the same request id until it lands is safe;
@@ -80,21 +82,21 @@ class ReplicatedCell:
         return await self.client.query(("sync", version))
 
     async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float) -> tuple:
-        return await self._write("commit", ("commit", claims, since, job_id, tasks, now))
+        return await self.write("commit", ("commit", claims, since, job_id, tasks, now))
 
     async def exchange(self, host_id: int, finished: bytes) -> list:
         # An idle poll need not cost a log entry: ask first whether anything waits.
         if not finished and not await self.client.query(("pending", host_id)):
             return []
-        return await self._write("exchange", ("exchange", host_id, finished))
+        return await self.write("exchange", ("exchange", host_id, finished))
 
     async def rejoin(self, host_id: int) -> list:
-        return await self._write("rejoin", ("rejoin", host_id, self.rt.now()))
+        return await self.write("rejoin", ("rejoin", host_id, self.rt.now()))
 
     async def recover(self, job_ids: list[int]) -> list:
         # Through the log: a stale leader's older view would show tasks placed
         # since as pending, and the restarted scheduler would place them twice.
-        return await self._write("recover", ("read", ("recover", job_ids)))
+        return await self.write("recover", ("read", ("recover", job_ids)))
 
     async def lost(self, cursor: int) -> list:
         # A plain read: a stale one is a prefix, and the caller's cursor only

@@ -9,6 +9,7 @@ BUILTIN = (
     "schedlab.schedulers.archs.borg.spec:SPEC",
     "schedlab.schedulers.archs.dispatcher.spec:SPEC",
     "schedlab.schedulers.archs.yarn.spec:SPEC",
+    "schedlab.schedulers.archs.kubernetes.spec:SPEC",
 )
 
 DEFAULT = "omega"  # a scenario without ``architecture = ...``

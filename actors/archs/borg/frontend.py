@@ -44,13 +44,13 @@ class BorgletEndpoint(ReplicatedCell):
     async def rejoin(self, host_id: int) -> list:
         """A restarted Borglet: marked down at once (its tasks rescheduled);
         its next poll brings it back up, empty."""
-        return await self._write("rejoin", ("down", [host_id], self.rt.now()))
+        return await self.write("rejoin", ("down", [host_id], self.rt.now()))
 
     async def exchange(self, host_id: int, finished: bytes) -> Any:
         if not finished and not await self.client.query(("pending", host_id)):
             return [], []
         keys = unpack_release_keys(finished) if finished else []
-        launches, kills, reset = await self._write("exchange", ("exchange", host_id, keys, self.rt.now()))
+        launches, kills, reset = await self.write("exchange", ("exchange", host_id, keys, self.rt.now()))
         if reset:
             return {"reset": True, "launches": (launches, kills)}
         return launches, kills

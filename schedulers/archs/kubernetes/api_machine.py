@@ -12,11 +12,11 @@ without a second round of compare-and-swap from the callers.
 
 Objects (kind ``nodes``: ``node-<i>`` -> ``{"i", "req", "ready"}``; kind
 ``pods``: ``<job>/<task>`` -> ``{"j", "t", "cls", "req", "dur", "prio",
-"node", "phase", "created"}``, indexed by ``node``, so a scheduler watches
+"node", "phase", "created", "n"}`` (``n``: its job's tasks), indexed by ``node``, so a scheduler watches
 the unbound pods with ``{"node": None}``).
 
 Commands
-* ``("create", [[job, task, cls, req, dur, prio, now], ...])`` -> per pod
+* ``("create", [[job, task, cls, req, dur, prio, now, tasks], ...])`` -> per pod
   ``"ok"``, ``"exists"`` or ``"done"`` (its task already ran to its end:
   a restarted controller does not run it again).
 * ``("bind", [[job, task, node, pod_version], ...], now)`` -> per bind
@@ -46,7 +46,7 @@ Commands
 Queries: ``("pending", host)`` -> bool; ``("progress", [job])`` -> per job
 the tasks bound to a node or done; ``("lost", cursor)`` -> ``[next,
 [[job, task, reason]]]`` (pods a controller must recreate: node lost,
-evicted); ``("sample",)`` -> ``[cpu, mem]`` used fraction of ready nodes;
+evicted); ``("sample",)`` -> ``[cpu, mem, revision]`` (used fraction of ready nodes);
 and the store's ``get``, ``list``, ``watch``, ``revision``.
 """
 from __future__ import annotations
@@ -137,7 +137,7 @@ class KubeAPIMachine:
 
     def _create(self, pods: list) -> list[str]:
         out = []
-        for job, task, cls, req, dur, prio, now in pods:
+        for job, task, cls, req, dur, prio, now, *n in pods:
             name = pod_name(int(job), int(task))
             if int(task) in self.done.get(int(job), ()):
                 out.append("done")
@@ -147,7 +147,8 @@ class KubeAPIMachine:
                 continue
             self._write([("create", PODS, name, {"j": int(job), "t": int(task), "cls": cls, "req": list(req),
                                                  "dur": float(dur), "prio": int(prio), "node": None,
-                                                 "phase": "Pending", "created": float(now)})])
+                                                 "phase": "Pending", "created": float(now),
+                                                 "n": int(n[0]) if n else 1})])
             out.append("ok")
         return out
 
@@ -274,12 +275,15 @@ class KubeAPIMachine:
         return self.store.query(command)
 
     def _sample(self) -> list[float]:
+        """[cpu, mem, store revision]: the used fraction of ready nodes (the
+        coordinator leader's cell sample)."""
+        revision = self.store.revision
         ready = [n for n in range(self.capacity.shape[0]) if self._host(n) not in self.down]
         if not ready:
-            return [0.0, 0.0]
+            return [0.0, 0.0, revision]
         used = np.array([self._get(NODES, node_name(n))[0]["req"] for n in ready], dtype=np.float64)  # type: ignore[index]
         total = self.capacity[ready].sum(axis=0)
-        return [float(x) for x in used.sum(axis=0) / np.maximum(total, 1e-12)]
+        return [*(float(x) for x in used.sum(axis=0) / np.maximum(total, 1e-12)), revision]
 
     # ------------------------------------------------------------ snapshots
 

@@ -61,6 +61,7 @@ class KubeSchedulerCore:
         self.ready = np.ones(len(nodes), dtype=bool)
         self.attempts = 0
         self.nominated: set[PodKey] = set()
+        self.job_tasks: dict[int, int] = {}  # job -> its tasks (from its pods' values)
         self.filtered: dict[str, int] = {}  # plugin -> nodes it filtered out, over the run
 
     # ------------------------------------------------------------ the watch
@@ -108,6 +109,7 @@ class KubeSchedulerCore:
                 self.queue.on_event("AssignedPodDelete", now)
             return
         node = value["node"]
+        self.job_tasks.setdefault(key[0], int(value.get("n", 1)))
         if node is None:
             pod = self.pod_of(value)
             if pod.scheduler_name != self.profile.name:

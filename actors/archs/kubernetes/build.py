@@ -1,0 +1,57 @@
+"""What a Kubernetes run starts: the API store on the coordinator group
+(its replicas run ``KubeAPIMachine``; the leader also runs the node
+lifecycle controller: the shared host watch, writing silent kubelets'
+nodes off), kube-controller-manager (the route jobs come by), one
+kube-scheduler per profile; machine hosts are the kubelets, syncing with
+the store as Borglets do with the Borgmaster (``BorgletEndpoint``)."""
+from __future__ import annotations
+
+from schedlab.actors.archs.borg.frontend import BorgletEndpoint
+from schedlab.actors.archs.kubernetes.controllers import NAME as CONTROLLER, KubeControllerManager
+from schedlab.actors.archs.kubernetes.scheduler import KubeScheduler, SchedulerConfig
+from schedlab.actors.coordinator.watching_replica import WatchingReplica
+from schedlab.actors.topology import Build, Topology
+from schedlab.schedulers.archs.kubernetes.api_machine import KubeAPIMachineFactory
+from schedlab.schedulers.archs.kubernetes.objects import Node, labels
+from schedlab.schedulers.archs.kubernetes.pods import PodFactory
+from schedlab.schedulers.archs.kubernetes.section import KubeSpec, node_labels
+from schedlab.schedulers.archs.kubernetes.spec import CONTROLLER_ROLE, SCHEDULER_ROLE, scheduler_name
+from schedlab.schedulers.model.cluster import host_count
+
+
+def nodes_of(b: Build) -> tuple[Node, ...]:
+    """Every machine as a Kubernetes node: its class's labels and taints,
+    and hostname, rack and zone."""
+    sc, plan = b.scenario, b.plan
+    ks: KubeSpec = sc.section
+    classes = [mc for mc in sc.cell.machine_classes for _ in range(mc.count)]
+    taints = {n.machine_class: n.taints for n in ks.nodes}
+    return tuple(Node(i, f"node-{i}", tuple(float(x) for x in plan.cell.capacity[i]),
+                      labels(node_labels(ks, mc.name, i, int(plan.cell.rack[i]))), taints.get(mc.name, ()))
+                 for i, mc in enumerate(classes))
+
+
+def build(b: Build) -> Topology:
+    sc, plan = b.scenario, b.plan
+    ks: KubeSpec = sc.section
+    flush, k, replicas = sc.substrate.batch_interval, sc.cell.machines_per_actor, sc.coordinator.replicas
+    standing = [[job.job_id, t, m, list(job.request)]
+                for job, ms in zip(plan.prefill.jobs, plan.prefill.machines) for t, m in enumerate(ms.tolist())]
+    group = b.coordinator_group(KubeAPIMachineFactory(plan.cell.capacity, k, standing), sc.metrics.sample_interval,
+                                WatchingReplica, {"hosts": host_count(plan.cell.size, k), "liveness": sc.liveness})
+    topo = Topology(BorgletEndpoint(replicas), group.spawn_all(), group)
+    pods = PodFactory(ks)
+    controller = b.members.spawn(CONTROLLER_ROLE, KubeControllerManager, CONTROLLER, b.rt, pods, replicas, b.metrics,
+                                 flush)
+    topo.route([jc.name for jc in sc.workload.classes], CONTROLLER, controller)
+    nodes = nodes_of(b)
+    for p in ks.profiles:
+        name = scheduler_name(p.name)
+        cfg = SchedulerConfig(p, nodes, pods, replicas, sc.seed)
+        # Started with the routed actors; no job is routed to them (they
+        # find their pods in the store), and their role ``places``: stopped
+        # before the kubelets, as a bind after that would never start.
+        topo.schedulers.append(b.members.spawn(SCHEDULER_ROLE, KubeScheduler, name, b.rt, name, cfg, b.metrics, flush))
+    # The summary's schedulers are the kube-schedulers (their binds are the txns).
+    topo.names[:] = [scheduler_name(p.name) for p in ks.profiles]
+    return topo

@@ -1,0 +1,172 @@
+"""A kube-scheduler (one profile) as an actor: a thin shell over
+``schedulers.archs.kubernetes.scheduler_core.KubeSchedulerCore``.
+
+Each round: catch up with the API store's watch (pods and nodes; a watch
+that fell behind the store's compaction relists), run scheduling cycles
+for the pods ready in the queue (thinking ``t_pod`` emulated s each),
+then send the round's binds in one write and hand the answers to the core;
+a preemption's evictions are written as they are chosen.
+
+Events: ``job_attempt`` (first) at a job's first cycle; ``txn`` per job
+and bind write (``committed``: binds the store took, ``conflicted``: binds
+it refused because another scheduler took the node's room or the pod
+changed; ``placed``); ``job_scheduled`` once every task of a job was
+bound at least once; ``k8s_cycle`` per round (cycles run, pods bound,
+unschedulable, filtered-out nodes per plugin); ``preempted`` per victim.
+"""
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass
+from typing import Any
+
+from schedlab.actors.common.cell_endpoint import ReplicatedCell
+from schedlab.actors.common.events import span_stamp
+from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.kubernetes.objects import Node
+from schedlab.schedulers.archs.kubernetes.pods import PodFactory
+from schedlab.schedulers.archs.kubernetes.registry import build_profile, default_profile
+from schedlab.schedulers.archs.kubernetes.scheduler_core import Cycle, KubeSchedulerCore
+from schedlab.schedulers.archs.kubernetes.section import ProfileSpec
+from schedlab.schedulers.model.seeding import rng_for
+
+WATCH_LIMIT = 5000  # events per watch answer: a relist of a big cell comes in pages
+MAX_ROUND = 500  # cycles per round before the binds go out
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    profile: ProfileSpec
+    nodes: tuple[Node, ...]
+    pods: PodFactory
+    replicas: int
+    seed: int
+
+
+def make_profile(spec: ProfileSpec) -> Any:
+    """The framework profile a scheduler runs, from its scenario entry."""
+    weights = dict(spec.weights)
+    args = {"NodeResourcesFit": {"strategy": spec.scoring_strategy, "shape": [list(p) for p in spec.shape]}}
+    pct = spec.percentage_of_nodes_to_score or None
+    if spec.plugins is None:
+        return default_profile(spec.name, weights=weights, plugin_args=args, disable=spec.disabled,
+                               percentage_of_nodes_to_score=pct)
+    names = [p for p in spec.plugins if p not in spec.disabled]
+    return build_profile(spec.name, names, weights=weights, plugin_args={k: v for k, v in args.items() if k in names},
+                         percentage_of_nodes_to_score=pct)
+
+
+class KubeScheduler(ActorShell):
+    def __init__(self, rt: Runtime, name: str, cfg: SchedulerConfig, metrics: Any, flush_interval: float) -> None:
+        super().__init__(rt, name, metrics, flush_interval)
+        self.cfg = cfg
+        self.store = ReplicatedCell(cfg.replicas)
+        self.core: KubeSchedulerCore | None = None
+        self.since: int | None = None
+        self.bound_tasks: dict[int, set[int]] = collections.defaultdict(set)
+        self.scheduled: set[int] = set()
+
+    async def on_start(self) -> None:
+        self.store.bind(self.rt, self.name, self.log)
+        seed = int(rng_for(self.cfg.seed, self.name).integers(2**31))
+        self.core = KubeSchedulerCore(make_profile(self.cfg.profile), list(self.cfg.nodes), self.cfg.pods.pod, seed)
+        self.spawn_loop(self._loop())
+
+    # ------------------------------------------------------------ the watch
+
+    async def _sync(self) -> None:
+        core = self.core
+        assert core is not None
+        now = self.rt.now()
+        if self.since is None:
+            pods = await self.store.client.query(("list", "pods"))
+            nodes = await self.store.client.query(("list", "nodes"))
+            core.relisted(pods["items"], nodes["items"], now)
+            self.since = min(int(pods["revision"]), int(nodes["revision"]))
+            return
+        while True:
+            w = await self.store.client.query(("watch", ["pods", "nodes"], self.since, WATCH_LIMIT))
+            if w["gone"]:
+                self.since = None
+                self.log.emit("k8s_relist", scheduler=self.name, compacted=w["compacted"])
+                await self._sync()
+                return
+            core.watched(w["events"], now)
+            self.since = int(w["revision"])
+            if not w["more"]:
+                return
+
+    # ------------------------------------------------------------ rounds
+
+    async def _loop(self) -> None:
+        core = self.core
+        assert core is not None
+        while self.running:
+            try:
+                await self._sync()
+            except Exception as e:  # the store is between leaders: try again next round
+                self.log.emit("watch_failed", scheduler=self.name, error=f"{type(e).__name__}: {e}"[:200])
+                if not await self.nap_wall(self.flush_interval):
+                    return
+                continue
+            started = self.rt.now()
+            binds: list[Cycle] = []
+            cycles = unschedulable = 0
+            filtered: collections.Counter[str] = collections.Counter()
+            while len(binds) < MAX_ROUND and self.running:
+                c = core.next_cycle(self.rt.now())
+                if c is None:
+                    break
+                cycles += 1
+                if c.first:
+                    self.log.emit("job_attempt", job_id=c.pod.key[0], attempt=1, first=True, scheduler=self.name)
+                if self.cfg.profile.t_pod and not await self.nap(self.cfg.profile.t_pod):
+                    return
+                if c.node is not None:
+                    binds.append(c)
+                    continue
+                unschedulable += 1
+                filtered.update(c.reasons)
+                if c.victims:
+                    await self._evict(c)
+            if binds:
+                await self._bind(binds, started)
+            if cycles:
+                self.log.emit("k8s_cycle", scheduler=self.name, cycles=cycles, bound=len(binds),
+                              unschedulable=unschedulable, filtered=dict(filtered))
+            if not binds and not await self.nap_wall(self.flush_interval):
+                return
+
+    async def _evict(self, c: Cycle) -> None:
+        victims = [list(v.key) for v in c.victims]
+        await self.store.write("evict", ("evict", victims, self.rt.now()))
+        for v in c.victims:
+            self.log.emit("preempted", scheduler=self.name, job_id=v.key[0], task=v.key[1], priority=v.priority,
+                          by_job=c.pod.key[0], by_priority=c.pod.priority, node=c.nominated)
+
+    async def _bind(self, binds: list[Cycle], started: float) -> None:
+        core = self.core
+        assert core is not None
+        rows = [[c.pod.key[0], c.pod.key[1], c.node, c.version] for c in binds]
+        results = await self.store.write("bind", ("bind", rows, self.rt.now()))
+        now = self.rt.now()
+        by_job: dict[int, list[tuple[Cycle, str]]] = collections.defaultdict(list)
+        for c, (status, *_versions) in zip(binds, results):
+            core.bound(c, status, now)
+            by_job[c.pod.key[0]].append((c, status))
+        for job, outcomes in by_job.items():
+            placed = [[c.pod.key[1], c.node] for c, status in outcomes if status == "ok"]
+            self.log.emit("txn", scheduler=self.name, job_id=job, claims=len(outcomes), committed=len(placed),
+                          conflicted=len(outcomes) - len(placed), think=round(self.cfg.profile.t_pod * len(outcomes), 6),
+                          rtt_ms=0.0, placed=placed, **span_stamp(started, now))
+            self.bound_tasks[job].update(t for t, _m in placed)
+            n = core.job_tasks.get(job)
+            if job not in self.scheduled and n is not None and len(self.bound_tasks[job]) >= n:
+                self.scheduled.add(job)
+                self.log.emit("job_scheduled", job_id=job, scheduler=self.name, attempts=1)
+
+    async def on_stop(self) -> dict:
+        core = self.core
+        return {} if core is None else {"attempts": core.attempts, "filtered": core.filtered,
+                                        "waiting": len(core.versions)}

@@ -1,0 +1,93 @@
+"""Kubernetes' registration, pure: its ``[kubernetes]`` section
+(``section.py``), who it starts, who decides, and the checks on the whole
+scenario (a topology key no node has, a pod no node can hold).
+
+The API store runs on the coordinator group (the group plays etcd: three
+replicas by default); one kube-scheduler per profile
+(``kube-scheduler-<profile>``, role ``scheduler``); the
+kube-controller-manager (role ``controller``, the route jobs come by);
+kubelets are the machine hosts."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
+from schedlab.schedulers.archs.kubernetes.section import KubeSpec, check_fit, check_topology_keys, parse_kubernetes
+from schedlab.schedulers.scenario.spec import Scenario
+from schedlab.schedulers.scenario.toml_table import Table
+
+CONTROLLER = "kube-controller-manager"
+CONTROLLER_ROLE = "controller"
+SCHEDULER_ROLE = "scheduler"
+
+
+def scheduler_name(profile: str) -> str:
+    return f"kube-scheduler-{profile}"
+
+
+def _parse(t: Table, ctx: SectionContext) -> KubeSpec:
+    return parse_kubernetes(t, ctx.job_classes, tuple(mc.name for mc in ctx.machine_classes))
+
+
+def roster(sc: Scenario) -> dict[str, list[str]]:
+    ks: KubeSpec = sc.section
+    return {CONTROLLER_ROLE: [CONTROLLER], SCHEDULER_ROLE: [scheduler_name(p.name) for p in ks.profiles]}
+
+
+def actors(sc: Scenario) -> list[tuple[str, int]]:
+    return [("kubernetes.profiles", len(sc.section.profiles)), ("kubernetes", 1)]
+
+
+def deciders(sc: Scenario) -> list[Decider]:
+    return [Decider(scheduler_name(p.name), 0.0, p.t_pod) for p in sc.section.profiles]
+
+
+def check_sizes(top: Table, sc: Scenario, _tasks: dict[str, float]) -> None:
+    ks: KubeSpec = sc.section
+    check_topology_keys(top, ks)
+    classes = [(jc.name, tuple(float(d.maximum()) for d in jc.request), i) for i, jc in enumerate(sc.workload.classes)]
+    machines = [(mc.name, tuple(float(x) for x in np.asarray(mc.capacity))) for mc in sc.cell.machine_classes]
+    check_fit(top, classes, machines, ks)
+
+
+def example(classes: tuple[str, ...]) -> dict[str, Any]:
+    """Two priority classes and a second profile that packs (MostAllocated),
+    the first job class high priority on the default scheduler."""
+    first, rest = classes[:1], classes[1:]
+    workloads = [{"classes": list(first), "priority_class": "high", "kind": "deployment"}]
+    if rest:
+        workloads.append({"classes": list(rest), "scheduler_name": "packer"})
+    return {
+        "priority_classes": [{"name": "high", "value": 1000}, {"name": "low", "value": 0, "global_default": True}],
+        "profiles": [{"name": "default-scheduler"}, {"name": "packer", "scoring_strategy": "MostAllocated"}],
+        "workloads": workloads,
+    }
+
+
+SPEC = ArchSpec(
+    name="kubernetes",
+    title="Kubernetes (API store on the coordinator, scheduling framework, kubelets)",
+    parse=_parse,
+    roster=roster,
+    actors=actors,
+    deciders=deciders,
+    roles=(
+        Role(CONTROLLER_ROLE, routed=True, recovers=True,
+             about="kube-controller-manager: turns jobs into pods, makes lost ones again"),
+        Role(SCHEDULER_ROLE, places=True, about="a kube-scheduler (one profile)"),
+    ),
+    peers={
+        "machine": ("coordinator",),
+        SCHEDULER_ROLE: ("coordinator",),
+        CONTROLLER_ROLE: ("coordinator",),
+        "coordinator": ("coordinator",),
+    },
+    example=example,
+    live="schedlab.actors.archs.kubernetes.architecture:ARCHITECTURE",
+    section_required=False,  # a missing [kubernetes] means one default scheduler, no priorities
+    default_replicas=3,
+    min_replicas=3,
+    check_sizes=check_sizes,
+)
