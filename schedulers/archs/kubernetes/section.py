@@ -2,8 +2,9 @@
 taints of each machine class's nodes, a pod template per job class
 (deployment or job, priority class, scheduler profile, labels, spread,
 (anti-)affinity, tolerations, a disruption budget), scheduler profiles
-(plugins, weights, scoring strategy, percentageOfNodesToScore), and the
-node lifecycle's timeouts.
+(plugins, weights, scoring strategy, percentageOfNodesToScore). The node
+lifecycle (when a silent kubelet's node is NotReady and its pods evicted)
+is the house's shared host watch, set in ``[liveness]``.
 
 Every mistake is one line naming file, key and problem (``Table.fail``),
 before anything starts: an unknown plugin, a weight that is not a positive
@@ -40,7 +41,7 @@ from schedlab.schedulers.archs.kubernetes.objects import (
     label_dict,
     labels,
 )
-from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, table_array
+from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, table_array
 
 KINDS = ("deployment", "job")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -114,8 +115,6 @@ class KubeSpec:
     templates: tuple[PodTemplate, ...] = ()
     profiles: tuple[ProfileSpec, ...] = (ProfileSpec(),)
     racks_per_zone: int = 1
-    node_monitor_grace: float = 40.0  # emulated s without a node heartbeat before NotReady
-    eviction_timeout: float = 300.0  # NotReady this long: its pods are evicted (tolerationSeconds)
 
     def template_of(self, job_class: str) -> PodTemplate:
         for tpl in self.templates:
@@ -387,8 +386,6 @@ def parse_kubernetes(t: Table, job_classes: tuple[str, ...], machine_classes: tu
         priority_classes=priority, nodes=nodes, templates=tuple(templates), profiles=profiles,
         racks_per_zone=t.get("racks_per_zone", int, default=d.racks_per_zone,
                              check=lambda v: None if v >= 1 else "must be >= 1"),
-        node_monitor_grace=t.get("node_monitor_grace", float, default=d.node_monitor_grace, check=positive),
-        eviction_timeout=t.get("eviction_timeout", float, default=d.eviction_timeout, check=non_negative),
     )
     t.done()
     return spec
