@@ -20,15 +20,16 @@ def nodes() -> list[Node]:
 
 
 def pod_of(value: dict) -> Pod:
-    sched = "a" if value["cls"] in ("a", "") else "b"
+    sched = "b" if value["cls"] == "b" else "a"
     return Pod((value["j"], value["t"]), tuple(value["req"]), priority=value["prio"], created=value["created"],
-               scheduler_name=sched, labels=labels({"app": value["cls"]}), owner=value["cls"])
+               scheduler_name=sched, labels=labels({"app": value["cls"]}), owner=f"{value['cls']}/{value['j']}")
 
 
 class Harness:
-    def __init__(self, profiles: list[str]) -> None:
+    def __init__(self, profiles: list[str], budgets: dict[str, int] | None = None) -> None:
         self.m = KubeAPIMachine(CAP, machines_per_host=1)
-        self.cores = {p: KubeSchedulerCore(default_profile(p), nodes(), pod_of, seed=1) for p in profiles}
+        self.cores = {p: KubeSchedulerCore(default_profile(p), nodes(), pod_of, seed=1, budgets=budgets)
+                      for p in profiles}
         self.since = {p: 0 for p in profiles}
         self.binds = {"ok": 0, "no_room": 0}
 
@@ -106,3 +107,20 @@ def test_a_high_priority_pod_preempts_and_lands_once_the_kill_is_confirmed() -> 
     pod = h.m.query(("get", "pods", "9/0"))[0]
     assert pod["node"] is not None
     assert np.all(h.used() <= CAP + 1e-9)
+
+
+def test_a_disruption_budget_steers_preemption_to_the_workload_that_can_spare_a_pod() -> None:
+    # Nodes 0-1 run the "web" deployment (job 1), whose budget allows no
+    # pod down; nodes 2-3 run "batch" (job 2), no budget. Same priority,
+    # same size: preemption evicts a batch pod.
+    h = Harness(["a"], budgets={"web": 0})
+    h.m.apply(("create", [[1, t, "web", [4.0, 1.0], 600.0, 0, 0.0, 2] for t in range(2)]
+                         + [[2, t, "batch", [4.0, 1.0], 600.0, 0, 0.0, 2] for t in range(2)]))
+    h.round(0.0)
+    h.kubelets(0.5)
+    assert h.binds["ok"] == N
+    h.m.apply(("create", [[9, 0, "x", [2.0, 1.0], 60.0, 100, 1.0, 1]]))
+    h.round(1.0)
+    h.kubelets(2.0)
+    assert [(j, why) for j, _t, why in h.m.query(("lost", 0))[1]] == [(2, "evicted")]
+    assert h.cores["a"].budgets_now() == {"web/1": 0}

@@ -29,11 +29,13 @@ def k8s_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict[s
     end = float(out["emulated_seconds"])
     submitted = {e["job_id"]: e["t"] for e in ev.get("job_submitted", [])}
     bound: dict[tuple[int, int], float] = {}
+    where: dict[tuple[int, int], int] = {}
     conflicts: collections.Counter[str] = collections.Counter()
     for e in sorted(ev.get("txn", []), key=lambda e: e["t"]):
         conflicts[e["scheduler"]] += int(e.get("conflicted", 0))
-        for task, _node in e.get("placed", []):
+        for task, node in e.get("placed", []):
             bound.setdefault((int(e["job_id"]), int(task)), e["t"])
+            where.setdefault((int(e["job_id"]), int(task)), int(node))
     running: dict[tuple[int, int], float] = {}
     for e in ev.get("tasks_launched", []):
         if e.get("prefill"):
@@ -63,7 +65,34 @@ def k8s_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict[s
         "preemptors_by_priority": {str(k): v for k, v in sorted(preemptors.items())},
         "bind_conflicts": dict(sorted(conflicts.items())),
         "relists": len(ev.get("k8s_relist", [])),
+        "pods_per_rack": _per_rack(ev, where, info.get("racks")),
+        "nodes_used": _nodes_used(ev, where),
     }
+
+
+def _nodes_used(ev: Events, where: dict[tuple[int, int], int]) -> dict[str, int]:
+    """Per job class, how many nodes its pods were first bound to (packing
+    uses few, anti-affinity one per pod)."""
+    cls = {e["job_id"]: e["job_class"] for e in ev.get("job_submitted", [])}
+    used: dict[str, set[int]] = {}
+    for (job, _task), node in where.items():
+        if job in cls:
+            used.setdefault(cls[job], set()).add(node)
+    return {c: len(ns) for c, ns in sorted(used.items())}
+
+
+def _per_rack(ev: Events, where: dict[tuple[int, int], int], racks: list[int] | None) -> dict[str, list[int]]:
+    """Per job class, the pods first bound in each rack: what topology
+    spread and anti-affinity change (k8s_spread)."""
+    if not racks:
+        return {}
+    cls = {e["job_id"]: e["job_class"] for e in ev.get("job_submitted", [])}
+    width = max(racks) + 1
+    out: dict[str, list[int]] = {}
+    for (job, _task), node in where.items():
+        if job in cls:
+            out.setdefault(cls[job], [0] * width)[racks[node]] += 1
+    return dict(sorted(out.items()))
 
 
 def _rows(summary: dict) -> list[tuple[str, str]]:

@@ -39,7 +39,8 @@ def build(b: Build) -> Topology:
                 for job, ms in zip(plan.prefill.jobs, plan.prefill.machines) for t, m in enumerate(ms.tolist())]
     group = b.coordinator_group(KubeAPIMachineFactory(plan.cell.capacity, k, standing), sc.metrics.sample_interval,
                                 WatchingReplica, {"hosts": host_count(plan.cell.size, k), "liveness": sc.liveness})
-    topo = Topology(BorgletEndpoint(replicas), group.spawn_all(), group)
+    topo = Topology(BorgletEndpoint(replicas), group.spawn_all(), group,
+                    info={"racks": [int(r) for r in plan.cell.rack]})  # the summary's pods per rack
     pods = PodFactory(ks)
     controller = b.members.spawn(CONTROLLER_ROLE, KubeControllerManager, CONTROLLER, b.rt, pods, replicas, b.metrics,
                                  flush)

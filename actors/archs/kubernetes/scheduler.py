@@ -70,7 +70,10 @@ class KubeScheduler(ActorShell):
     async def on_start(self) -> None:
         self.store.bind(self.rt, self.name, self.log)
         seed = int(rng_for(self.cfg.seed, self.name).integers(2**31))
-        self.core = KubeSchedulerCore(make_profile(self.cfg.profile), list(self.cfg.nodes), self.cfg.pods.pod, seed)
+        spec = self.cfg.pods.spec
+        budgets = {c: tpl.max_unavailable for tpl in spec.templates if tpl.max_unavailable is not None for c in tpl.classes}
+        self.core = KubeSchedulerCore(make_profile(self.cfg.profile), list(self.cfg.nodes), self.cfg.pods.pod, seed,
+                                      budgets)
         self.spawn_loop(self._loop())
 
     # ------------------------------------------------------------ the watch

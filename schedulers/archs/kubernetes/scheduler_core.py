@@ -19,12 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import collections
+from typing import Mapping
+
 import numpy as np
 
 from schedlab.schedulers.archs.kubernetes.cluster_view import ClusterView
 from schedlab.schedulers.archs.kubernetes.framework import Profile, ScheduleResult, schedule_one, unreserve
 from schedlab.schedulers.archs.kubernetes.objects import Node, Pod, PodKey
-from schedlab.schedulers.archs.kubernetes.plugins.default_preemption import NOMINATED, victims_of
+from schedlab.schedulers.archs.kubernetes.plugins.default_preemption import NOMINATED, PDB_ALLOWED, victims_of
 from schedlab.schedulers.archs.kubernetes.queue import SchedulingQueue
 
 PodOf = Callable[[dict], Pod]  # a store pod value -> its Pod (the template's fields filled in)
@@ -47,8 +50,16 @@ class Cycle:
 
 
 class KubeSchedulerCore:
-    def __init__(self, profile: Profile, nodes: list[Node], pod_of: PodOf, seed: int) -> None:
+    def __init__(self, profile: Profile, nodes: list[Node], pod_of: PodOf, seed: int,
+                 budgets: Mapping[str, int] | None = None) -> None:
+        """``budgets``: job class -> the PodDisruptionBudget's maxUnavailable
+        over each of its workloads (preemption leaves a workload at most
+        that many pods short, counting the pods it already waits for)."""
         self.profile = profile
+        self.budgets = dict(budgets or {})
+        self.budgeted: dict[str, str] = {}  # owner (a workload) -> its class, for classes with a budget
+        self.unbound_of: collections.Counter[str] = collections.Counter()  # owner -> its pods waiting (any profile)
+        self.waiting_owner: dict[PodKey, str] = {}
         self.base_nodes = list(nodes)
         self.pod_of = pod_of
         self.view = ClusterView(nodes)
@@ -72,6 +83,8 @@ class KubeSchedulerCore:
         self.queue = SchedulingQueue()
         self.versions.clear()
         self.assumed.clear()
+        self.unbound_of.clear()
+        self.waiting_owner.clear()
         self.nominated.clear()
         for _name, value, _v in nodes:
             self._node(value, now)
@@ -99,6 +112,7 @@ class KubeSchedulerCore:
 
     def _pod(self, change: str, value: dict, version: int, now: float) -> None:
         key = (int(value["j"]), int(value["t"]))
+        self._count_waiting(key, value, waiting=change != "DELETED" and value["node"] is None)
         if change == "DELETED":
             self.versions.pop(key, None)
             self.nominated.discard(key)
@@ -128,6 +142,23 @@ class KubeSchedulerCore:
                 self.view.remove_pod(key)
             self.view.add_pod(self.pod_of(value), int(node))
 
+    def _count_waiting(self, key: PodKey, value: dict, waiting: bool) -> None:
+        """Keep each budgeted workload's count of pods not running."""
+        cls = value.get("cls") or ""
+        if cls not in self.budgets:
+            return
+        owner = f"{cls}/{value['j']}"
+        self.budgeted.setdefault(owner, cls)
+        if waiting and key not in self.waiting_owner:
+            self.waiting_owner[key] = owner
+            self.unbound_of[owner] += 1
+        elif not waiting and key in self.waiting_owner:
+            self.unbound_of[self.waiting_owner.pop(key)] -= 1
+
+    def budgets_now(self) -> dict[str, int]:
+        """Owner -> disruptions its budget allows now."""
+        return {o: max(0, self.budgets[c] - self.unbound_of[o]) for o, c in self.budgeted.items()}
+
     # ------------------------------------------------------------ cycles
 
     def next_cycle(self, now: float, context: dict[str, Any] | None = None) -> Cycle | None:
@@ -142,9 +173,22 @@ class KubeSchedulerCore:
         self.tried.add(pod.key[0])
         nominated = self.queue.nominated_node(pod.key)
         self.nominated &= {k for k in self.nominated if k in self.queue}
-        ctx = {NOMINATED: [self.queue.info(k).pod for k in sorted(self.nominated)], **(context or {})}
-        r: ScheduleResult = schedule_one(self.profile, pod, self.view, start_index=self.start, rng=self.rng,
-                                         nominated_node=nominated, context=ctx)
+        others = [self.queue.info(k).pod for k in sorted(self.nominated)]
+        ctx = {NOMINATED: others, **({PDB_ALLOWED: self.budgets_now()} if self.budgeted else {}), **(context or {})}
+        # Room preemption freed for a pod is kept for it: pods nominated to
+        # a node with at least this pod's priority count as already there
+        # (upstream's filters run with nominated pods added), or the
+        # victims' own controllers' new pods would take it back.
+        held = [(q, n) for q in others if q.key != pod.key and q.priority >= pod.priority
+                and (n := self.queue.nominated_node(q.key)) is not None and q.key not in self.view.node_of]
+        for q, n in held:
+            self.view.add_pod(q, n)
+        try:
+            r: ScheduleResult = schedule_one(self.profile, pod, self.view, start_index=self.start, rng=self.rng,
+                                             nominated_node=nominated, context=ctx)
+        finally:
+            for q, _n in held:
+                self.view.remove_pod(q.key)
         self.start = r.next_start_index
         if r.node is not None and r.status.ok:
             self.assumed[pod.key] = r.node

@@ -1,0 +1,88 @@
+"""The Kubernetes scenarios on the sim engine, each showing what its header
+says: topology spread and anti-affinity, preemption of lower priorities
+only, two profiles racing, a store leader failover, and a deployment's
+pods made again after their node dies."""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from schedlab.actors.analysis.saved_run import read_events
+from schedlab.actors.run import run_scenario
+from schedlab.schedulers.scenario.parse import parse_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(tmp_path: Path, name: str, **over: object) -> tuple[dict, list[dict]]:
+    path = ROOT / "scenarios" / f"{name}.toml"
+    data = tomllib.loads(path.read_text()) | {"engine": "sim"} | over
+    summary = run_scenario(parse_scenario(data, str(path)), tmp_path)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    return summary, read_events(tmp_path / "events.jsonl")
+
+
+def test_spread_and_anti_affinity_even_out_racks_where_packing_stacks(tmp_path: Path) -> None:
+    summary, _ = _run(tmp_path, "k8s_spread")
+    k = summary["kubernetes"]
+    web, plain = k["pods_per_rack"]["web"], k["pods_per_rack"]["plain"]
+    assert sum(web) == 12 and max(web) - min(web) <= 1  # maxSkew 1 over the racks
+    assert k["nodes_used"]["web"] == 12  # one replica per node (anti-affinity)
+    assert sum(plain) == 12 and k["nodes_used"]["plain"] <= 3  # MostAllocated packs the rest
+    assert max(plain) - min(plain) >= 4
+
+
+def test_a_critical_deployment_preempts_only_lower_priorities_and_lands(tmp_path: Path) -> None:
+    summary, events = _run(tmp_path, "k8s_preemption")
+    k = summary["kubernetes"]
+    assert k["preemptions"] > 0
+    for e in (e for e in events if e["event"] == "preempted"):
+        assert e["priority"] < e["by_priority"]  # never an equal or higher priority
+    critical = {e["job_id"]: e["t"] for e in events if e["event"] == "job_submitted" and e["job_class"] == "critical"}
+    assert critical
+    placed = {e["job_id"]: e["t"] for e in events if e["event"] == "job_scheduled" and e["job_id"] in critical}
+    assert set(placed) == set(critical)
+    assert all(placed[j] - critical[j] < 30.0 for j in critical)  # within a few rounds of arriving
+    # The critical pods took room from batch pods only (priority 0), not from the standard services.
+    by_critical = [e for e in events if e["event"] == "preempted" and e["by_priority"] == 1000]
+    assert by_critical and all(e["priority"] == 0 for e in by_critical)
+
+
+def test_two_profiles_racing_have_binds_refused_and_overcommit_nothing(tmp_path: Path) -> None:
+    summary, events = _run(tmp_path, "k8s_profiles", duration=250.0)
+    conflicts = summary["kubernetes"]["bind_conflicts"]
+    assert set(conflicts) == {"kube-scheduler-alpha", "kube-scheduler-beta"}
+    assert all(n > 0 for n in conflicts.values())
+    # Each refused bind was retried: every pod bound at most once at a time, no node over-committed.
+    assert summary["invariants"]["overcommit"] == 0 and summary["invariants"]["double_placement"] == 0
+    # One scheduler for both: nothing is refused.
+    one, _ = _run(tmp_path / "one", "k8s_profiles", duration=250.0,
+                  kubernetes={**tomllib.loads((ROOT / "scenarios/k8s_profiles.toml").read_text())["kubernetes"],
+                              "workloads": [{"classes": ["alpha", "beta"], "scheduler_name": "alpha"}]})
+    assert sum(one["kubernetes"]["bind_conflicts"].values()) == 0
+
+
+def test_a_store_leader_failover_loses_nothing(tmp_path: Path) -> None:
+    summary, events = _run(tmp_path, "k8s_failover", duration=320.0)
+    (rec,) = summary["failovers"]
+    assert rec["role"] == "coordinator" and rec["new_leader"] != rec["target"]
+    assert rec["killed_at_s"] < rec["elected_at_s"] < rec["killed_at_s"] + 30
+    # Binds resume after the election, and nothing is written off.
+    binds = [e["t"] for e in events if e["event"] == "txn" and e["committed"] > 0]
+    assert any(t > rec["elected_at_s"] for t in binds)
+    assert summary["invariants"]["collateral"] == 0
+    assert not [e for e in events if e["event"] == "machines_down"]
+
+
+def test_a_deployments_pods_are_made_again_after_their_node_dies(tmp_path: Path) -> None:
+    # Host 1 (nodes 4-7) killed for good at 150 s: the node lifecycle
+    # controller writes its nodes off, the controller manager makes every
+    # pod lost there again, and they are bound elsewhere.
+    summary, events = _run(tmp_path, "k8s_failover", duration=320.0,
+                           faults=[{"at": 150.0, "action": "kill", "target": "machine-host-1"}])
+    (down,) = [e for e in events if e["event"] == "machines_down"]
+    lost = {(j, t) for j, t in down["lost"] if j >= 0}
+    assert lost
+    rebound = {(e["job_id"], task) for e in events if e["event"] == "txn" and e["t"] > down["t"]
+               for task, node in e["placed"] if node // 4 != 1}
+    assert lost <= rebound
