@@ -72,3 +72,39 @@ def test_registered_allocation_policy_orders_mesos_offers(ray_session: None, tmp
     assert with_service and any("framework-batch" in r for r in rounds)
     assert all(r == {"framework-service"} for r in with_service)
     assert not any(summary["invariants"].values())
+
+
+class EvenNodesOnly:
+    """A user's Kubernetes Filter plugin: pods go to even-numbered nodes only."""
+
+    name = "EvenNodesOnly"
+
+    def filter(self, state, pod, view, node):  # type: ignore[no-untyped-def]
+        from schedlab.schedulers.archs.kubernetes.status import SUCCESS, unschedulable
+
+        return SUCCESS if node % 2 == 0 else unschedulable("odd node", plugin=self.name)
+
+
+@pytest.mark.parametrize("engine", ["sim", "ray"])
+def test_a_kubernetes_plugin_registered_by_name_runs_in_the_scheduler(ray_session: None, tmp_path: Path,
+                                                                      engine: str) -> None:
+    """A scenario script registers its plugin by name and a profile uses it;
+    on Ray the scheduler runs in another process, where the plugin arrives
+    with its configuration."""
+    from schedlab.schedulers.archs.kubernetes.registry import register_plugin, unregister_plugin
+
+    register_plugin("EvenNodesOnly", EvenNodesOnly, replace=True)
+    try:
+        data = {**small_scenario_data(duration=120.0), "architecture": "kubernetes", "engine": engine,
+                "coordinator": {"replicas": 3},
+                "kubernetes": {"profiles": [{"name": "default-scheduler", "disabled": [],
+                                             "plugins": ["NodeResourcesFit", "EvenNodesOnly", "DefaultBinder"]}]}}
+        data.pop("omega", None)
+        summary = run_scenario(parse_scenario(data, "custom.toml"), tmp_path)
+    finally:
+        unregister_plugin("EvenNodesOnly")
+    placed = [t[2] for e in read_events(tmp_path / "events.jsonl") if e["event"] == "tasks_launched" and not e["prefill"]
+              for t in e["tasks"]]
+    assert placed, "the run placed nothing"
+    assert all(m % 2 == 0 for m in placed)
+    assert not any(summary["invariants"].values())

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.arch import Architecture
-from schedlab.actors.archs.kubernetes.build import build
+from schedlab.actors.archs.kubernetes.build import build, user_plugins_of
 
 Events = dict[str, list[dict]]
 
@@ -113,4 +113,5 @@ ARCHITECTURE = Architecture(
     summary=k8s_section,
     table_rows=_rows,
     refused_means="binds the store refused: another scheduler took the node's room first",
+    ship=lambda sc: list(user_plugins_of(sc.section).values()),
 )

@@ -14,6 +14,7 @@ from schedlab.actors.topology import Build, Topology
 from schedlab.schedulers.archs.kubernetes.api_machine import KubeAPIMachineFactory
 from schedlab.schedulers.archs.kubernetes.objects import Node, labels
 from schedlab.schedulers.archs.kubernetes.pods import PodFactory
+from schedlab.schedulers.archs.kubernetes.registry import user_plugins
 from schedlab.schedulers.archs.kubernetes.section import KubeSpec, node_labels
 from schedlab.schedulers.archs.kubernetes.spec import CONTROLLER_ROLE, SCHEDULER_ROLE, scheduler_name
 from schedlab.schedulers.model.cluster import host_count
@@ -29,6 +30,12 @@ def nodes_of(b: Build) -> tuple[Node, ...]:
     return tuple(Node(i, f"node-{i}", tuple(float(x) for x in plan.cell.capacity[i]),
                       labels(node_labels(ks, mc.name, i, int(plan.cell.rack[i]))), taints.get(mc.name, ()))
                  for i, mc in enumerate(classes))
+
+
+def user_plugins_of(ks: KubeSpec) -> dict[str, object]:
+    """The user plugins the scenario's profiles name (a scenario script
+    registered them in this process)."""
+    return user_plugins([n for p in ks.profiles for n in (p.plugins or ()) + tuple(dict(p.weights))])
 
 
 def build(b: Build) -> Topology:
@@ -48,7 +55,7 @@ def build(b: Build) -> Topology:
     nodes = nodes_of(b)
     for p in ks.profiles:
         name = scheduler_name(p.name)
-        cfg = SchedulerConfig(p, nodes, pods, replicas, sc.seed)
+        cfg = SchedulerConfig(p, nodes, pods, replicas, sc.seed, tuple(user_plugins_of(ks).items()))
         # Started with the routed actors; no job is routed to them (they
         # find their pods in the store), and their role ``places``: stopped
         # before the kubelets, as a bind after that would never start.

@@ -26,7 +26,7 @@ from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.kubernetes.objects import Node
 from schedlab.schedulers.archs.kubernetes.pods import PodFactory
-from schedlab.schedulers.archs.kubernetes.registry import build_profile, default_profile
+from schedlab.schedulers.archs.kubernetes.registry import build_profile, default_profile, register_plugin
 from schedlab.schedulers.archs.kubernetes.scheduler_core import Cycle, KubeSchedulerCore
 from schedlab.schedulers.archs.kubernetes.section import ProfileSpec
 from schedlab.schedulers.model.seeding import rng_for
@@ -42,6 +42,10 @@ class SchedulerConfig:
     pods: PodFactory
     replicas: int
     seed: int
+    # Plugins a scenario script registered, by name: registered again in the
+    # scheduler's own process (on Ray, another process) before its profile
+    # is built.
+    user_plugins: tuple[tuple[str, Any], ...] = ()
 
 
 def make_profile(spec: ProfileSpec) -> Any:
@@ -69,6 +73,8 @@ class KubeScheduler(ActorShell):
 
     async def on_start(self) -> None:
         self.store.bind(self.rt, self.name, self.log)
+        for name, factory in self.cfg.user_plugins:
+            register_plugin(name, factory, replace=True)
         seed = int(rng_for(self.cfg.seed, self.name).integers(2**31))
         spec = self.cfg.pods.spec
         budgets = {c: tpl.max_unavailable for tpl in spec.templates if tpl.max_unavailable is not None for c in tpl.classes}

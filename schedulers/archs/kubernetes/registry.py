@@ -86,6 +86,13 @@ def plugin_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def user_plugins(names: Sequence[str]) -> dict[str, PluginFactory]:
+    """The factories of the named plugins a scenario script registered (not
+    built in): what must travel with a scheduler to another process, where
+    the script's ``register_plugin`` never ran."""
+    return {n: _REGISTRY[n] for n in names if n in _REGISTRY and _BUILTIN.get(n) is not _REGISTRY[n]}
+
+
 def make_plugin(name: str, args: Mapping[str, Any] | None = None) -> Any:
     """Instantiate plugin ``name`` with keyword ``args``."""
     factory = _REGISTRY.get(name)
