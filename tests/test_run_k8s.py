@@ -86,3 +86,32 @@ def test_a_deployments_pods_are_made_again_after_their_node_dies(tmp_path: Path)
     rebound = {(e["job_id"], task) for e in events if e["event"] == "txn" and e["t"] > down["t"]
                for task, node in e["placed"] if node // 4 != 1}
     assert lost <= rebound
+
+
+def test_nomad_workers_share_a_profile_by_job_and_rank_few_candidates(tmp_path: Path) -> None:
+    from schedlab.schedulers.archs.kubernetes.profile import Profile
+
+    # Nomad's limit iterator: 2 feasible nodes for batch, log2(n) for services.
+    assert Profile(candidate_limit=2).feasible_to_find(32) == 2
+    assert Profile(candidate_limit="log2").feasible_to_find(32) == 5
+    assert Profile().feasible_to_find(32) == 32  # small clusters: every node (upstream)
+    summary, events = _run(tmp_path, "nomad", duration=250.0)
+    workers = {"kube-scheduler-batch-0": 0, "kube-scheduler-batch-1": 1}
+    for e in events:
+        if e["event"] == "txn" and e["scheduler"] in workers:
+            assert e["job_id"] % 2 == workers[e["scheduler"]]  # each worker its own jobs' evaluations
+    # Plans are applied one at a time and partly refused when their room is gone.
+    assert sum(summary["kubernetes"]["bind_conflicts"].values()) > 0
+    assert {s["name"] for s in summary["schedulers"]} == {*workers, "kube-scheduler-service"}
+
+
+def test_swarm_spreads_by_task_count_and_keeps_constraints(tmp_path: Path) -> None:
+    spread, _ = _run(tmp_path / "spread", "swarm")
+    binpack, _ = _run(tmp_path / "binpack", "swarm", kubernetes={
+        **tomllib.loads((ROOT / "scenarios/swarm.toml").read_text())["kubernetes"],
+        "profiles": [{"name": "swarm", "scoring_strategy": "MostAllocated",
+                      "plugins": ["NodeUnschedulable", "NodeAffinity", "NodeResourcesFit", "DefaultBinder"]}]})
+    s, b = spread["kubernetes"], binpack["kubernetes"]
+    assert s["nodes_used"]["api"] == 16 and s["nodes_used"]["api"] > b["nodes_used"]["api"]
+    # db's constraint keeps it off the edge rack (the last rack) either way.
+    assert s["pods_per_rack"]["db"][-1] == 0 and b["pods_per_rack"]["db"][-1] == 0

@@ -16,7 +16,7 @@ from schedlab.schedulers.archs.kubernetes.objects import Node, labels
 from schedlab.schedulers.archs.kubernetes.pods import PodFactory
 from schedlab.schedulers.archs.kubernetes.registry import user_plugins
 from schedlab.schedulers.archs.kubernetes.section import KubeSpec, node_labels
-from schedlab.schedulers.archs.kubernetes.spec import CONTROLLER_ROLE, SCHEDULER_ROLE, scheduler_name
+from schedlab.schedulers.archs.kubernetes.spec import CONTROLLER_ROLE, SCHEDULER_ROLE, worker_names
 from schedlab.schedulers.model.cluster import host_count
 
 
@@ -53,13 +53,15 @@ def build(b: Build) -> Topology:
                                  flush)
     topo.route([jc.name for jc in sc.workload.classes], CONTROLLER, controller)
     nodes = nodes_of(b)
+    plugins = tuple(user_plugins_of(ks).items())
     for p in ks.profiles:
-        name = scheduler_name(p.name)
-        cfg = SchedulerConfig(p, nodes, pods, replicas, sc.seed, tuple(user_plugins_of(ks).items()))
-        # Started with the routed actors; no job is routed to them (they
-        # find their pods in the store), and their role ``places``: stopped
-        # before the kubelets, as a bind after that would never start.
-        topo.schedulers.append(b.members.spawn(SCHEDULER_ROLE, KubeScheduler, name, b.rt, name, cfg, b.metrics, flush))
+        for i, name in enumerate(worker_names(p)):
+            cfg = SchedulerConfig(p, nodes, pods, replicas, sc.seed, plugins, worker=i)
+            # Started with the routed actors; no job is routed to them (they
+            # find their pods in the store), and their role ``places``: stopped
+            # before the kubelets, as a bind after that would never start.
+            topo.schedulers.append(b.members.spawn(SCHEDULER_ROLE, KubeScheduler, name, b.rt, name, cfg, b.metrics,
+                                                   flush))
     # The summary's schedulers are the kube-schedulers (their binds are the txns).
-    topo.names[:] = [scheduler_name(p.name) for p in ks.profiles]
+    topo.names[:] = [n for p in ks.profiles for n in worker_names(p)]
     return topo

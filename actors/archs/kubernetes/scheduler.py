@@ -17,6 +17,7 @@ unschedulable, filtered-out nodes per plugin); ``preempted`` per victim.
 from __future__ import annotations
 
 import collections
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,7 @@ class SchedulerConfig:
     # scheduler's own process (on Ray, another process) before its profile
     # is built.
     user_plugins: tuple[tuple[str, Any], ...] = ()
+    worker: int = 0  # which of the profile's workers (its pods: job id mod workers)
 
 
 def make_profile(spec: ProfileSpec) -> Any:
@@ -54,11 +56,13 @@ def make_profile(spec: ProfileSpec) -> Any:
     args = {"NodeResourcesFit": {"strategy": spec.scoring_strategy, "shape": [list(p) for p in spec.shape]}}
     pct = spec.percentage_of_nodes_to_score or None
     if spec.plugins is None:
-        return default_profile(spec.name, weights=weights, plugin_args=args, disable=spec.disabled,
-                               percentage_of_nodes_to_score=pct)
-    names = [p for p in spec.plugins if p not in spec.disabled]
-    return build_profile(spec.name, names, weights=weights, plugin_args={k: v for k, v in args.items() if k in names},
-                         percentage_of_nodes_to_score=pct)
+        profile = default_profile(spec.name, weights=weights, plugin_args=args, disable=spec.disabled,
+                                  percentage_of_nodes_to_score=pct)
+    else:
+        names = [p for p in spec.plugins if p not in spec.disabled]
+        profile = build_profile(spec.name, names, weights=weights,
+                                plugin_args={k: v for k, v in args.items() if k in names}, percentage_of_nodes_to_score=pct)
+    return dataclasses.replace(profile, candidate_limit=spec.candidates or None)
 
 
 class KubeScheduler(ActorShell):
@@ -79,7 +83,7 @@ class KubeScheduler(ActorShell):
         spec = self.cfg.pods.spec
         budgets = {c: tpl.max_unavailable for tpl in spec.templates if tpl.max_unavailable is not None for c in tpl.classes}
         self.core = KubeSchedulerCore(make_profile(self.cfg.profile), list(self.cfg.nodes), self.cfg.pods.pod, seed,
-                                      budgets)
+                                      budgets, share=(self.cfg.worker, self.cfg.profile.workers))
         self.spawn_loop(self._loop())
 
     # ------------------------------------------------------------ the watch

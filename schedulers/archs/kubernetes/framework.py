@@ -329,7 +329,7 @@ def schedule_one(
             feasible = np.array([nominated_node], dtype=np.int64)
             result.evaluated_nodes = 1
         else:
-            need = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n) if profile.score else min(1, n)
+            need = profile.feasible_to_find(n) if profile.score else min(1, n)
             order = np.arange(start, start + n, dtype=np.int64) % n if n else np.zeros(0, dtype=np.int64)
             feasible, result.diagnosis, processed = find_feasible(profile, state, pod, view, order, need)
             result.evaluated_nodes = processed

@@ -7,6 +7,7 @@ module of the framework, so anything may import it without a cycle.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -30,7 +31,10 @@ class Profile:
     """A named scheduler: its plugins per extension point, in order, and the
     weight (a positive int) of each Score plugin. Pods pick a profile by
     ``schedulerName``. ``percentage_of_nodes_to_score``: None or 0 is
-    upstream's adaptive default, 1..100 a fixed share."""
+    upstream's adaptive default, 1..100 a fixed share. ``candidate_limit``:
+    instead, stop at this many feasible nodes (Nomad's limit iterator: 2
+    for batch jobs, the power of two choices), or ``"log2"`` (log2 of the
+    nodes, Nomad's limit for services)."""
 
     name: str = "default-scheduler"
     pre_filter: tuple[Any, ...] = ()
@@ -43,6 +47,7 @@ class Profile:
     bind: tuple[Any, ...] = ()
     weights: Mapping[str, int] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    candidate_limit: int | str | None = None
 
     def __post_init__(self) -> None:
         for p in self.score:
@@ -68,6 +73,14 @@ class Profile:
 
     def weight(self, plugin_name: str) -> int:
         return self.weights.get(plugin_name, 1)
+
+    def feasible_to_find(self, n_nodes: int) -> int:
+        """How many feasible nodes a cycle looks for before it stops filtering."""
+        limit = self.candidate_limit
+        if limit:
+            want = max(1, math.ceil(math.log2(max(n_nodes, 2)))) if limit == "log2" else int(limit)
+            return min(n_nodes, want)
+        return num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, n_nodes)
 
 
 def num_feasible_nodes_to_find(percentage: int | None, n_nodes: int) -> int:

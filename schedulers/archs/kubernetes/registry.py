@@ -21,6 +21,7 @@ from .plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from .plugins.binder import DefaultBinder
 from .plugins.default_preemption import DefaultPreemption
 from .plugins.interpod_affinity import InterPodAffinity
+from .plugins.least_pods import LeastPods
 from .plugins.node_affinity import NodeAffinity
 from .plugins.node_unschedulable import NodeUnschedulable
 from .plugins.resources_fit import NodeResourcesFit
@@ -39,6 +40,7 @@ _BUILTIN: dict[str, PluginFactory] = {
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocation,
     "DefaultPreemption": DefaultPreemption,
     "DefaultBinder": DefaultBinder,
+    "LeastPods": LeastPods,  # Swarm's spread strategy (not upstream's, not in the default set)
 }
 _REGISTRY: dict[str, PluginFactory] = dict(_BUILTIN)
 

@@ -51,11 +51,15 @@ class Cycle:
 
 class KubeSchedulerCore:
     def __init__(self, profile: Profile, nodes: list[Node], pod_of: PodOf, seed: int,
-                 budgets: Mapping[str, int] | None = None) -> None:
+                 budgets: Mapping[str, int] | None = None, share: tuple[int, int] = (0, 1)) -> None:
         """``budgets``: job class -> the PodDisruptionBudget's maxUnavailable
         over each of its workloads (preemption leaves a workload at most
-        that many pods short, counting the pods it already waits for)."""
+        that many pods short, counting the pods it already waits for).
+        ``share``: (i, n): this is worker i of the profile's n, and takes the
+        pods of jobs whose id is i mod n (as Nomad's workers each dequeue
+        their own evaluations)."""
         self.profile = profile
+        self.share = share
         self.budgets = dict(budgets or {})
         self.budgeted: dict[str, str] = {}  # owner (a workload) -> its class, for classes with a budget
         self.unbound_of: collections.Counter[str] = collections.Counter()  # owner -> its pods waiting (any profile)
@@ -126,7 +130,7 @@ class KubeSchedulerCore:
         self.job_tasks.setdefault(key[0], int(value.get("n", 1)))
         if node is None:
             pod = self.pod_of(value)
-            if pod.scheduler_name != self.profile.name:
+            if pod.scheduler_name != self.profile.name or key[0] % self.share[1] != self.share[0]:
                 return
             self.versions[key] = int(version)
             if key not in self.queue and key not in self.assumed:

@@ -106,6 +106,8 @@ class ProfileSpec:
     shape: tuple[tuple[float, float], ...] = ((0.0, 10.0), (100.0, 0.0))  # RequestedToCapacityRatio
     percentage_of_nodes_to_score: int = 0  # 0: the adaptive default
     t_pod: float = 0.0  # emulated s of thinking per scheduling cycle
+    candidates: int | str = 0  # stop at this many feasible nodes, or "log2" (Nomad's limit); 0: off
+    workers: int = 1  # scheduler actors sharing the profile's pods by job (Nomad's workers)
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,11 @@ def _profiles(t: Table) -> tuple[ProfileSpec, ...]:
             weights=tuple(weights), scoring_strategy=strategy, shape=shape,
             percentage_of_nodes_to_score=pt.get("percentage_of_nodes_to_score", int, default=0,
                                                 check=lambda v: None if 0 <= v <= 100 else "must be 0 to 100"),
-            t_pod=pt.get("t_pod", float, default=0.0, check=non_negative))
+            t_pod=pt.get("t_pod", float, default=0.0, check=non_negative),
+            candidates=pt.get("candidates", (int, str), default=0,
+                              check=lambda v: None if (v == "log2" or (isinstance(v, int) and v >= 0))
+                              else 'must be a number of nodes >= 0 or "log2"'),
+            workers=pt.get("workers", int, default=1, check=lambda v: None if 1 <= v <= 64 else "must be 1 to 64"))
         pt.done()
         out.append(spec)
     return tuple(out)

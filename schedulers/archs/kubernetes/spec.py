@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
-from schedlab.schedulers.archs.kubernetes.section import KubeSpec, check_fit, check_topology_keys, parse_kubernetes
+from schedlab.schedulers.archs.kubernetes.section import (
+    KubeSpec,
+    ProfileSpec,
+    check_fit,
+    check_topology_keys,
+    parse_kubernetes,
+)
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table
 
@@ -27,21 +33,28 @@ def scheduler_name(profile: str) -> str:
     return f"kube-scheduler-{profile}"
 
 
+def worker_names(p: ProfileSpec) -> list[str]:
+    """The scheduler actors of a profile: one, or ``workers`` of them."""
+    base = scheduler_name(p.name)
+    return [base] if p.workers == 1 else [f"{base}-{i}" for i in range(p.workers)]
+
+
 def _parse(t: Table, ctx: SectionContext) -> KubeSpec:
     return parse_kubernetes(t, ctx.job_classes, tuple(mc.name for mc in ctx.machine_classes))
 
 
 def roster(sc: Scenario) -> dict[str, list[str]]:
     ks: KubeSpec = sc.section
-    return {CONTROLLER_ROLE: [CONTROLLER], SCHEDULER_ROLE: [scheduler_name(p.name) for p in ks.profiles]}
+    return {CONTROLLER_ROLE: [CONTROLLER], SCHEDULER_ROLE: [n for p in ks.profiles for n in worker_names(p)]}
 
 
 def actors(sc: Scenario) -> list[tuple[str, int]]:
-    return [("kubernetes.profiles", len(sc.section.profiles)), ("kubernetes", 1)]
+    return [(f"kubernetes.profiles[{i}].workers", p.workers) for i, p in enumerate(sc.section.profiles)] + \
+        [("kubernetes", 1)]
 
 
 def deciders(sc: Scenario) -> list[Decider]:
-    return [Decider(scheduler_name(p.name), 0.0, p.t_pod) for p in sc.section.profiles]
+    return [Decider(n, 0.0, p.t_pod) for p in sc.section.profiles for n in worker_names(p)]
 
 
 def check_sizes(top: Table, sc: Scenario, _tasks: dict[str, float]) -> None:
