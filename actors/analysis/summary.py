@@ -107,7 +107,10 @@ def job_fates(ev: dict[str, list[dict]]) -> JobFates:
     # last leader) covers jobs whose job_scheduled event died with a killed
     # leader (no time: not in wait times).
     final_placed = {j for e in ev.get("jobs_final", []) for j in e["scheduled"] if j in submitted}
-    abandoned = {e["job_id"] for e in ev.get("job_abandoned", []) if e["job_id"] in submitted}
+    # A job's fate is its first full placement: one that failed after it
+    # (an application whose AM failed for good once every task had started,
+    # reported by a control plane that restarted since) was scheduled.
+    abandoned = {e["job_id"] for e in ev.get("job_abandoned", []) if e["job_id"] in submitted} - set(scheduled) - final_placed
     # Only jobs of this run's workload: a standing (prefill) task preempted and
     # not yet confirmed killed at the end is reported pending under its
     # negative job id, and would count a job twice.
