@@ -97,7 +97,10 @@ def test_an_eviction_holds_the_room_until_the_kubelet_confirms_the_kill() -> Non
     m.apply(("create", [pod(1, 0, cpu=4.0), pod(2, 0, cpu=4.0)]))
     m.apply(("bind", [[1, 0, 2, None]], 1.0))
     m.apply(("exchange", 1, [], 2.0))
-    assert m.apply(("evict", [[1, 0], [7, 7]], 3.0)) == ["killing", "gone"]
+    # A victim named on another node than its pod's (made again and bound
+    # elsewhere since the scheduler chose it) is not this eviction's.
+    assert m.apply(("evict", [[1, 0, 3], [7, 7, 2]], 3.0)) == ["gone", "gone"]
+    assert m.apply(("evict", [[1, 0, 2]], 3.0)) == ["killing"]
     # The victim still holds the node: the preemptor cannot land yet.
     assert m.apply(("bind", [[2, 0, 2, None]], 3.5))[0][0] == "no_room"
     launches, kills, _ = m.apply(("exchange", 1, [], 4.0))
@@ -108,7 +111,7 @@ def test_an_eviction_holds_the_room_until_the_kubelet_confirms_the_kill() -> Non
     # A victim whose launch was never pulled is withdrawn at once.
     m.apply(("create", [pod(3, 0)]))
     m.apply(("bind", [[3, 0, 0, None]], 6.0))
-    assert m.apply(("evict", [[3, 0]], 6.5)) == ["withdrawn"]
+    assert m.apply(("evict", [[3, 0, 0]], 6.5)) == ["withdrawn"]
     assert m.apply(("exchange", 0, [], 7.0))[0] == []
 
 
@@ -153,7 +156,8 @@ def test_no_node_is_ever_overcommitted_and_a_snapshot_answers_the_same(ops: list
         elif op == "down":
             m.apply(("down", [a], float(i)))
         else:
-            m.apply(("evict", [[a, 0]], float(i)))
+            found = m.query(("get", "pods", pod_name(a, 0)))
+            m.apply(("evict", [[a, 0, found[0]["node"] if found and found[0]["node"] is not None else 0]], float(i)))
         for n in range(4):
             req = np.asarray(m.query(("get", "nodes", node_name(n)))[0]["req"])
             assert np.all(req <= CAP[n] + 1e-9)

@@ -49,7 +49,7 @@ class Harness:
                 if c.node is not None:
                     pending.append((p, c))
                 elif c.victims:
-                    self.m.apply(("evict", [list(v.key) for v in c.victims], now))
+                    self.m.apply(("evict", [[*v.key, c.nominated] for v in c.victims], now))
         for p, c in pending:
             (status, *_), = self.m.apply(("bind", [[*c.pod.key, c.node, c.version]], now))
             self.binds[status] = self.binds.get(status, 0) + 1

@@ -152,11 +152,21 @@ class KubeScheduler(ActorShell):
                 return
 
     async def _evict(self, c: Cycle) -> None:
-        victims = [list(v.key) for v in c.victims]
-        await self.store.write("evict", ("evict", victims, self.rt.now()))
-        for v in c.victims:
+        victims = [[*v.key, c.nominated] for v in c.victims]
+        answers = await self.store.write("evict", ("evict", victims, self.rt.now()))
+        withdrawn = []
+        for v, answer in zip(c.victims, answers):
+            if answer == "gone":
+                continue
             self.log.emit("preempted", scheduler=self.name, job_id=v.key[0], task=v.key[1], priority=v.priority,
                           by_job=c.pod.key[0], by_priority=c.pod.priority, node=c.nominated)
+            if answer == "withdrawn":
+                withdrawn.append(list(v.key))
+        if withdrawn:
+            # Bound but never pulled: the bind's launch is gone with it (the
+            # checker traces that commit here); its controller makes it again.
+            self.log.emit("tasks_lost", framework=self.name, reason="preempted_before_launch", tasks=withdrawn,
+                          requeued_jobs=[])
 
     async def _bind(self, binds: list[Cycle], started: float) -> None:
         core = self.core

@@ -36,9 +36,10 @@ Commands
 * ``("down", [host], now)`` -> ``[lost, unpulled]``: the node lifecycle
   controller's write-off: the hosts' nodes NotReady, their pods deleted
   and reported lost (launches never pulled apart).
-* ``("evict", [[job, task]], now)`` -> per victim ``"killing"``,
+* ``("evict", [[job, task, node]], now)`` -> per victim ``"killing"``,
   ``"withdrawn"`` (its launch had not been pulled: gone at once) or
-  ``"gone"``: preemption. A running victim stays on its node (its room
+  ``"gone"`` (not on that node any more: deleted, or made again and bound
+  elsewhere since the scheduler chose it): preemption. A running victim stays on its node (its room
   held) until its kubelet confirms the kill: the preemptor may not land on
   room that is still in use, and a recreated copy may not start while the
   old one runs.
@@ -234,9 +235,9 @@ class KubeAPIMachine:
 
     def _evict(self, victims: list, now: float) -> list[str]:
         out = []
-        for job, task in victims:
+        for job, task, node in victims:
             found = self._get(PODS, pod_name(int(job), int(task)))
-            if found is None or found[0]["node"] is None:
+            if found is None or found[0]["node"] != int(node):
                 out.append("gone")
                 continue
             pod = found[0]

@@ -27,7 +27,12 @@ import numpy as np
 from schedlab.schedulers.archs.kubernetes.cluster_view import ClusterView
 from schedlab.schedulers.archs.kubernetes.framework import Profile, ScheduleResult, schedule_one, unreserve
 from schedlab.schedulers.archs.kubernetes.objects import Node, Pod, PodKey
-from schedlab.schedulers.archs.kubernetes.plugins.default_preemption import NOMINATED, PDB_ALLOWED, victims_of
+from schedlab.schedulers.archs.kubernetes.plugins.default_preemption import (
+    NOMINATED_NODE,
+    PDB_ALLOWED,
+    TERMINATING,
+    victims_of,
+)
 from schedlab.schedulers.archs.kubernetes.queue import SchedulingQueue
 
 PodOf = Callable[[dict], Pod]  # a store pod value -> its Pod (the template's fields filled in)
@@ -76,6 +81,7 @@ class KubeSchedulerCore:
         self.ready = np.ones(len(nodes), dtype=bool)
         self.attempts = 0
         self.nominated: set[PodKey] = set()
+        self.terminating: set[PodKey] = set()  # bound pods whose eviction is under way
         self.job_tasks: dict[int, int] = {}  # job -> its tasks (from its pods' values)
         self.filtered: dict[str, int] = {}  # plugin -> nodes it filtered out, over the run
 
@@ -117,6 +123,10 @@ class KubeSchedulerCore:
     def _pod(self, change: str, value: dict, version: int, now: float) -> None:
         key = (int(value["j"]), int(value["t"]))
         self._count_waiting(key, value, waiting=change != "DELETED" and value["node"] is None)
+        if change == "DELETED" or value.get("phase") != "Terminating":
+            self.terminating.discard(key)
+        else:
+            self.terminating.add(key)
         if change == "DELETED":
             self.versions.pop(key, None)
             self.nominated.discard(key)
@@ -178,7 +188,8 @@ class KubeSchedulerCore:
         nominated = self.queue.nominated_node(pod.key)
         self.nominated &= {k for k in self.nominated if k in self.queue}
         others = [self.queue.info(k).pod for k in sorted(self.nominated)]
-        ctx = {NOMINATED: others, **({PDB_ALLOWED: self.budgets_now()} if self.budgeted else {}), **(context or {})}
+        ctx = {NOMINATED_NODE: nominated, TERMINATING: frozenset(self.terminating),
+               **({PDB_ALLOWED: self.budgets_now()} if self.budgeted else {}), **(context or {})}
         # Room preemption freed for a pod is kept for it: pods nominated to
         # a node with at least this pod's priority count as already there
         # (upstream's filters run with nominated pods added), or the

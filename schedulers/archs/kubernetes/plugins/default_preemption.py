@@ -12,8 +12,10 @@ frees resources, lowers spread counts and drops anti-affinity matches.
 
 What the live scheduler knows and the view does not comes through the
 cycle state: ``PDB_ALLOWED`` (owner -> disruptions allowed now),
-``NOMINATED`` (pods nominated to nodes, as ``Pod``s) and ``TERMINATING``
-(keys of pods whose deletion is under way).
+``NOMINATED_NODE`` (the node an earlier preemption nominated this pod to,
+if any) and ``TERMINATING`` (keys of pods whose eviction is under way):
+a pod whose victims on its nominated node are still terminating does not
+preempt again.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from ..preemption import PodKey, PreemptionConfig, PreemptionResult, preempt
 from ..status import Status, unschedulable
 
 PDB_ALLOWED = "DefaultPreemption/pdb_allowed"
-NOMINATED = "DefaultPreemption/nominated"
+NOMINATED_NODE = "DefaultPreemption/nominated_node"
 TERMINATING = "DefaultPreemption/terminating"
 
 
@@ -54,7 +56,8 @@ class DefaultPreemption:
                     view.add_pod(q, n)
 
         pdb: Mapping[str, int] | None = state.get(PDB_ALLOWED)
-        nominated: Sequence[Pod] = state.get(NOMINATED, ())
+        at = state.get(NOMINATED_NODE)
+        nominated: Sequence[Pod] = list(view.pods_on[int(at)].values()) if at is not None else ()
         terminating: Collection[PodKey] = state.get(TERMINATING, frozenset())
         r: PreemptionResult = preempt(pod, nodes, fits, pdb_allowed=pdb, config=self.config,
                                       nominated_pods=nominated, terminating=terminating)
