@@ -2,7 +2,7 @@
 routes each to one scheduler of its class by hashing the job id.
 
 It is also the job store a restarted scheduler or framework recovers its
-queue from (as a Kubernetes scheduler re-lists pods from the API server):
+queue from (as an orchestrator's scheduler re-lists pods from its API server):
 it keeps every job it routed to each, and a batch that could not be
 delivered (its scheduler was dead) waits for the next delivery. A route
 served by active/standby members (one route name, whichever member is

@@ -1,7 +1,7 @@
 """A coordinator replica whose leader also watches the machine hosts (they
 poll the leader) and marks silent ones down through the log, so every
 replica writes off the same tasks. For a replicated state machine that
-hosts sync with (Omega's cell state, the Kubernetes API machine): it needs
+hosts sync with (a shared cell state, an orchestrator's API store): it needs
 a ``down`` set of written-off hosts and a ``("down", [host], now)``
 command answering ``[lost, unpulled]``; a host is heard on its
 ``exchange``/``pending``/``rejoin`` commands."""

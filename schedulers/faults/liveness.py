@@ -17,17 +17,17 @@ the watch only judges what it can tell apart from its own trouble:
 * **Disruption.** When a large share of the live hosts falls silent together,
   the likely cause is the watcher's side (a partition that cut it off from
   the hosts, a network fault) rather than that many machines dying at once.
-  Kubernetes' node lifecycle controller stops evicting in a zone where most
+  kube-controller-manager's node lifecycle controller stops evicting in a zone where most
   nodes are unhealthy for this reason. The watch writes off nobody while at
   least ``disruption_min_hosts`` hosts and ``disruption_share`` of the live
   ones are silent. A disruption does not silence every host at the same
   instant (a partition reaches each side's actors when they get to it, a
   second apart on a loaded machine), so a host silent past the timeout is
   only a suspect: it counts towards a disruption at once, but is written
-  off ``confirm`` later, if no disruption has begun by then (as Kubernetes
-  taints a NotReady node at once and evicts its pods only after their
+  off ``confirm`` later, if no disruption has begun by then (as that
+  controller taints a NotReady node at once and evicts its pods only after their
   toleration, cancelled when its zone turns out fully disrupted). Once enough come back, the ones still silent get one
-  fresh timeout from that moment (as a Kubernetes taint's toleration starts
+  fresh timeout from that moment (as such a taint's toleration starts
   when the zone is healthy again): hosts do not all find their way back at
   the same instant (a retry in flight, a late poll on a loaded machine), and
   a straggler of the disruption is not a dead machine. A machine that did
@@ -61,7 +61,7 @@ HOST_CONFIRM_WALL_S = 1.0
 class LivenessSpec:
     """The scenario's ``[liveness]`` table."""
 
-    disruption_share: float = 0.55  # Kubernetes' unhealthy-zone threshold
+    disruption_share: float = 0.55  # kube-controller-manager's unhealthy-zone threshold
     disruption_min_hosts: int = 2
 
 
