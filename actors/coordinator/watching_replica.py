@@ -14,18 +14,12 @@ from schedlab.actors.engines.runtime import Runtime
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, host_of_command, judge, report_down, watch_for
 
 
-class WatchingReplica(CoordinatorReplica):
-    def __init__(self, rt: Runtime, cfg: ReplicaConfig, metrics: Any, *, hosts: int, liveness: LivenessSpec) -> None:
-        """``hosts``: machine host actors to watch; ``liveness``: the scenario's rules for writing one off."""
-        super().__init__(rt, cfg, metrics)
-        scale = self.rt.scale
-        self.watch = watch_for(hosts, HOST_TIMEOUT_WALL_S * scale, liveness, scale)
-        self.led_term = -1
-        self.rid = 0
+class HearingReplica(CoordinatorReplica):
+    """A replica that hears the machine hosts on their polls (``exchange``,
+    ``pending``, ``rejoin`` commands and queries) in its ``watch``, which
+    the subclass sets up."""
 
-    async def on_start(self) -> None:
-        await super().on_start()
-        self.spawn_loop(self._watch_loop())
+    watch: Any
 
     async def propose(self, client_id: str, request_id: int, command: Any) -> tuple:
         self._heard(command)
@@ -39,6 +33,20 @@ class WatchingReplica(CoordinatorReplica):
         host = host_of_command(command)
         if host is not None:
             self.watch.heard(host, self.rt.now())
+
+
+class WatchingReplica(HearingReplica):
+    def __init__(self, rt: Runtime, cfg: ReplicaConfig, metrics: Any, *, hosts: int, liveness: LivenessSpec) -> None:
+        """``hosts``: machine host actors to watch; ``liveness``: the scenario's rules for writing one off."""
+        super().__init__(rt, cfg, metrics)
+        scale = self.rt.scale
+        self.watch = watch_for(hosts, HOST_TIMEOUT_WALL_S * scale, liveness, scale)
+        self.led_term = -1
+        self.rid = 0
+
+    async def on_start(self) -> None:
+        await super().on_start()
+        self.spawn_loop(self._watch_loop())
 
     async def _watch_loop(self) -> None:
         while await self.nap(self.watch.timeout / 4):

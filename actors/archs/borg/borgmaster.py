@@ -27,15 +27,16 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from schedlab.actors.coordinator.replica import CoordinatorReplica, ReplicaConfig
+from schedlab.actors.coordinator.replica import ReplicaConfig
+from schedlab.actors.coordinator.watching_replica import HearingReplica
 from schedlab.actors.engines.runtime import Runtime
-from schedlab.actors.common.host_watch import host_of_command, judge, report_down, watch_for
+from schedlab.actors.common.host_watch import judge, report_down, watch_for
 from schedlab.schedulers.archs.borg.priority import band
 from schedlab.schedulers.archs.borg.scheduler import BorgParams, BorgScheduler, hosts_down, paths
 from schedlab.schedulers.model.seeding import rng_for
 
 
-class BorgmasterReplica(CoordinatorReplica):
+class BorgmasterReplica(HearingReplica):  # Borglets are heard on their polls
     def __init__(self, rt: Runtime, cfg: ReplicaConfig, metrics: Any, *, params: BorgParams) -> None:
         super().__init__(rt, cfg, metrics)
         self.params = params
@@ -62,21 +63,6 @@ class BorgmasterReplica(CoordinatorReplica):
             if not self.core.inflight:
                 return
             await self.nap_wall(0.01)
-
-    # ------------------------------------------------------ heartbeats in
-
-    async def propose(self, client_id: str, request_id: int, command: Any) -> tuple:
-        self._heard(command)
-        return await super().propose(client_id, request_id, command)
-
-    async def query(self, command: Any) -> tuple:
-        self._heard(command)
-        return await super().query(command)
-
-    def _heard(self, command: Any) -> None:
-        host = host_of_command(command)
-        if host is not None:
-            self.watch.heard(host, self.rt.now())
 
     # ------------------------------------------------------------- leading
 
