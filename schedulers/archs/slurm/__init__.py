@@ -1,0 +1,1 @@
+"""SLURM, the pure half (in progress: the scheduling passes; see NOTES.md)."""
