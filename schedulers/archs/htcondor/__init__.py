@@ -1,0 +1,1 @@
+"""HTCondor: ClassAd matchmaking and its daemons (pure halves, no Ray)."""
