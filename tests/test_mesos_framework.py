@@ -261,3 +261,35 @@ def test_settle_abandons_exactly_at_max_attempts(max_attempts) -> None:
            for i in range(max_attempts)]
     assert out == ["waiting"] * (max_attempts - 1) + ["abandoned"]
     assert not fc.queue and not fc.jobs
+
+
+def test_a_framework_notices_its_master_restarted_and_elected_again_under_the_same_name() -> None:
+    """Live, a framework with no offers calls nothing: when the master it
+    registered with was killed, restarted and elected again (same name, a
+    later lease epoch), only the lease tells it the new incarnation does not
+    know it. A live conformance run scheduled nothing for the last 165 s
+    when that went unnoticed."""
+    import asyncio
+
+    from schedlab.actors.archs.mesos.link import MasterLink
+
+    class Lease:
+        def __init__(self) -> None:
+            self.now = ["master-0@1", 2, 100.0]
+
+        async def query(self, command: tuple, deadline: float = 1.0) -> list:
+            return self.now
+
+    link = MasterLink(masters=2, replicas=3)
+    link.coord = Lease()
+    link.handle, link.master, link.epoch = object(), "master-0", 2
+
+    async def check() -> list[bool]:
+        out = [await link.stale()]
+        link.coord.now = ["master-0@7", 3, 130.0]  # the same name, a new incarnation's epoch
+        out.append(await link.stale())
+        link.coord.now = ["master-1@2", 3, 130.0]
+        out.append(await link.stale())
+        return out
+
+    assert asyncio.run(check()) == [False, True, True]

@@ -28,6 +28,17 @@ def lease_holder_name(holder: str | None) -> str | None:
     return None if holder is None else holder.split("@", 1)[0]
 
 
+async def lease_holder_epoch(coord: Any) -> tuple[str | None, int]:
+    """(the lease's last holder's actor name, its lease epoch); (None, 0)
+    if the group cannot say. The epoch tells a member restarted under the
+    same name and elected again from the incarnation one registered with."""
+    try:
+        holder, epoch, _expires = await coord.query(("leader",), deadline=1.0)
+    except Exception:  # the coordinator group is between leaders
+        return None, 0
+    return lease_holder_name(holder), int(epoch)
+
+
 async def lease_holder(coord: Any) -> str | None:
     """The actor name of the lease's last holder, None if the group cannot
     say (between leaders) or nobody campaigned yet.

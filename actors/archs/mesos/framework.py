@@ -152,10 +152,8 @@ class MesosFramework(ActorShell):
         """Stay registered with the current leader (a standby master may have
         taken over) and reconcile after a re-registration."""
         while await self.nap_wall(self.watch_wall):
-            if self.link.handle is not None and self.link.coord is not None:
-                leader = await self.link.leader()
-                if leader is not None and leader != self.link.master:
-                    self.link.lost()
+            if await self.link.stale():
+                self.link.lost()
             if not await self.link.connected():
                 continue
             await self._sync_wants()

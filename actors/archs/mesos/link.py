@@ -14,7 +14,7 @@ from collections import deque
 from typing import Any, Awaitable, Callable
 
 from schedlab.actors.coordinator.client import CoordinatorClient
-from schedlab.actors.coordinator.lease import lease_holder, lease_holder_name, lease_identity  # noqa: F401 (re-exported)
+from schedlab.actors.coordinator.lease import lease_holder, lease_holder_epoch, lease_holder_name, lease_identity  # noqa: F401 (re-exported)
 from schedlab.actors.common.events import EventLog
 from schedlab.schedulers.model.wire import unpack_release_keys
 
@@ -67,6 +67,15 @@ class MasterLink:
         if self.coord is None:
             return master_name(0)
         return await lease_holder(self.coord)
+
+    async def stale(self) -> bool:
+        """Whether the master registered with no longer leads: another holds
+        the lease, or the same name holds it at a later epoch (it was killed,
+        restarted and elected again: a new incarnation that does not know us)."""
+        if self.coord is None or self.handle is None:
+            return False
+        name, epoch = await lease_holder_epoch(self.coord)
+        return name is not None and (name != self.master or epoch > (self.epoch or 0))
 
     async def connected(self) -> bool:
         """Make sure we are registered with the current leader."""
