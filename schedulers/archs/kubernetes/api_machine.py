@@ -106,11 +106,13 @@ class KubeAPIMachine:
         found = self.store.query(("get", kind, name))
         return None if found is None else (found[0], int(found[1]))
 
-    def _node_req(self, i: int, delta: np.ndarray) -> int:
-        value, _ = self._get(NODES, node_name(i))  # type: ignore[misc]
+    def _node_op(self, i: int, delta: np.ndarray, value: dict | None = None) -> tuple:
+        """The update adding ``delta`` to node ``i``'s requested resources
+        (written in the same transaction as the pod's change)."""
+        if value is None:
+            value, _ = self._get(NODES, node_name(i))  # type: ignore[misc]
         req = np.maximum(np.asarray(value["req"], dtype=np.float64) + delta, 0.0)
-        (status, version), = self._write([("update", NODES, node_name(i), {**value, "req": req.tolist()})])
-        return int(version)
+        return ("update", NODES, node_name(i), {**value, "req": req.tolist()})
 
     def _machines(self, host: int) -> range:
         return range(host * self.k, min((host + 1) * self.k, self.capacity.shape[0]))
@@ -176,8 +178,8 @@ class KubeAPIMachine:
             if np.any(np.asarray(nv[0]["req"]) + req > self.capacity[node] + EPS):
                 out.append(["no_room", version, nv[1]])
                 continue
-            (_, pod_version), = self._write([("update", PODS, name, {**pod, "node": node, "phase": BOUND})])
-            node_version = self._node_req(node, req)
+            (_, pod_version), (_, node_version) = self._write(
+                [("update", PODS, name, {**pod, "node": node, "phase": BOUND}), self._node_op(node, req, nv[0])])
             self.to_launch.setdefault(self._host(node), []).append(
                 [int(job), int(task), node, list(pod["req"]), float(pod["dur"]), now])
             out.append(["ok", int(pod_version), node_version])
@@ -207,9 +209,10 @@ class KubeAPIMachine:
         return [self.to_launch.pop(host, []), kills, False]
 
     def _delete(self, pod: dict) -> None:
-        self._write([("delete", PODS, pod_name(pod["j"], pod["t"]))])
+        ops: list = [("delete", PODS, pod_name(pod["j"], pod["t"]))]
         if pod["node"] is not None:
-            self._node_req(int(pod["node"]), -np.asarray(pod["req"], dtype=np.float64))
+            ops.append(self._node_op(int(pod["node"]), -np.asarray(pod["req"], dtype=np.float64)))
+        self._write(ops)
 
     def _set_ready(self, node: int, ready: bool) -> None:
         value, _ = self._get(NODES, node_name(node))  # type: ignore[misc]
