@@ -1,5 +1,5 @@
 """Write a synthetic Standard Workload Format (SWF) log: rigid parallel jobs
-whose users over-estimate their run times (schedulers.archs.slurm.swf).
+whose users over-estimate their run times (schedulers.model.swf).
 
     python scripts/make_swf.py OUT.swf [--jobs 2000] [--seed 1] [--nodes 64]
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from schedlab.schedulers.archs.slurm.swf import synthetic_swf
+from schedlab.schedulers.model.swf import synthetic_swf
 
 
 def main() -> None:

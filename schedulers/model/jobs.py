@@ -53,6 +53,9 @@ class Job:
     submit_time: float
     request: tuple[float, ...]  # per task, indexed by RESOURCES
     durations: tuple[float, ...]  # one per task
+    # The user's estimate of its run time (a batch system's requested time
+    # limit, as an SWF trace records it); None: the user gave none.
+    estimate: float | None = None
 
     @property
     def tasks(self) -> int:
@@ -71,6 +74,7 @@ class Job:
             "submit_time": self.submit_time,
             "request": list(self.request),
             "durations": [-1.0 if math.isinf(d) else d for d in self.durations],
+            **({} if self.estimate is None else {"estimate": self.estimate}),
         }
 
     @staticmethod
@@ -83,4 +87,5 @@ class Job:
             submit_time=float(d["submit_time"]),
             request=tuple(d["request"]),
             durations=tuple(math.inf if x < 0 else float(x) for x in d["durations"]),
+            estimate=None if d.get("estimate") is None else float(d["estimate"]),
         )

@@ -118,6 +118,17 @@ class Dist:
 
 
 @dataclass(frozen=True)
+class TraceJob:
+    """One job of a replayed trace: when it arrives, how many tasks, how
+    long it really runs (every task, a rigid job) and its user's estimate."""
+
+    submit: float
+    tasks: int
+    runtime: float
+    estimate: float | None = None
+
+
+@dataclass(frozen=True)
 class JobClass:
     """A stream of similar jobs. A service class's ``duration`` defaults to
     infinite (its tasks run until the end of the run, as long-running
@@ -133,7 +144,10 @@ class JobClass:
     priority: int = 0
     interarrival_mode: str = "exponential"  # or "fixed": interarrival.expected() apart
     start: float | None = None  # the first arrival (emulated s); None: one interarrival after 0
-    one_duration: bool = False  # one duration drawn per job, every task runs for it (CSS's model)
+    one_duration: bool = False  # one duration drawn per job, every task runs for it (CSS's model, rigid jobs)
+    # A replayed trace (an SWF log): its jobs arrive as recorded instead of
+    # being drawn, each task asking the class's mean request.
+    trace: tuple[TraceJob, ...] = ()
 
 
 def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
@@ -150,8 +164,12 @@ def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
 def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> list[Job]:
     """All jobs arriving in [0, horizon), sorted by submit time; ids are dense
     and assigned in that order so they are stable for a given seed."""
-    raw: list[tuple[float, int, JobClass, np.random.Generator]] = []
+    raw: list[tuple[float, int, JobClass, np.random.Generator | TraceJob]] = []
     for ci, jc in enumerate(classes):
+        if jc.trace:
+            shift = jc.start or 0.0
+            raw.extend((tj.submit + shift, ci, jc, tj) for tj in jc.trace if tj.submit + shift < horizon)
+            continue
         rng = rng_for(seed, f"workload/{jc.name}")
         t = 0.0
         first = True
@@ -168,7 +186,13 @@ def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> l
             raw.append((t, ci, jc, rng))
     raw.sort(key=lambda r: (r[0], r[1]))
     # Draw each job's shape in arrival order per class so the list depends only on seed.
-    return [_job(i, jc, t, rng) for i, (t, _ci, jc, rng) in enumerate(raw)]
+    return [_replayed(i, jc, t, src) if isinstance(src, TraceJob) else _job(i, jc, t, src)
+            for i, (t, _ci, jc, src) in enumerate(raw)]
+
+
+def _replayed(job_id: int, jc: JobClass, at: float, tj: TraceJob) -> Job:
+    request = tuple(float(d.expected()) for d in jc.request)
+    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, (float(tj.runtime),) * tj.tasks, tj.estimate)
 
 
 @dataclass(frozen=True)

@@ -38,13 +38,13 @@ TASK_SCALE = 0.7  # CSS multiplies every drawn task shape by this
 MAX_CPU, MAX_MEM = 3.9, 15.9  # CSS's caps for its 4-cpu, 16 GB machines
 
 
-def base_dirs(source: str) -> list[Path]:
-    """Where a relative ``dir`` is looked for: the scenario file's folder
+def base_dirs(source: str, shipped: Path = SHIPPED) -> list[Path]:
+    """Where a relative input path is looked for: the scenario file's folder
     (``source`` may carry a sweep point's ``[k=v]`` after the path), else the
-    current directory; then the folder the CSS example ships in."""
+    current directory; then the folder schedlab ships the input in."""
     path = Path(source.split(" [", 1)[0])
     first = path.parent if path.is_file() else Path.cwd()
-    return [first, SHIPPED]
+    return [first, shipped]
 
 
 def _folder(t: Table) -> Path:

@@ -22,6 +22,7 @@ from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.model.workload import Dist, JobClass
 from schedlab.schedulers.scenario.css import read_css
 from schedlab.schedulers.scenario.limits import Limits, check_sizes, local_limits
+from schedlab.schedulers.scenario.swf_class import read_swf_class
 from schedlab.schedulers.scenario.spec import (CellSpec, CoordinatorSpec, MetricsSpec, Scenario, SubstrateSpec,
                                                WorkloadSpec)
 from schedlab.schedulers.scenario.toml_table import (ScenarioError, Table, fraction, non_negative, one_of, positive,
@@ -45,6 +46,8 @@ def _machine_class(t: Table, index: int) -> MachineClass:
 
 
 def _job_class(t: Table) -> JobClass:
+    if "swf" in t.data:
+        return read_swf_class(t)
     name = t.get("name", str)
     kind = JobKind(t.get("kind", str, default="batch", check=one_of(("batch", "service"))))
     ia_mode = t.get("interarrival_mode", str, default="exponential", check=one_of(("exponential", "fixed")))
@@ -59,6 +62,8 @@ def _job_class(t: Table) -> JobClass:
         duration=read_dist(t, "duration", default=Dist("constant", value=math.inf)) if kind is JobKind.SERVICE else read_dist(t, "duration"),
         request=tuple(read_dist(t, r, bounded=True) for r in RESOURCES),
         priority=t.get("priority", int, default=0),
+        # Rigid: one duration drawn per job, all its tasks run for it (a parallel job).
+        one_duration=t.get("rigid", bool, default=False),
     )
     t.done()
     return jc

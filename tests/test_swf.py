@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab.schedulers.archs.slurm.swf import SwfError, read_swf, synthetic_swf
+from schedlab.schedulers.model.swf import SwfError, read_swf, synthetic_swf
 
 SAMPLE = """; a header comment
 1 0 10 3600 16 -1 -1 16 7200 -1 1 3 1 -1 1 1 -1 -1

@@ -96,7 +96,7 @@ def synthetic_swf(jobs: int, seed: int, *, nodes: int = 64, mean_interarrival: f
     req = np.minimum(np.ceil(run * factor / 60.0) * 60.0, max_time)
     run = np.minimum(run, req)
     user = rng.integers(1, users + 1, jobs)
-    lines = ["; synthetic SWF written by schedlab (schedulers/archs/slurm/swf.py: synthetic_swf)",
+    lines = ["; synthetic SWF written by schedlab (schedulers/model/swf.py: synthetic_swf)",
              f"; seed {seed}, {jobs} jobs, {nodes} nodes, requested time = run time x U{overestimate}",
              f"; MaxNodes: {nodes}", f"; MaxProcs: {nodes}"]
     for i in range(jobs):
