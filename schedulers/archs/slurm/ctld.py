@@ -1,0 +1,350 @@
+"""slurmctld's books around its scheduling core (``controller.SlurmCore``),
+pure: which node daemon (machine host) holds which node, the launches and
+kills waiting for each daemon's next poll, which tasks of a running job are
+still out, the load it did not place, and how a new controller (restarted,
+or the backup taking over) rebuilds from its saved state and the daemons'
+registrations.
+
+Why a job requeued (preempted, or one of its nodes failed) waits until every
+kill of it is confirmed before it may start again: its tasks keep their
+keys, and a task started anew on one node while its old copy still runs on
+another is one task on two machines.
+
+Jobs get whole nodes (``OverSubscribe=EXCLUSIVE``): each task is launched
+asking its node's whole capacity, so what the cell reports used is what
+SLURM counts allocated. A job's nodes stay allocated until its last task
+ends (a rigid job ends with its last process).
+"""
+from __future__ import annotations
+
+import collections
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from schedlab.schedulers.archs.slurm.controller import Job as SlurmJob
+from schedlab.schedulers.archs.slurm.controller import SlurmCore
+from schedlab.schedulers.model.jobs import Job
+
+TaskKey = tuple[int, int]
+# A launch as machine hosts take it: [job, task, machine, request, duration, start].
+Launch = list
+
+
+@dataclass(frozen=True)
+class Started:
+    job_id: int
+    nodes: tuple[int, ...]
+    backfilled: bool
+    reserved: float | None  # the first start a reservation promised it, if it had one
+    waited: float
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A job whose nodes came free: ``state`` completed, timeout (killed at
+    its limit), or requeued (preempted, node_fail: back in the queue)."""
+
+    job_id: int
+    state: str
+    started: float
+    nodes: int
+    reason: str = ""
+
+
+@dataclass
+class Slurmctld:
+    core: SlurmCore
+    capacity: np.ndarray
+    k: int  # machines (nodes) per host
+    recovering: bool = False  # a new controller: nothing is scheduled before every daemon is heard
+    specs: dict[int, Job] = field(default_factory=dict)  # the jobs as submitted (tasks' durations)
+    out: dict[int, set[int]] = field(default_factory=dict)  # job -> tasks handed out, not reported ended
+    parked: dict[int, SlurmJob] = field(default_factory=dict)  # requeued, waiting for its kills
+    to_launch: dict[int, list[Launch]] = field(default_factory=lambda: collections.defaultdict(list))
+    to_kill: dict[int, list[list[int]]] = field(default_factory=lambda: collections.defaultdict(list))
+    foreign: dict[int, set[TaskKey]] = field(default_factory=dict)  # node -> load we did not place
+    down: set[int] = field(default_factory=set)  # hosts written off, until they are heard again
+    registered: set[int] = field(default_factory=set)
+    first_reserved: dict[int, float] = field(default_factory=dict)
+    ended: list[Ended] = field(default_factory=list)  # taken by the shell
+    dirty: set[int] = field(default_factory=set)  # jobs whose saved state changed (for the state save)
+
+    def __post_init__(self) -> None:
+        self.n = int(self.capacity.shape[0])
+        self.hosts = -(-self.n // self.k)
+        if not self.recovering:
+            self.registered = set(range(self.hosts))
+        self.finished: set[TaskKey] = set()  # reported by registrations (a new controller's view)
+        # job -> task -> machine: what the daemons said they run (a new controller's view)
+        self.reported: dict[int, dict[int, int]] = collections.defaultdict(dict)
+
+    # ------------------------------------------------------------ jobs in
+
+    def add_foreign(self, machine: int, key: TaskKey, until: float) -> None:
+        """Load running at the start that no job of ours placed (the prefill):
+        its node is held until it ends."""
+        self.foreign.setdefault(machine, set()).add(key)
+        self.core.held[machine] = max(self.core.held.get(machine, 0.0), until)
+
+    def submit(self, job: Job, partition: str, limit: float, now: float) -> str:
+        """Queue a job (nodes = its tasks); "" or why it was refused. A job
+        already known (sent twice around a failover) is ignored."""
+        if job.job_id in self.core.jobs or job.job_id in self.parked or job.job_id in self.specs:
+            return ""
+        why = self.core.submit(job.job_id, partition, job.tasks, limit, job.job_class, job.submit_time)
+        if not why:
+            self.specs[job.job_id] = job
+            self.dirty.add(job.job_id)
+        return why
+
+    def queued(self) -> dict[str, int]:
+        """Pending jobs per partition."""
+        out = {p.name: 0 for p in self.core.partitions}
+        for j in self.core.jobs.values():
+            if j.started is None and j.job_id >= 0:
+                out[j.partition] += 1
+        return out
+
+    # ------------------------------------------------------------ scheduling
+
+    def schedule(self, now: float) -> list[Started]:
+        """One scheduling pass (nothing while recovering): jobs to start
+        now, their launches queued for their daemons; jobs preempted to make
+        room have their kills queued and are parked."""
+        if self.recovering:
+            return []
+        started = self.core.schedule(now)
+        for jid, nodes, began in self.core.preempted:
+            self._requeued(jid, nodes, began, "preempted")
+        self.core.preempted = []
+        for jid, at in self.core.reservations.items():
+            self.first_reserved.setdefault(jid, at)
+        out = []
+        for s in started:
+            job, spec = self.core.jobs[s.job_id], self.specs[s.job_id]
+            self.out[s.job_id] = set(range(len(s.nodes)))
+            for task, node in enumerate(s.nodes):
+                self.to_launch[node // self.k].append(
+                    [s.job_id, task, node, self.capacity[node].tolist(), spec.durations[task], now])
+            self.dirty.add(s.job_id)
+            out.append(Started(s.job_id, s.nodes, s.backfilled, self.first_reserved.pop(s.job_id, None),
+                               now - job.submitted))
+        return out
+
+    def next_expiry(self) -> float:
+        """When the next running job reaches its limit (inf if none): the
+        shell wakes then, so kills are on time and a reservation behind
+        them is kept."""
+        return min((j.started + j.limit for j in self.core.jobs.values()  # type: ignore[operator]
+                    if j.started is not None and j.job_id >= 0), default=math.inf)
+
+    def expire(self, now: float) -> list[int]:
+        """Kill the jobs past their time limit (state timeout). Their nodes
+        are free at once: each daemon takes its kills before its launches."""
+        gone = [j for j in self.core.expired(now) if j >= 0 and j in self.out]
+        for jid in gone:
+            job = self.core.jobs[jid]
+            self._kill_tasks(jid, job.on)
+            self.out.pop(jid, None)
+            self.core.finish(jid, now)
+            self.ended.append(Ended(jid, "timeout", now if job.started is None else job.started, len(job.on)))
+            self.dirty.add(jid)
+        return gone
+
+    def _kill_tasks(self, jid: int, nodes: Sequence[int]) -> list[TaskKey]:
+        """Queue kills for a job's tasks still out; a task its daemon has not
+        pulled yet is withdrawn instead. Returns the kills queued."""
+        killed = []
+        for task in sorted(self.out.get(jid, ())):
+            host = nodes[task] // self.k
+            pending = self.to_launch.get(host, [])
+            mine = [ln for ln in pending if ln[0] == jid and ln[1] == task]
+            if mine:
+                pending.remove(mine[0])
+                self.out[jid].discard(task)
+            elif host not in self.down:
+                self.to_kill[host].append([jid, task])
+                killed.append((jid, task))
+        return killed
+
+    def _requeue(self, jid: int, now: float, reason: str) -> None:
+        """Back to the queue once its kills are confirmed (parked till then)."""
+        job = self.core.jobs[jid]
+        nodes, started = job.on, now if job.started is None else job.started
+        self.core.requeue(jid, now)
+        self._requeued(jid, nodes, started, reason)
+
+    def _requeued(self, jid: int, nodes: tuple[int, ...], started: float, reason: str) -> None:
+        """The core requeued ``jid`` (it ran on ``nodes``): kill what is out."""
+        self._kill_tasks(jid, nodes)
+        self.ended.append(Ended(jid, "requeued", started, len(nodes), reason))
+        self.dirty.add(jid)
+        if self.out.get(jid):
+            self.parked[jid] = self.core.jobs.pop(jid)
+        else:
+            self.out.pop(jid, None)
+
+    # ------------------------------------------------------------ daemons
+
+    def _nodes(self, host: int) -> range:
+        return range(host * self.k, min((host + 1) * self.k, self.n))
+
+    def exchange(self, host: int, keys: list[tuple[int, int, bool]], now: float) -> tuple[list, list] | dict:
+        """A daemon's poll: its tasks that ended (killed or not), then its
+        kills and launches. A daemon written off meanwhile is told to reset
+        (its nodes come back empty); one a new controller has not heard
+        from is asked to register first."""
+        if host in self.down:
+            self.down.discard(host)
+            self.registered.add(host)
+            self._nodes_up(host)
+            return {"reset": True, "launches": []}
+        if host not in self.registered:
+            return {"register": True}
+        for job, task, killed in keys:
+            self._task_ended(host, int(job), int(task), killed, now)
+        return self.to_launch.pop(host, []), self.to_kill.pop(host, [])
+
+    def _task_ended(self, host: int, job: int, task: int, killed: bool, now: float) -> None:
+        for m in self._nodes(host):
+            keys = self.foreign.get(m)
+            if keys and (job, task) in keys:
+                keys.discard((job, task))
+                if not keys:
+                    del self.foreign[m]
+                    self.core.held.pop(m, None)
+                return
+        tasks = self.out.get(job)
+        if tasks is None or task not in tasks:
+            return
+        tasks.discard(task)
+        if tasks:
+            return
+        del self.out[job]
+        if job in self.parked:  # every kill confirmed: it may start again
+            self.core.jobs[job] = self.parked.pop(job)
+            return
+        sj = self.core.jobs.get(job)
+        if sj is not None and sj.started is not None:
+            started, nodes = sj.started, len(sj.on)
+            self.core.finish(job, now)
+            self.ended.append(Ended(job, "completed", started, nodes))
+            self.dirty.add(job)
+
+    def write_off(self, hosts: list[int], now: float) -> tuple[list[list[int]], list[list[int]]]:
+        """Daemons silent too long: their nodes are down; every job with a
+        task there is requeued (SLURM's JobRequeue on node failure), its
+        tasks elsewhere killed. Returns (lost: were running, unpulled: never
+        handed out) as [job, task] lists."""
+        lost: list[list[int]] = []
+        unpulled: list[list[int]] = []
+        for host in hosts:
+            if host in self.down:
+                continue
+            self.down.add(host)
+            self.registered.discard(host)
+            never = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
+            self.to_kill.pop(host, None)
+            hit: set[int] = set()
+            for m in self._nodes(host):
+                self.foreign.pop(m, None)
+                self.core.held[m] = math.inf
+                jid = self.core.busy.get(m)
+                if jid is not None:
+                    hit.add(jid)
+                for jid2, job in list(self.parked.items()):
+                    if m in job.on:
+                        hit.add(jid2)
+            for jid in sorted(hit):
+                on = self.core.jobs[jid].on if jid in self.core.jobs else self.parked[jid].on
+                for task, node in enumerate(on):
+                    if node // self.k == host and task in self.out.get(jid, ()):
+                        self.out[jid].discard(task)
+                        (unpulled if (jid, task) in never else lost).append([jid, task])
+                if jid in self.parked:
+                    if not self.out.get(jid):
+                        self.out.pop(jid, None)
+                        self.core.jobs[jid] = self.parked.pop(jid)
+                else:
+                    self._requeue(jid, now, "node_fail")
+        return lost, unpulled
+
+    def rejoin(self, host: int, now: float) -> tuple[list[list[int]], list[list[int]]]:
+        """A restarted daemon's first word: what it ran died with it."""
+        out = self.write_off([host], now)
+        self.down.discard(host)
+        self.registered.add(host)
+        self._nodes_up(host)
+        return out
+
+    def _nodes_up(self, host: int) -> None:
+        for m in self._nodes(host):
+            self.core.held.pop(m, None)
+            self.foreign.pop(m, None)
+
+    # ------------------------------------------------------------ a new controller
+
+    def restore(self, jobs: list[SlurmJob], specs: dict[int, Job]) -> None:
+        """A new controller's books from the saved state: queued and running
+        jobs (a running one holds its nodes again), with their submissions."""
+        for j in jobs:
+            self.core.jobs[j.job_id] = j
+            for n in j.on if j.started is not None else ():
+                self.core.busy[n] = j.job_id
+        self.specs.update(specs)
+
+    def register(self, host: int, running: list[tuple[int, int, int]], finished: list[TaskKey],
+                 foreign_until: dict[TaskKey, float]) -> None:
+        """A daemon telling a new controller what runs on it ([job, task,
+        machine]) and what finished lately. Load we did not place
+        (``foreign_until``: its keys and ends) holds its node again."""
+        self.registered.add(host)
+        self.down.discard(host)
+        self._nodes_up(host)
+        for job, task, m in running:
+            if (job, task) in foreign_until:
+                self.add_foreign(m, (job, task), foreign_until[(job, task)])
+            else:
+                self.reported[job][task] = m
+        self.finished.update(finished)
+
+    def settle(self, now: float) -> list[int]:
+        """Once every daemon registered or was written off: the saved state
+        meets what the daemons say. A job saved as running keeps the tasks
+        still running; if none runs and all finished, it completed; a task
+        neither running nor finished (lost with a dead daemon) requeues it.
+        A job the daemons run but the saved state has queued (its start was
+        not saved in time) is killed and requeued: nothing says when it
+        started, so its limit could not be kept. Returns the jobs requeued."""
+        requeued = []
+        for jid, job in list(self.core.jobs.items()):
+            if jid < 0:
+                continue
+            reported = self.reported.pop(jid, {})
+            if job.started is None:
+                if reported:
+                    self.out[jid] = set(reported)
+                    for task, m in reported.items():
+                        self.to_kill[m // self.k].append([jid, task])
+                    self.parked[jid] = self.core.jobs.pop(jid)
+                    requeued.append(jid)
+                continue
+            spec = self.specs.get(jid)
+            tasks = len(job.on) if spec is None else spec.tasks
+            done = {t for t in range(tasks) if (jid, t) in self.finished}
+            missing = set(range(tasks)) - set(reported) - done
+            if not reported and not missing:
+                self.core.finish(jid, now)
+                self.ended.append(Ended(jid, "completed", job.started, len(job.on)))
+                self.dirty.add(jid)
+                continue
+            self.out[jid] = set(reported)
+            if missing:
+                self._requeue(jid, now, "node_fail")
+                requeued.append(jid)
+        self.reported.clear()
+        self.recovering = False
+        return requeued
