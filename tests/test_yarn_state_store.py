@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from schedlab.schedulers.archs.yarn.state_store import RMStoreMachine, StoredApp, StoreMirror
+from schedlab.schedulers.archs.yarn.state_store import StoredApp, StoreMirror
+from schedlab.schedulers.consensus.fenced_store import FencedStoreMachine as RMStoreMachine
 
 
 def _ev(kind: str, app: int, **kw: object) -> dict:

@@ -18,7 +18,7 @@ from schedlab.schedulers.archs.yarn.spec import (
     pool_names,
     rm_name,
 )
-from schedlab.schedulers.archs.yarn.state_store import RMStoreMachineFactory
+from schedlab.schedulers.consensus.fenced_store import FencedStoreFactory
 
 
 def _foreign(b: Build) -> tuple:
@@ -66,7 +66,7 @@ def _standbys(b: Build, cfg: RMShellConfig, flush: float) -> Topology:
     RM that becomes active."""
     sc = b.scenario
     ys: YarnSpec = sc.section
-    group = b.coordinator_group(RMStoreMachineFactory(), None)
+    group = b.coordinator_group(FencedStoreFactory(), None)
     group.spawn_all()
     rms = RMSet(cfg, b.rt, b.metrics, flush, b.members.on_spawn)
     handles = rms.spawn_all()

@@ -7,23 +7,18 @@ AM failures it has had, whether its AM ever ran, and whether it already
 ended (finished, failed, killed). Without them an application that failed
 before a failover runs again and counted failures restart from 0.
 
-One replicated state machine holds both the RMs' lease and the store, so a
-write can be fenced by the lease epoch exactly (Hadoop fences the store with
-a ZooKeeper ACL the active RM owns): a deposed RM's late write is refused,
-never applied over its successor's.
+The records live in ``schedulers.consensus.fenced_store`` beside the RMs'
+lease, so a write is fenced by the lease epoch exactly (Hadoop fences the
+store with a ZooKeeper ACL the active RM owns): a deposed RM's late write
+is refused, never applied over its successor's.
 
 Pure: ``StoreMirror`` folds the RM core's events into records and says
-which changed since the last write; ``RMStoreMachine`` is the replicated
-machine (lease commands as ``LeaseMachine``, plus ``put`` and ``load``).
+which changed since the last write.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import msgpack
 from schedlab.schedulers.archs.yarn.rm_books import TERMINAL
-from schedlab.schedulers.consensus.lease import LeaseMachine
 
 
 @dataclass
@@ -117,48 +112,3 @@ _FOLDS = {
     "am_attempt": _new_attempt,
     **{f"app_{state}": _ended for state in TERMINAL},
 }
-
-
-class RMStoreMachine:
-    """Commands: ``("campaign", name, now, lease)`` as ``LeaseMachine``;
-    ``("put", epoch, [[app, record], ...])`` -> True if applied (only the
-    holder of the current lease epoch writes); ``("load", epoch)`` -> every
-    record as ``[[app, record], ...]`` (through the log, so it reflects
-    every write before it), or None if ``epoch`` is not current. Queries:
-    ``("leader",)``."""
-
-    def __init__(self) -> None:
-        self.lease = LeaseMachine()
-        self.apps: dict[int, list] = {}
-
-    def apply(self, command: Any) -> Any:
-        op = command[0]
-        if op == "campaign":
-            return self.lease.apply(command)
-        if op == "put":
-            _, epoch, records = command
-            if int(epoch) != self.lease.epoch:
-                return False
-            for app, rec in records:
-                self.apps[int(app)] = list(rec)
-            return True
-        if op == "load":
-            return [[a, r] for a, r in sorted(self.apps.items())] if int(command[1]) == self.lease.epoch else None
-        raise ValueError(f"unknown RM store command {op!r}")
-
-    def query(self, command: Any) -> Any:
-        return self.lease.query(command)
-
-    def snapshot(self) -> bytes:
-        # Pairs, not a dict: msgpack refuses int map keys on unpacking.
-        return msgpack.packb([self.lease.snapshot(), [[a, r] for a, r in self.apps.items()]], use_bin_type=True)
-
-    def restore(self, data: bytes) -> None:
-        lease, apps = msgpack.unpackb(data, raw=False)
-        self.lease.restore(lease)
-        self.apps = {int(a): list(r) for a, r in apps}
-
-
-class RMStoreMachineFactory:
-    def __call__(self) -> RMStoreMachine:
-        return RMStoreMachine()
