@@ -1,0 +1,1 @@
+"""HTCondor's live half: the central manager, schedds and startds as actors."""

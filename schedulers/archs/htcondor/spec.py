@@ -1,0 +1,224 @@
+"""HTCondor (ClassAd matchmaking): the ``[htcondor]`` section of a scenario
+and the architecture's registration.
+
+A central manager (collector + negotiator, one actor) matches idle jobs to
+unclaimed slots every ``negotiator_interval``; each submit machine's schedd
+then claims the matched startd directly, starts the job through a shadow,
+and reuses the claim for its user's next job. Every ClassAd expression is
+parsed here (exit 2 naming key and column), and a job class no machine
+class could ever run is refused here too. ``actors.archs.htcondor`` runs it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
+from schedlab.schedulers.archs.htcondor.classad import parse as parse_expr
+from schedlab.schedulers.archs.htcondor.classad_lexer import ClassAdSyntaxError
+from schedlab.schedulers.archs.htcondor.negotiator import never_matchable
+from schedlab.schedulers.archs.htcondor.pool import JobAds, MachineAds, job_ad, slot_ad, slot_count
+from schedlab.schedulers.model.cluster import host_count
+from schedlab.schedulers.scenario.spec import Scenario
+from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive
+
+COLLECTOR = "condor-collector"  # the central manager: collector and negotiator
+ROLE_CM, ROLE_SCHEDD, ROLE_STARTD = "collector", "schedd", "startd"
+
+
+def schedd_name(i: int) -> str:
+    return f"schedd-{i}"
+
+
+def startd_name(h: int) -> str:
+    return f"startd-{h}"
+
+
+@dataclass(frozen=True)
+class CondorSpec:
+    schedds: int = 1
+    negotiator_interval: float = 20.0  # NEGOTIATOR_INTERVAL
+    update_interval: float = 5.0  # startd ads to the collector (UPDATE_INTERVAL)
+    match_timeout: float = 60.0  # a match or an idle claim nobody uses goes back to Unclaimed
+    suspend_grace: float = 600.0  # MaxSuspendTime: owner back this long -> vacate
+    priority_halflife: float = 86400.0  # PRIORITY_HALFLIFE
+    t_cycle: float = 0.05  # negotiator's think per cycle
+    t_eval: float = 0.0005  # ... per job-kind x slot evaluation
+    t_shadow: float = 0.02  # schedd's think per claim activation (spawning a shadow)
+    machines: tuple[tuple[str, MachineAds], ...] = ()  # machine class -> its ads (absent: defaults)
+    jobs: tuple[tuple[str, JobAds], ...] = ()  # job class -> its user, schedd, expressions
+
+    def machine_ads(self, cls: str) -> MachineAds:
+        return dict(self.machines).get(cls, MachineAds())
+
+    def job_ads(self, cls: str) -> JobAds:
+        return dict(self.jobs)[cls]
+
+    def classes_of(self, schedd: int) -> list[str]:
+        return [c for c, j in self.jobs if j.schedd == schedd]
+
+
+def _expr(t: Table, k: str) -> str | None:
+    """An optional ClassAd expression, parsed now: a syntax error exits 2
+    naming the key and the column."""
+    text = t.get(k, str, default=None)
+    if text is not None:
+        try:
+            parse_expr(text)
+        except ClassAdSyntaxError as e:
+            t.fail(t.key(k), f"ClassAd expression does not parse: {e}")
+    return text
+
+
+def _attrs(t: Table, k: str) -> tuple[tuple[str, object], ...]:
+    """Extra ad attributes: a number, a boolean, or ClassAd expression text."""
+    raw = t.sub(k, default={})
+    out = []
+    for name in sorted(raw.data):
+        v = raw.get(name, (str, float, bool))
+        if isinstance(v, str):
+            try:
+                parse_expr(v)
+            except ClassAdSyntaxError as e:
+                raw.fail(raw.key(name), f"ClassAd expression does not parse: {e}")
+        out.append((name, v))
+    raw.done()
+    return tuple(out)
+
+
+def parse_htcondor(t: Table, ctx: SectionContext) -> CondorSpec:
+    schedds = t.get("schedds", int, default=1, check=lambda v: None if 1 <= v <= 64 else "must be in 1..64")
+    spec = dict(
+        schedds=schedds,
+        negotiator_interval=t.get("negotiator_interval", float, default=20.0, check=positive),
+        update_interval=t.get("update_interval", float, default=5.0, check=positive),
+        match_timeout=t.get("match_timeout", float, default=60.0, check=positive),
+        suspend_grace=t.get("suspend_grace", float, default=600.0, check=non_negative),
+        priority_halflife=t.get("priority_halflife", float, default=86400.0, check=positive),
+        t_cycle=t.get("t_cycle", float, default=0.05, check=non_negative),
+        t_eval=t.get("t_eval", float, default=0.0005, check=non_negative),
+        t_shadow=t.get("t_shadow", float, default=0.02, check=non_negative),
+    )
+    mclasses = {mc.name: mc for mc in ctx.machine_classes}
+    mt = t.sub("machines", default={})
+    machines = []
+    for name in mt.data:
+        if name not in mclasses:
+            mt.fail(mt.key(name), f"no machine class {name!r} (one of {', '.join(mclasses)})")
+        m = mt.sub(name)
+        machines.append((name, MachineAds(
+            slots=m.get("slots", int, default=0, check=lambda v: None if 0 <= v <= 1024 else "must be in 0..1024"),
+            arch=m.get("arch", str, default="X86_64"), opsys=m.get("opsys", str, default="LINUX"),
+            attrs=_attrs(m, "attrs"), requirements=_expr(m, "requirements"), rank=_expr(m, "rank"),
+            owner_present=m.get("owner_present", float, default=0.0, check=non_negative),
+            owner_away=m.get("owner_away", float, default=0.0, check=non_negative),
+        )))
+        if (machines[-1][1].owner_present > 0) != (machines[-1][1].owner_away > 0):
+            m.fail(m.key("owner_present"), "owner_present and owner_away go together (both > 0: a desktop owner)")
+        m.done()
+    mt.done()
+    jt = t.sub("jobs", default={})
+    given = {}
+    for name in jt.data:
+        if name not in ctx.job_classes:
+            jt.fail(jt.key(name), f"no job class {name!r} (one of {', '.join(ctx.job_classes)})")
+        j = jt.sub(name)
+        given[name] = JobAds(
+            user=j.get("user", str, default=name),
+            schedd=j.get("schedd", int, default=ctx.job_classes.index(name) % schedds,
+                         check=lambda v: None if 0 <= v < schedds else f"must name a schedd, 0..{schedds - 1}"),
+            requirements=_expr(j, "requirements"), rank=_expr(j, "rank"), attrs=_attrs(j, "attrs"),
+        )
+        j.done()
+    jt.done()
+    jobs = tuple((c, given.get(c) or JobAds(user=c, schedd=i % schedds)) for i, c in enumerate(ctx.job_classes))
+    out = CondorSpec(**spec, machines=tuple(machines), jobs=jobs)
+    t.done()
+    _refuse_unmatchable(t, ctx, out)
+    return out
+
+
+def _refuse_unmatchable(t: Table, ctx: SectionContext, spec: CondorSpec) -> None:
+    """A job class whose Requirements no machine class's slot could ever
+    satisfy (with the class's mean request) would wait forever: refused."""
+    ads = []
+    for i, mc in enumerate(ctx.machine_classes):
+        m = spec.machine_ads(mc.name)
+        ads.append(slot_ad(i, 0, mc.name, mc.capacity, slot_count(mc.capacity[0], m), m, mc.labels))
+    requests = _mean_requests(ctx)
+    for cls, j in spec.jobs:
+        if cls in requests and never_matchable(job_ad(0, 0, cls, requests[cls], j), ads):
+            t.fail(t.key(f"jobs.{cls}"), f"no machine can ever run job class {cls!r}: its Requirements and "
+                                         f"request ({requests[cls][0]:g} cpu, {requests[cls][1]:g} mem) match no "
+                                         "machine class's slot (Requirements both ways, Cpus, Memory)")
+
+
+def _mean_requests(ctx: SectionContext) -> dict[str, tuple[float, float]]:
+    """The job classes' mean requests, from the scenario's workload table."""
+    out = {}
+    for c in ctx.top.data.get("workload", {}).get("classes", []) if isinstance(ctx.top.data.get("workload"), dict) else []:
+        if isinstance(c, dict) and isinstance(c.get("name"), str):
+            out[c["name"]] = (_mean(c.get("cpu")), _mean(c.get("mem")))
+    return out
+
+
+def _mean(v: Any) -> float:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, dict):
+        if "value" in v:
+            return float(v["value"])
+        if "mean" in v:
+            return float(v["mean"])
+        if "low" in v and "high" in v:
+            return (float(v["low"]) + float(v["high"])) / 2
+        if v.get("values"):
+            return float(min(v["values"]))
+    return 0.0
+
+
+def _hosts(sc: Scenario) -> int:
+    return host_count(sc.cell.machines, sc.cell.machines_per_actor)
+
+
+def roster(sc: Scenario) -> dict[str, list[str]]:
+    s: CondorSpec = sc.section
+    return {ROLE_CM: [COLLECTOR], ROLE_SCHEDD: [schedd_name(i) for i in range(s.schedds)],
+            ROLE_STARTD: [startd_name(h) for h in range(_hosts(sc))]}
+
+
+def actors(sc: Scenario) -> list[tuple[str, int]]:
+    s: CondorSpec = sc.section
+    return [("htcondor", 1), ("htcondor.schedds", s.schedds), ("htcondor.startds", _hosts(sc))]
+
+
+def deciders(sc: Scenario) -> list[Decider]:
+    s: CondorSpec = sc.section
+    return [Decider(COLLECTOR, s.t_cycle, s.t_eval)] + [Decider(schedd_name(i), s.t_shadow, 0.0) for i in range(s.schedds)]
+
+
+def example(classes: tuple[str, ...]) -> dict[str, Any]:
+    jobs: dict[str, Any] = {c: {"requirements": 'OpSys == "LINUX"', "rank": "TARGET.Cpus"} for c in classes}
+    return {"schedds": 2, "negotiator_interval": 10.0, "update_interval": 2.0, "t_shadow": 0.05, "jobs": jobs}
+
+
+SPEC = ArchSpec(
+    name="htcondor",
+    title="HTCondor (ClassAd matchmaking: negotiator, schedds, startds, claims)",
+    parse=parse_htcondor,
+    roster=roster,
+    actors=actors,
+    deciders=deciders,
+    roles=(
+        Role(ROLE_CM, about="the central manager: collector (ads) and negotiator (periodic cycles)"),
+        Role(ROLE_SCHEDD, routed=True, recovers=True, about="a submit machine's schedd: its users' queue, claims and shadows"),
+        Role(ROLE_STARTD, no_restart="a startd is its execute machines' daemon: kill the machine host instead",
+             about="the startds of one machine host's machines (slot state machines, owner policy)"),
+    ),
+    peers={"machine": (ROLE_STARTD,), ROLE_STARTD: ("machine", ROLE_SCHEDD, ROLE_CM),
+           ROLE_SCHEDD: (ROLE_CM, ROLE_STARTD), ROLE_CM: (ROLE_SCHEDD, ROLE_STARTD)},
+    example=example,
+    live="schedlab.actors.archs.htcondor.architecture:ARCHITECTURE",
+    section_required=False,  # a missing [htcondor] means one schedd and the defaults
+    max_replicas=1,  # no coordinator group: the schedds' queues are the durable state
+)
