@@ -1,7 +1,7 @@
 """Write a synthetic Standard Workload Format (SWF) log: rigid parallel jobs
 whose users over-estimate their run times (schedulers.model.swf).
 
-    python scripts/make_swf.py OUT.swf [--jobs 2000] [--seed 1] [--nodes 64]
+    python scripts/make_swf.py OUT.swf [--jobs 2000] [--seed 1] [--nodes 64] [--max-size 16] [--interarrival 120]
 """
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ def main() -> None:
     p.add_argument("--jobs", type=int, default=2000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--nodes", type=int, default=64)
+    p.add_argument("--max-size", type=int, default=None, help="the widest job, in nodes (default: --nodes)")
     p.add_argument("--interarrival", type=float, default=120.0, help="mean seconds between submissions")
     a = p.parse_args()
-    Path(a.out).write_text(synthetic_swf(a.jobs, a.seed, nodes=a.nodes, mean_interarrival=a.interarrival))
+    Path(a.out).write_text(synthetic_swf(a.jobs, a.seed, nodes=a.nodes, max_size=a.max_size,
+                                                 mean_interarrival=a.interarrival))
     print(f"wrote {a.out}: {a.jobs} jobs on {a.nodes} nodes (seed {a.seed})")
 
 

@@ -3,8 +3,7 @@ group (``schedulers.consensus.fenced_store``): the records it keeps while
 active, written in the background, and the read a standby makes when it
 takes over.
 
-Writes are asynchronous (as Hadoop's state-store dispatcher and slurmctld's
-state-save thread are): a record changed in the last write interval before
+Writes are asynchronous (as real masters' state-save threads are): a record changed in the last write interval before
 the active master dies is lost with it, and its successor acts on the
 record before. Every write is fenced by the writer's lease epoch in the
 replicated machine itself, so a deposed master's late write is refused.

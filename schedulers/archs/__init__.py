@@ -10,6 +10,8 @@ BUILTIN = (
     "schedlab.schedulers.archs.dispatcher.spec:SPEC",
     "schedlab.schedulers.archs.yarn.spec:SPEC",
     "schedlab.schedulers.archs.kubernetes.spec:SPEC",
+    "schedlab.schedulers.archs.slurm.spec:SPEC",
+    "schedlab.schedulers.archs.htcondor.spec:SPEC",
 )
 
 DEFAULT = "omega"  # a scenario without ``architecture = ...``

@@ -77,19 +77,20 @@ def _number(x: str) -> bool:
     return True
 
 
-def synthetic_swf(jobs: int, seed: int, *, nodes: int = 64, mean_interarrival: float = 120.0,
+def synthetic_swf(jobs: int, seed: int, *, nodes: int = 64, max_size: int | None = None, mean_interarrival: float = 120.0,
                   runtime_median: float = 600.0, runtime_sigma: float = 1.5,
                   overestimate: tuple[float, float] = (1.0, 5.0), max_time: float = 86_400.0,
                   users: int = 12) -> str:
-    """An SWF text of ``jobs`` rigid jobs: Poisson arrivals, sizes powers of
-    two up to ``nodes`` (small jobs most common), lognormal run times, and
+    """An SWF text of ``jobs`` rigid jobs for a machine of ``nodes``: Poisson
+    arrivals, sizes powers of two up to ``max_size`` (default ``nodes``;
+    small jobs most common), lognormal run times, and
     requested times the run time times a factor drawn uniformly from
     ``overestimate`` (users over-estimate), rounded up to whole minutes and
     capped at ``max_time`` (a job still running at its limit is killed: its
     run time is capped too). Deterministic for a seed."""
     rng = np.random.default_rng(seed)
     submit = np.cumsum(rng.exponential(mean_interarrival, jobs))
-    max_pow = int(np.log2(nodes))
+    max_pow = int(np.log2(max_size or nodes))
     sizes = 2 ** np.minimum(rng.geometric(0.45, jobs) - 1, max_pow)
     run = np.minimum(np.maximum(rng.lognormal(np.log(runtime_median), runtime_sigma, jobs), 1.0), max_time)
     factor = rng.uniform(overestimate[0], overestimate[1], jobs)

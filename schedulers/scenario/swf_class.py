@@ -15,7 +15,7 @@ Each SWF job becomes one job of the class at its recorded submit time (the
 class's ``start`` shifts them all), every task running for its recorded
 run time (a rigid job) and carrying its requested time as the user's
 estimate (``Job.estimate``). Any architecture can run it; a batch system
-(SLURM) uses the estimate as the job's time limit.
+uses the estimate as the job's time limit.
 """
 from __future__ import annotations
 

@@ -65,12 +65,12 @@ class Slurmctld:
     parked: dict[int, SlurmJob] = field(default_factory=dict)  # requeued, waiting for its kills
     to_launch: dict[int, list[Launch]] = field(default_factory=lambda: collections.defaultdict(list))
     to_kill: dict[int, list[list[int]]] = field(default_factory=lambda: collections.defaultdict(list))
-    foreign: dict[int, set[TaskKey]] = field(default_factory=dict)  # node -> load we did not place
     down: set[int] = field(default_factory=set)  # hosts written off, until they are heard again
     registered: set[int] = field(default_factory=set)
     first_reserved: dict[int, float] = field(default_factory=dict)
     ended: list[Ended] = field(default_factory=list)  # taken by the shell
     dirty: set[int] = field(default_factory=set)  # jobs whose saved state changed (for the state save)
+    withdrawn: list[list[int]] = field(default_factory=list)  # launches taken back unpulled [job, task, node]
 
     def __post_init__(self) -> None:
         self.n = int(self.capacity.shape[0])
@@ -78,23 +78,23 @@ class Slurmctld:
         if not self.recovering:
             self.registered = set(range(self.hosts))
         self.finished: set[TaskKey] = set()  # reported by registrations (a new controller's view)
+        self.gone: set[int] = set()  # jobs that ended under an earlier controller (its saved tombstones)
         # job -> task -> machine: what the daemons said they run (a new controller's view)
         self.reported: dict[int, dict[int, int]] = collections.defaultdict(dict)
 
     # ------------------------------------------------------------ jobs in
 
-    def add_foreign(self, machine: int, key: TaskKey, until: float) -> None:
-        """Load running at the start that no job of ours placed (the prefill):
-        its node is held until it ends."""
-        self.foreign.setdefault(machine, set()).add(key)
-        self.core.held[machine] = max(self.core.held.get(machine, 0.0), until)
+    def add_foreign(self, machine: int, key: TaskKey, until: float, request: Sequence[float]) -> None:
+        """Load running at the start that no job of ours placed (the
+        prefill): it holds what it uses until it ends."""
+        self.core.add_foreign(key, machine, tuple(request), until)
 
     def submit(self, job: Job, partition: str, limit: float, now: float) -> str:
         """Queue a job (nodes = its tasks); "" or why it was refused. A job
         already known (sent twice around a failover) is ignored."""
-        if job.job_id in self.core.jobs or job.job_id in self.parked or job.job_id in self.specs:
+        if job.job_id in self.core.jobs or job.job_id in self.parked or job.job_id in self.specs or job.job_id in self.gone:
             return ""
-        why = self.core.submit(job.job_id, partition, job.tasks, limit, job.job_class, job.submit_time)
+        why = self.core.submit(job.job_id, partition, job.tasks, limit, job.job_class, job.submit_time, job.request)
         if not why:
             self.specs[job.job_id] = job
             self.dirty.add(job.job_id)
@@ -127,8 +127,9 @@ class Slurmctld:
             job, spec = self.core.jobs[s.job_id], self.specs[s.job_id]
             self.out[s.job_id] = set(range(len(s.nodes)))
             for task, node in enumerate(s.nodes):
-                self.to_launch[node // self.k].append(
-                    [s.job_id, task, node, self.capacity[node].tolist(), spec.durations[task], now])
+                # Whole nodes: the task asks its node's all, as SLURM allocates it.
+                req = self.capacity[node].tolist() if self.core.whole_nodes else list(spec.request)
+                self.to_launch[node // self.k].append([s.job_id, task, node, req, spec.durations[task], now])
             self.dirty.add(s.job_id)
             out.append(Started(s.job_id, s.nodes, s.backfilled, self.first_reserved.pop(s.job_id, None),
                                now - job.submitted))
@@ -165,6 +166,7 @@ class Slurmctld:
             if mine:
                 pending.remove(mine[0])
                 self.out[jid].discard(task)
+                self.withdrawn.append([jid, task, nodes[task]])
             elif host not in self.down:
                 self.to_kill[host].append([jid, task])
                 killed.append((jid, task))
@@ -209,14 +211,8 @@ class Slurmctld:
         return self.to_launch.pop(host, []), self.to_kill.pop(host, [])
 
     def _task_ended(self, host: int, job: int, task: int, killed: bool, now: float) -> None:
-        for m in self._nodes(host):
-            keys = self.foreign.get(m)
-            if keys and (job, task) in keys:
-                keys.discard((job, task))
-                if not keys:
-                    del self.foreign[m]
-                    self.core.held.pop(m, None)
-                return
+        if self.core.end_foreign((job, task)):
+            return
         tasks = self.out.get(job)
         if tasks is None or task not in tasks:
             return
@@ -248,16 +244,10 @@ class Slurmctld:
             self.registered.discard(host)
             never = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
             self.to_kill.pop(host, None)
-            hit: set[int] = set()
-            for m in self._nodes(host):
-                self.foreign.pop(m, None)
-                self.core.held[m] = math.inf
-                jid = self.core.busy.get(m)
-                if jid is not None:
-                    hit.add(jid)
-                for jid2, job in list(self.parked.items()):
-                    if m in job.on:
-                        hit.add(jid2)
+            nodes = set(self._nodes(host))
+            for m in nodes:
+                self.core.node_down(m)
+            hit = self.core.jobs_on(nodes) | {j for j, job in self.parked.items() if nodes.intersection(job.on)}
             for jid in sorted(hit):
                 on = self.core.jobs[jid].on if jid in self.core.jobs else self.parked[jid].on
                 for task, node in enumerate(on):
@@ -281,9 +271,10 @@ class Slurmctld:
         return out
 
     def _nodes_up(self, host: int) -> None:
+        """Back empty: what ran there (ours or not) is gone."""
         for m in self._nodes(host):
-            self.core.held.pop(m, None)
-            self.foreign.pop(m, None)
+            self.core.node_down(m)
+            self.core.node_up(m)
 
     # ------------------------------------------------------------ a new controller
 
@@ -291,22 +282,20 @@ class Slurmctld:
         """A new controller's books from the saved state: queued and running
         jobs (a running one holds its nodes again), with their submissions."""
         for j in jobs:
-            self.core.jobs[j.job_id] = j
-            for n in j.on if j.started is not None else ():
-                self.core.busy[n] = j.job_id
+            self.core.adopt(j)
         self.specs.update(specs)
 
-    def register(self, host: int, running: list[tuple[int, int, int]], finished: list[TaskKey],
+    def register(self, host: int, running: list[tuple[int, int, int, Sequence[float]]], finished: list[TaskKey],
                  foreign_until: dict[TaskKey, float]) -> None:
         """A daemon telling a new controller what runs on it ([job, task,
-        machine]) and what finished lately. Load we did not place
+        machine, request]) and what finished lately. Load we did not place
         (``foreign_until``: its keys and ends) holds its node again."""
         self.registered.add(host)
         self.down.discard(host)
         self._nodes_up(host)
-        for job, task, m in running:
+        for job, task, m, req in running:
             if (job, task) in foreign_until:
-                self.add_foreign(m, (job, task), foreign_until[(job, task)])
+                self.add_foreign(m, (job, task), foreign_until[(job, task)], req)
             else:
                 self.reported[job][task] = m
         self.finished.update(finished)

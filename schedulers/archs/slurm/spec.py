@@ -1,0 +1,282 @@
+"""SLURM: the ``[slurm]`` section of a scenario and the architecture's
+registration.
+
+```toml
+[slurm]
+controllers = 2               # 1: one slurmctld; 2: a primary and a backup electing the active one
+                              #   through the coordinator group's lease ([coordinator] replicas >= 3)
+select = "cons_tres"          # tasks get what they ask and share nodes (SLURM's default); "linear": whole
+                              #   nodes, one task per node, exclusive (the classic backfill studies' model)
+bf_max_job_test = 500         # queued jobs a backfill pass looks at, per partition
+sched_interval = 60.0         # emulated s between periodic passes; a pass also follows every submission and job end
+estimate = { dist = "uniform", low = 1.0, high = 5.0 }  # how users over-estimate: a job with no estimate asks
+                              #   its run time x this factor, rounded up to a minute (omit: the partition's default time)
+time_limits = { batch = 900.0 }   # a job class's own --time (over its partition's max_time: refused)
+accounts = { batch = 2.0 }    # fair-share shares per job class (an account each; default 1)
+qos = { batch = 0.5 }         # QOS priority factor per job class, 0 to 1 (default 0)
+half_life = 604800.0          # PriorityDecayHalfLife of fair-share usage (emulated s)
+controller_lease_ms = 1000.0  # wall ms: how long the backup waits on a silent primary (SlurmctldTimeout)
+pass_time = 0.05              # emulated s one scheduling pass takes
+
+[slurm.priority]              # PriorityWeight*: multifactor priority
+age = 1000.0
+fairshare = 10000.0
+job_size = 1000.0
+partition = 1000.0
+qos = 0.0
+max_age = 604800.0            # PriorityMaxAge
+favor_small = false           # PriorityFavorSmall
+
+[[slurm.partitions]]          # the first is the default partition
+name = "short"
+machine_classes = ["a"]       # its nodes (default: every machine); partitions may overlap
+classes = ["batch"]           # job classes submitted to it (a class no partition names goes to the first)
+max_time = 3600.0             # MaxTime
+default_time = 600.0          # DefaultTime: a job with no estimate and no class limit
+tier = 1                      # PriorityTier: higher tiers are scheduled first on shared nodes
+backfill = "easy"             # "fcfs" (main scheduler only), "easy", "conservative"
+preempt = false               # may requeue running jobs of lower tiers to start its own
+```
+
+``schedulers.archs.slurm.controller`` and ``ctld`` hold slurmctld's
+decisions; ``actors.archs.slurm`` runs it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
+from schedlab.schedulers.archs.slurm.backfill import Mode
+from schedlab.schedulers.archs.slurm.controller import Partition
+from schedlab.schedulers.archs.slurm.priority import DAY, Weights
+from schedlab.schedulers.model.jobs import Job
+from schedlab.schedulers.model.seeding import rng_for
+from schedlab.schedulers.model.workload import Dist
+from schedlab.schedulers.scenario.spec import Scenario
+from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, read_dist, table_array
+
+NAME = "slurmctld"  # the controller (controllers = 1), and the route jobs go to
+ROLE = "slurmctld"
+LEADER_KILL = "kill_slurmctld"  # kill the active controller (controllers = 2)
+MODES: tuple[Mode, ...] = ("fcfs", "easy", "conservative")
+SELECTS = ("cons_tres", "linear")
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    partition: Partition
+    classes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SlurmSpec:
+    partitions: tuple[PartitionSpec, ...]
+    controllers: int = 1
+    select: str = "cons_tres"
+    bf_max_job_test: int = 500
+    sched_interval: float = 60.0
+    estimate: Dist | None = None
+    time_limits: dict[str, float] = field(default_factory=dict)
+    accounts: dict[str, float] = field(default_factory=dict)
+    qos: dict[str, float] = field(default_factory=dict)
+    half_life: float = 7 * DAY
+    weights: Weights = field(default_factory=Weights)
+    controller_lease_ms: float = 1000.0
+    pass_time: float = 0.05
+
+    def partition_of(self, job_class: str) -> PartitionSpec:
+        return next((p for p in self.partitions if job_class in p.classes), self.partitions[0])
+
+
+def time_limit(s: SlurmSpec, job: Job, seed: int) -> float:
+    """The time limit a job asks (its ``--time``): its class's own limit;
+    else its user's estimate (a logged requested time), at most the
+    partition's maximum; else its run time times an over-estimate factor
+    drawn for it (rounded up to whole minutes, as users ask, at most the
+    maximum); else the partition's default time. A job that runs forever
+    (a service) asks the default: it is killed there."""
+    p = s.partition_of(job.job_class).partition
+    if job.job_class in s.time_limits:
+        return s.time_limits[job.job_class]
+    if job.estimate is not None:
+        return min(job.estimate, p.max_time)
+    runtime = max(job.durations)
+    if s.estimate is None or math.isinf(runtime):
+        return p.default_time
+    factor = float(s.estimate.sample(rng_for(seed, f"slurm/estimate/{job.job_id}"), 1)[0])
+    return min(math.ceil(runtime * factor / 60.0) * 60.0, p.max_time)
+
+
+def controller_name(i: int) -> str:
+    return f"{NAME}-{i}"
+
+
+def controller_names(s: SlurmSpec) -> list[str]:
+    return [NAME] if s.controllers == 1 else [controller_name(i) for i in range(s.controllers)]
+
+
+def _nodes_of(pt: Table, ctx: SectionContext) -> tuple[int, ...]:
+    known = {mc.name for mc in ctx.machine_classes}
+    wanted = set(pt.names("machine_classes", known, "machine class")) if "machine_classes" in pt.data else known
+    out, first = [], 0
+    for mc in ctx.machine_classes:
+        if mc.name in wanted:
+            out.extend(range(first, first + mc.count))
+        first += mc.count
+    return tuple(out)
+
+
+def _partition(pt: Table, ctx: SectionContext) -> PartitionSpec:
+    name = pt.get("name", str, check=lambda v: None if v.strip() else "must not be empty")
+    nodes = _nodes_of(pt, ctx)
+    classes = tuple(pt.names("classes", set(ctx.job_classes), "job class")) if "classes" in pt.data else ()
+    max_time = pt.get("max_time", float, default=math.inf, check=positive) if "max_time" in pt.data else math.inf
+    default_time = pt.get("default_time", float, default=min(max_time, 3600.0), check=positive)
+    if default_time > max_time:
+        pt.fail(pt.key("default_time"), f"is over max_time ({max_time:g} s)")
+    p = Partition(name, nodes, max_time, default_time,
+                  tier=pt.get("tier", int, default=1, check=lambda v: None if v >= 1 else "must be >= 1"),
+                  backfill=pt.get("backfill", str, default="easy", check=one_of(MODES)),
+                  preempt=pt.get("preempt", bool, default=False))
+    pt.done()
+    return PartitionSpec(p, classes)
+
+
+def _per_class(t: Table, key: str, ctx: SectionContext, check: Any) -> dict[str, float]:
+    raw = t.get(key, dict, default={})
+    out = {}
+    for cls, v in raw.items():
+        if cls not in ctx.job_classes:
+            t.fail(f"{t.key(key)}.{cls}", f"unknown job class {cls!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            t.fail(f"{t.key(key)}.{cls}", f"expected number, got {type(v).__name__}")
+        problem = check(float(v))
+        if problem:
+            t.fail(f"{t.key(key)}.{cls}", f"{problem} (got {v!r})")
+        out[cls] = float(v)
+    return out
+
+
+def parse_slurm(t: Table, ctx: SectionContext) -> SlurmSpec:
+    parts = tuple(_partition(pt, ctx) for pt in table_array(t, "partitions"))
+    names = [p.partition.name for p in parts]
+    if len(set(names)) != len(names):
+        t.fail(t.key("partitions"), "partition names must be unique")
+    for cls in ctx.job_classes:
+        homes = [p.partition.name for p in parts if cls in p.classes]
+        if len(homes) > 1:
+            t.fail(t.key("partitions"), f"job class {cls!r} is in partitions {homes[0]!r} and {homes[1]!r}; give it one")
+    controllers = t.get("controllers", int, default=1, check=lambda v: None if v in (1, 2) else "must be 1 or 2")
+    if controllers == 2 and ctx.coordinator.replicas < 3:
+        t.fail(t.key("controllers"), "the backup controller takes over through the coordinator's lease: "
+                                     "set [coordinator] replicas >= 3")
+    if controllers == 1 and ctx.coordinator.replicas > 1:
+        ctx.top.fail("coordinator.replicas", "one slurmctld runs no coordinator group: set replicas = 1, "
+                                             "or slurm.controllers = 2 (a backup taking over through it)")
+    limits = _per_class(t, "time_limits", ctx, lambda v: None if v > 0 else "must be > 0")
+    for cls, lim in limits.items():
+        p = next((p for p in parts if cls in p.classes), parts[0]).partition
+        if lim > p.max_time:
+            t.fail(f"{t.key('time_limits')}.{cls}", f"{lim:g} s is over partition {p.name}'s max_time {p.max_time:g} s")
+    pt = t.sub("priority", default={})
+    d = Weights()
+    weights = Weights(
+        age=pt.get("age", float, default=d.age, check=non_negative),
+        fairshare=pt.get("fairshare", float, default=d.fairshare, check=non_negative),
+        job_size=pt.get("job_size", float, default=d.job_size, check=non_negative),
+        partition=pt.get("partition", float, default=d.partition, check=non_negative),
+        qos=pt.get("qos", float, default=d.qos, check=non_negative),
+        max_age=pt.get("max_age", float, default=d.max_age, check=positive),
+        favor_small=pt.get("favor_small", bool, default=d.favor_small),
+    )
+    pt.done()
+    spec = SlurmSpec(
+        partitions=parts,
+        controllers=controllers,
+        select=t.get("select", str, default="cons_tres", check=one_of(SELECTS)),
+        bf_max_job_test=t.get("bf_max_job_test", int, default=500, check=lambda v: None if v >= 1 else "must be >= 1"),
+        sched_interval=t.get("sched_interval", float, default=60.0, check=positive),
+        estimate=read_dist(t, "estimate", bounded=True, default=None),
+        time_limits=limits,
+        accounts=_per_class(t, "accounts", ctx, lambda v: None if v > 0 else "must be > 0"),
+        qos=_per_class(t, "qos", ctx, lambda v: None if 0 <= v <= 1 else "must be 0 to 1"),
+        half_life=t.get("half_life", float, default=7 * DAY, check=positive),
+        weights=weights,
+        controller_lease_ms=t.get("controller_lease_ms", float, default=1000.0,
+                                  check=lambda v: None if v >= 50 else "must be >= 50"),
+        pass_time=t.get("pass_time", float, default=0.05, check=non_negative),
+    )
+    if spec.estimate is not None and _least(spec.estimate) < 1.0:
+        t.fail(t.key("estimate"), "users over-estimate: the factor must be >= 1 (a limit below the run time only kills)")
+    t.done()
+    return spec
+
+
+def _least(d: Dist) -> float:
+    """The smallest value a bounded distribution draws."""
+    return {"constant": d.value, "uniform": d.low}.get(d.kind, min(d.values) if d.values else d.value)
+
+
+def check_sizes(top: Table, sc: Scenario, tasks: dict[str, float]) -> None:
+    """Every job must be able to run somewhere: a job class whose jobs ask
+    more nodes than its partition has (a rigid job waits for all at once),
+    or a replayed log whose requested times exceed its partition's maximum,
+    would be refused by sbatch; refused here, before anything starts."""
+    s: SlurmSpec = sc.section
+    for jc in sc.workload.classes:
+        ps = s.partition_of(jc.name)
+        p = ps.partition
+        # An unbounded size (an exponential) is drawn: the rare job larger
+        # than its partition is refused when submitted, as sbatch refuses it.
+        most = max((tj.tasks for tj in jc.trace), default=0) if jc.trace else jc.tasks.maximum()
+        if s.select == "linear" and most > len(p.nodes) and math.isfinite(most):
+            top.fail(f"workload.classes.{jc.name}", f"jobs of up to {most:g} nodes; partition {p.name} has {len(p.nodes)}")
+        over = [tj for tj in jc.trace if tj.estimate is not None and tj.estimate > p.max_time]
+        if over:
+            top.fail(f"workload.classes.{jc.name}", f"{len(over)} logged jobs ask more time than partition {p.name}'s "
+                                                   f"max_time {p.max_time:g} s (the first asks {over[0].estimate:g} s)")
+
+
+def roster(sc: Scenario) -> dict[str, list[str]]:
+    return {ROLE: controller_names(sc.section)}
+
+
+def actors(sc: Scenario) -> list[tuple[str, int]]:
+    return [("slurm.controllers", sc.section.controllers)]
+
+
+def deciders(sc: Scenario) -> list[Decider]:
+    return [Decider(NAME, sc.section.pass_time, 0.0)]
+
+
+def example(classes: tuple[str, ...]) -> dict[str, Any]:
+    """Two partitions sharing nodes, the second of a higher tier, and a
+    backup controller (the run needs [coordinator] replicas >= 3)."""
+    first, rest = classes[:1], classes[1:]
+    return {
+        "controllers": 2, "sched_interval": 30.0, "estimate": {"dist": "uniform", "low": 1.0, "high": 3.0},
+        "partitions": [
+            {"name": "batch", "classes": list(first), "max_time": 3600.0, "default_time": 600.0, "backfill": "easy"},
+            *([{"name": "long", "classes": list(rest), "machine_classes": ["b"], "max_time": 7200.0,
+                "default_time": 300.0, "tier": 2, "backfill": "conservative"}] if rest else []),
+        ],
+    }
+
+
+SPEC = ArchSpec(
+    name="slurm",
+    title="SLURM (slurmctld with an optional backup; partitions, multifactor priority, EASY/conservative backfill)",
+    parse=parse_slurm,
+    roster=roster,
+    actors=actors,
+    deciders=deciders,
+    roles=(Role(ROLE, routed=True, recovers=True, kill_leader=LEADER_KILL, leader_from=2,
+                about="slurmctld: queues jobs per partition, backfills, kills at time limits; "
+                      "with controllers = 2 a backup takes over"),),
+    peers={"machine": (ROLE, "coordinator"), ROLE: ("coordinator", "machine"), "coordinator": ("coordinator",)},
+    example=example,
+    live="schedlab.actors.archs.slurm.architecture:ARCHITECTURE",
+    check_sizes=check_sizes,
+)
