@@ -118,6 +118,11 @@ class SlurmController(ActorShell):
         self.file = StateFile(cfg.state_file) if cfg.spec.controllers == 1 else None
         self.foreign_until = {(job, task): end for _m, job, task, end, _req in cfg.foreign}
 
+    async def start(self, epoch: float) -> None:
+        if self.running:  # the driver starts it as a core actor and as a routed one
+            return
+        await super().start(epoch)
+
     async def on_start(self) -> None:
         if self.file is not None:
             self._incarnate(self.cfg.restarted)
@@ -299,8 +304,10 @@ class SlurmController(ActorShell):
             return
         now = self.rt.now()
         for e in ctld.ended:
+            spec = ctld.specs.get(e.job_id)
             self.log.emit("slurm_end", job_id=e.job_id, state=e.state, reason=e.reason,
-                          partition=self.partition_of.get(e.job_id, ""), nodes=e.nodes, ran=round(now - e.started, 6))
+                          partition=self.partition_of.get(e.job_id, ""), account=spec.job_class if spec else "",
+                          nodes=e.nodes, ran=round(now - e.started, 6))
         ctld.ended = []
         if ctld.withdrawn:
             # Launches no daemon pulled, taken back (killed at its limit or

@@ -47,6 +47,10 @@ def slurm_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict
             for p, n in s["queued"].items():
                 queues[p].append(int(n))
     timeouts = collections.Counter(e["partition"] for e in ends if e["state"] == "timeout")
+    used: dict[str, float] = collections.defaultdict(float)  # account -> task-seconds its ended runs used
+    for e in ends:
+        used[e.get("account", "")] += e["nodes"] * e["ran"]
+    total_use = sum(used.values())
     return {
         "jobs_started": len(first),
         "backfilled": sum(1 for e in first if e["backfilled"]),
@@ -60,6 +64,7 @@ def slurm_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict
         "reservations": len(delays),
         "reservation_delays": sum(1 for d in delays if d > 1e-6),
         "reservation_delay_max_s": round(max(delays), 6) if delays else 0.0,
+        "usage_share": {a: round(u / total_use, 4) for a, u in sorted(used.items())} if total_use else {},
         "queue_per_partition": {p: {"mean": round(sum(v) / len(v), 3), "max": max(v)} for p, v in sorted(queues.items())},
     }
 

@@ -8,6 +8,7 @@ controllers = 2               # 1: one slurmctld; 2: a primary and a backup elec
 select = "cons_tres"          # tasks get what they ask and share nodes (SLURM's default); "linear": whole
                               #   nodes, one task per node, exclusive (the classic backfill studies' model)
 bf_max_job_test = 500         # queued jobs a backfill pass looks at, per partition
+default_partition = "short"   # where a job class no partition names goes (default: the first partition)
 sched_interval = 60.0         # emulated s between periodic passes; a pass also follows every submission and job end
 estimate = { dist = "uniform", low = 1.0, high = 5.0 }  # how users over-estimate: a job with no estimate asks
                               #   its run time x this factor, rounded up to a minute (omit: the partition's default time)
@@ -27,10 +28,10 @@ qos = 0.0
 max_age = 604800.0            # PriorityMaxAge
 favor_small = false           # PriorityFavorSmall
 
-[[slurm.partitions]]          # the first is the default partition
+[[slurm.partitions]]
 name = "short"
 machine_classes = ["a"]       # its nodes (default: every machine); partitions may overlap
-classes = ["batch"]           # job classes submitted to it (a class no partition names goes to the first)
+classes = ["batch"]           # job classes submitted to it (a class no partition names goes to the default)
 max_time = 3600.0             # MaxTime
 default_time = 600.0          # DefaultTime: a job with no estimate and no class limit
 tier = 1                      # PriorityTier: higher tiers are scheduled first on shared nodes
@@ -58,7 +59,7 @@ from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, read_dist, table_array
 
 NAME = "slurmctld"  # the controller (controllers = 1), and the route jobs go to
-ROLE = "slurmctld"
+ROLE = "controller"  # what chaos aims at ("kill controller"); its actors are slurmctld[-i]
 LEADER_KILL = "kill_slurmctld"  # kill the active controller (controllers = 2)
 MODES: tuple[Mode, ...] = ("fcfs", "easy", "conservative")
 SELECTS = ("cons_tres", "linear")
@@ -73,6 +74,7 @@ class PartitionSpec:
 @dataclass(frozen=True)
 class SlurmSpec:
     partitions: tuple[PartitionSpec, ...]
+    default_partition: str = ""  # "": the first
     controllers: int = 1
     select: str = "cons_tres"
     bf_max_job_test: int = 500
@@ -87,7 +89,8 @@ class SlurmSpec:
     pass_time: float = 0.05
 
     def partition_of(self, job_class: str) -> PartitionSpec:
-        return next((p for p in self.partitions if job_class in p.classes), self.partitions[0])
+        default = next((p for p in self.partitions if p.partition.name == self.default_partition), self.partitions[0])
+        return next((p for p in self.partitions if job_class in p.classes), default)
 
 
 def time_limit(s: SlurmSpec, job: Job, seed: int) -> float:
@@ -168,6 +171,8 @@ def parse_slurm(t: Table, ctx: SectionContext) -> SlurmSpec:
         homes = [p.partition.name for p in parts if cls in p.classes]
         if len(homes) > 1:
             t.fail(t.key("partitions"), f"job class {cls!r} is in partitions {homes[0]!r} and {homes[1]!r}; give it one")
+    default = t.get("default_partition", str, default=names[0],
+                    check=lambda v: None if v in names else f"unknown partition {v!r} (one of {', '.join(names)})")
     controllers = t.get("controllers", int, default=1, check=lambda v: None if v in (1, 2) else "must be 1 or 2")
     if controllers == 2 and ctx.coordinator.replicas < 3:
         t.fail(t.key("controllers"), "the backup controller takes over through the coordinator's lease: "
@@ -177,7 +182,7 @@ def parse_slurm(t: Table, ctx: SectionContext) -> SlurmSpec:
                                              "or slurm.controllers = 2 (a backup taking over through it)")
     limits = _per_class(t, "time_limits", ctx, lambda v: None if v > 0 else "must be > 0")
     for cls, lim in limits.items():
-        p = next((p for p in parts if cls in p.classes), parts[0]).partition
+        p = next((p for p in parts if cls in p.classes), next(p for p in parts if p.partition.name == default)).partition
         if lim > p.max_time:
             t.fail(f"{t.key('time_limits')}.{cls}", f"{lim:g} s is over partition {p.name}'s max_time {p.max_time:g} s")
     pt = t.sub("priority", default={})
@@ -194,6 +199,7 @@ def parse_slurm(t: Table, ctx: SectionContext) -> SlurmSpec:
     pt.done()
     spec = SlurmSpec(
         partitions=parts,
+        default_partition=default,
         controllers=controllers,
         select=t.get("select", str, default="cons_tres", check=one_of(SELECTS)),
         bf_max_job_test=t.get("bf_max_job_test", int, default=500, check=lambda v: None if v >= 1 else "must be >= 1"),

@@ -28,7 +28,7 @@ def job_record(ctld: Slurmctld, jid: int) -> list | None:
     if j is None or spec is None:
         return ["ended"] if spec is not None else None
     return ["job", j.partition, j.nodes, j.limit, j.account, j.submitted, j.started, list(j.on), j.backfilled,
-            spec.to_wire()]
+            list(j.request), spec.to_wire()]
 
 
 @dataclass
@@ -48,10 +48,10 @@ class Restored:
             elif rec[0] == "ended":
                 r.ended.add(key)
             else:
-                _, part, nodes, limit, account, submitted, started, on, backfilled, spec = rec
+                _, part, nodes, limit, account, submitted, started, on, backfilled, request, spec = rec
                 r.jobs.append(SlurmJob(key, part, int(nodes), float(limit), account, float(submitted),
                                        None if started is None else float(started), tuple(int(n) for n in on),
-                                       bool(backfilled)))
+                                       bool(backfilled), tuple(float(x) for x in request)))
                 r.specs[key] = Job.from_wire(spec)
         return r
 

@@ -1,0 +1,127 @@
+"""SLURM end to end on the sim engine (scheduling behaviour on the virtual
+clock): partitions kill over-runners at their limit, backfill raises what a
+saturated machine gets through and never delays EASY's head job, fair
+share splits a partition by shares, and neither a restarted controller nor
+the backup taking over loses a job."""
+from __future__ import annotations
+
+import collections
+import copy
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from schedlab.actors.common.metrics import read_events
+from schedlab.actors.run import run_scenario
+from schedlab.schedulers.scenario.parse import parse_scenario
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+
+
+def scenario(name: str, **top: object) -> tuple[dict, str]:
+    path = SCENARIOS / f"{name}.toml"
+    data = tomllib.loads(path.read_text())
+    data.update(top)
+    data["engine"] = "sim"
+    return data, str(path)
+
+
+def run(data: dict, source: str, out: Path) -> tuple[dict, dict[str, list[dict]]]:
+    out.mkdir(parents=True, exist_ok=True)
+    summary = run_scenario(parse_scenario(copy.deepcopy(data), source), out)
+    ev: dict[str, list[dict]] = collections.defaultdict(list)
+    for e in read_events(out / "events.jsonl"):
+        ev[e["event"]].append(e)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    return summary, ev
+
+
+def test_the_short_partition_kills_over_runners_at_its_limit_and_long_jobs_stay_on_their_nodes(tmp_path: Path) -> None:
+    data, src = scenario("slurm_partitions", duration=14400.0)
+    summary, ev = run(data, src, tmp_path)
+    submitted = {e["job_id"]: e for e in ev["job_submitted"]}
+    starts = {e["job_id"]: e for e in ev["slurm_start"]}
+    ends = {e["job_id"]: e for e in ev["slurm_end"]}
+    timeouts = [e for e in ends.values() if e["state"] == "timeout"]
+    assert timeouts and {e["partition"] for e in timeouts} == {"short"}
+    for e in timeouts:
+        assert e["ran"] == pytest.approx(3600.0, abs=1.0)  # killed at the limit, not later
+        killed = [k for k in ev["tasks_killed"] if any(t[0] == e["job_id"] for t in k["tasks"])]
+        assert killed and all(k["t"] <= e["t"] + 30.0 for k in killed)  # the daemons' next polls
+    # Jobs that finished within the hour were not killed.
+    assert sum(1 for e in ends.values() if e["state"] == "completed" and e["partition"] == "short") > len(timeouts)
+    # Long jobs only on the bulk nodes (machines 8-23), and never killed at an hour.
+    bulk = set(range(8, 24))
+    for e in ev["tasks_launched"]:
+        for t in e["tasks"]:
+            if not e["prefill"] and submitted[t[0]]["job_class"] == "long":
+                assert t[2] in bulk
+    assert summary["slurm"]["timeouts_per_partition"] == {"short": len(timeouts)}
+    assert set(starts) >= set(ends)
+
+
+def test_backfill_gets_more_through_a_saturated_machine_and_never_delays_easys_head_job(tmp_path: Path) -> None:
+    got = {}
+    for mode in ("fcfs", "easy"):
+        data, src = scenario("slurm_backfill", duration=43200.0)
+        data["slurm"]["partitions"][0]["backfill"] = mode
+        summary, ev = run(data, src, tmp_path / mode)
+        got[mode] = summary
+    fcfs, easy = got["fcfs"]["slurm"], got["easy"]["slurm"]
+    assert fcfs["backfilled"] == 0 and fcfs["reservations"] == 0
+    assert easy["backfilled"] > 0 and easy["reservations"] > 0
+    assert easy["reservation_delays"] == 0  # the head job starts when it was promised (age-only priority)
+    assert got["easy"]["utilization"]["cpu_mean"] > got["fcfs"]["utilization"]["cpu_mean"] * 1.05
+    assert easy["bounded_slowdown"]["mean"] < fcfs["bounded_slowdown"]["mean"]
+    assert got["easy"]["jobs"]["scheduled"] > got["fcfs"]["jobs"]["scheduled"]
+
+
+def test_fair_share_splits_usage_by_shares(tmp_path: Path) -> None:
+    shares = {}
+    for weight in (10_000.0, 0.0):
+        data, src = scenario("slurm_fairshare", duration=43200.0)
+        data["slurm"]["priority"]["fairshare"] = weight
+        summary, _ev = run(data, src, tmp_path / str(int(weight)))
+        shares[weight] = summary["slurm"]["usage_share"]
+    fair, fifo = shares[10_000.0], shares[0.0]
+    assert fair["physics"] > 0.62 and fair["physics"] > fifo["physics"] + 0.1  # 3 shares of 4, against 1:1 arrivals
+    assert abs(fifo["physics"] - 0.5) < 0.12
+
+
+def _jobs_running_at(ev: dict[str, list[dict]], t: float) -> set[int]:
+    started = {e["job_id"] for e in ev["slurm_start"] if e["t"] < t}
+    ended = {e["job_id"] for e in ev["slurm_end"] if e["t"] < t}
+    return started - ended
+
+
+def test_the_backup_takes_over_from_the_saved_state_without_losing_a_job(tmp_path: Path) -> None:
+    data, src = scenario("slurm_failover")
+    summary, ev = run(data, src, tmp_path)
+    (fo,) = [f for f in summary["failovers"] if f["role"] == "controller"]
+    killed = fo["killed_at_s"]
+    assert fo["new_leader"] and fo["new_leader"] != fo["target"] and fo["requeued"] == 0
+    assert fo["recovered_at_s"] is not None and fo["first_start_at_s"] is not None
+    running = _jobs_running_at(ev, killed)
+    assert running
+    # Every job running at the kill ran on to its end, not started again.
+    ends = {e["job_id"]: e for e in ev["slurm_end"]}
+    restarted = {e["job_id"] for e in ev["slurm_start"] if e["t"] > killed and e["job_id"] in running}
+    assert not restarted
+    assert all(ends[j]["state"] == "completed" for j in running if j in ends)
+    assert summary["jobs"]["submitted"] == summary["jobs"]["scheduled"] + summary["jobs"]["pending"]
+    assert [e["actor"] for e in ev["slurmctld_restored"]] == [fo["new_leader"]]
+
+
+def test_a_restarted_controller_reads_its_state_file_and_keeps_running_jobs(tmp_path: Path) -> None:
+    data, src = scenario("slurm_failover", coordinator={"replicas": 1})
+    data["slurm"]["controllers"] = 1
+    data["faults"] = [{"at": 300.0, "action": "kill", "target": "slurmctld", "restart_after": 20.0}]
+    summary, ev = run(data, src, tmp_path)
+    (restored,) = ev["slurmctld_restored"]
+    assert restored["jobs"] > 0 and restored["t"] > 300.0
+    running = _jobs_running_at(ev, 300.0)
+    assert running and not {e["job_id"] for e in ev["slurm_start"] if e["t"] > 300.0 and e["job_id"] in running}
+    (fo,) = [f for f in summary["failovers"] if f["role"] == "controller"]
+    assert fo["recovery"] == "restart from the saved state" and fo["requeued"] == 0
+    assert (tmp_path / "slurmctld.state").is_file()
