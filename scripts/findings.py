@@ -341,6 +341,34 @@ def queue_elasticity(ctx: Context) -> Result:
                   {"adhoc_burst": burst, "adhoc_after": back, "prod_after": prod, "preemptions": pre})
 
 
+# ------------------------------------------------------------ SLURM
+
+def slurm_backfill(ctx: Context) -> Result:
+    rows = ctx.sweep("slurm_backfill", "slurm_backfill.toml", ["slurm.partitions.0.backfill=fcfs,easy,conservative"],
+                     smoke_sets=["duration=21600"])
+    by = {r["set"]["slurm.partitions.0.backfill"]: r["summaries"][0] for r in rows}
+    util = {m: float(s["utilization"]["cpu_mean"]) for m, s in by.items()}
+    bsld = {m: float(s["slurm"]["bounded_slowdown"]["mean"]) for m, s in by.items()}
+    done = {m: int(s["jobs"]["scheduled"]) for m, s in by.items()}
+    easy_delays = int(by["easy"]["slurm"]["reservation_delays"])
+    cons = by["conservative"]["slurm"]
+    gain = {m: util[m] / util["fcfs"] - 1.0 for m in ("easy", "conservative")}
+    ok = gain["easy"] >= 0.1 and gain["conservative"] >= 0.1 and easy_delays == 0
+    return Result(f"utilization FCFS {util['fcfs']:.0%}, EASY {util['easy']:.0%} (+{gain['easy']:.0%}), conservative "
+                  f"{util['conservative']:.0%} (+{gain['conservative']:.0%}); mean bounded slowdown {bsld['fcfs']:.3g}, "
+                  f"{bsld['easy']:.3g}, {bsld['conservative']:.3g}; EASY head-job reservations delayed: {easy_delays}", ok,
+                  "scenarios/slurm_backfill.toml: 64 whole nodes (select/linear), two days of a synthetic SWF log "
+                  "(scripts/make_swf.py: jobs of 1-32 nodes, lognormal run times, requested times 1-5x the run time) "
+                  "offered ~1.3x what the machine can run, so each scheduler's utilization is what it can get through. "
+                  f"Jobs started: {done['fcfs']}, {done['easy']}, {done['conservative']}. Conservative backfill reserved "
+                  f"{cons['reservations']} starts and {cons['reservation_delays']} of them came later than first promised: "
+                  "reservations are recomputed every pass on specific nodes, and a job started early on other nodes can "
+                  "take a later one's. The gain depends on the log: with jobs up to the whole machine and a lighter load "
+                  "it was 0.28 -> 0.66 (FCFS drains the machine before every full-width job); with jobs up to a quarter "
+                  "of it and an unsaturated load, utilization was equal (0.82, 0.83) and only slowdown fell (14.6 -> 3.8).",
+                  {"utilization": util, "bounded_slowdown": bsld, "scheduled": done, "easy_reservation_delays": easy_delays})
+
+
 FINDINGS = [
     Finding("monolithic", "Omega §4, Fig. 5a/6a", "Single-path monolithic: busyness grows linearly with t_job, then saturates",
             "linear rise, then saturation (jobs go unscheduled)",
@@ -387,4 +415,8 @@ FINDINGS = [
             "a queue may use idle capacity up to its maximum; preemption returns it to its guarantee when the owner's load returns",
             "bursting queue ≥ 85% of its maximum while the other is idle; within 10 points of its guarantee after",
             queue_elasticity),
+    Finding("slurm_backfill", "Maui/Moab scheduler documentation (backfill); Mu'alem and Feitelson, IEEE TPDS 2001",
+            "Backfill raises utilization over FCFS on a saturated machine",
+            "backfill raises utilization by around 20% (Maui/Moab); EASY never delays the head job's reservation",
+            "EASY and conservative utilization each ≥ 1.1x FCFS's; EASY head-job reservation delays 0", slurm_backfill),
 ]

@@ -66,3 +66,13 @@ def test_yarn_findings_smoke(tmp_path: Path) -> None:
     assert set(loc) == {"0", "16"} and all(0 <= v <= 1 for v in loc.values())
     el = by["queue_elasticity"]["numbers"]
     assert all(math.isfinite(el[k]) for k in ("adhoc_burst", "adhoc_after", "prod_after"))
+
+
+def test_slurm_backfill_finding_smoke(tmp_path: Path) -> None:
+    assert main(["--smoke", "--only", "slurm_backfill", "--out", str(tmp_path)]) == 0
+    (row,) = json.loads((tmp_path / "fidelity.json").read_text())
+    assert row["engine"] == "sim" and not row["error"]
+    n = row["numbers"]
+    assert set(n["utilization"]) == {"fcfs", "easy", "conservative"}
+    assert all(0 < u <= 1 for u in n["utilization"].values()) and n["easy_reservation_delays"] >= 0
+    assert (tmp_path / "slurm_backfill" / "sweep.csv").exists()
