@@ -210,7 +210,7 @@ def test_settings_and_overrides_reach_the_scenario() -> None:
     ({"engine": "warp"}, ["engine", "warp"]),
     ({"seed": -1}, ["seed", ">= 0"]),
     ({"scenario": "architectures"}, ["architectures", "architecture="]),
-    ({"scenario": "architectures", "architecture": "slurm"}, ["architecture", "slurm"]),
+    ({"scenario": "architectures", "architecture": "lsf"}, ["architecture", "lsf"]),
 ])
 def test_bad_input_is_one_line_naming_the_key(kwargs: dict[str, Any], words: list[str]) -> None:
     from schedlab.scripts.api import build_scenario

@@ -40,7 +40,7 @@ def test_parse_comparison_gives_one_scenario_per_architecture() -> None:
 @pytest.mark.parametrize("archs,problem", [
     ([], "architectures: must be a non-empty list"),
     (["omega", "omega"], "architectures: must be a non-empty list of distinct names"),
-    (["slurm"], "architectures: 'slurm' is not one of omega, mesos, borg"),
+    (["lsf"], "architectures: 'lsf' is not one of omega, mesos, borg"),
 ])
 def test_bad_architecture_lists(archs: list, problem: str) -> None:
     data = three_way()
@@ -83,7 +83,7 @@ def test_compare_command_runs_the_flagship(tmp_path: Path) -> None:
     r = schedlab("compare", "scenarios/architectures.toml", "--engine", "sim",
                  "--out", str(tmp_path), timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    archs = ("borg", "mesos", "omega", "yarn", "kubernetes")
+    archs = ("borg", "mesos", "omega", "yarn", "kubernetes", "slurm", "htcondor")
     for arch in archs:
         s = json.loads((tmp_path / arch / "summary.json").read_text())
         assert s["architecture"] == arch and s["seed"] == 42 and s["jobs"]["submitted"] > 0
@@ -96,11 +96,11 @@ def test_compare_command_runs_the_flagship(tmp_path: Path) -> None:
 def test_compare_bad_input_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     data = (Path(__file__).parent.parent / "scenarios" / "architectures.toml").read_text()
-    bad.write_text(re.sub(r"(?m)^architectures = .*$", 'architectures = ["borg", "slurm"]', data, count=1))
-    assert 'architectures = ["borg", "slurm"]' in bad.read_text()
+    bad.write_text(re.sub(r"(?m)^architectures = .*$", 'architectures = ["borg", "lsf"]', data, count=1))
+    assert 'architectures = ["borg", "lsf"]' in bad.read_text()
     r = schedlab("compare", str(bad))
     assert r.returncode == 2
-    assert r.stderr.strip().count("\n") == 0 and "'slurm' is not one of" in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "'lsf' is not one of" in r.stderr
 
 
 def test_a_comparison_runs_an_architecture_without_a_group_unreplicated() -> None:
