@@ -72,6 +72,11 @@ def slot_ad(machine: int, slot: int, cls_name: str, capacity: Iterable[float], s
         "Arch": quote(ads.arch), "OpSys": quote(ads.opsys), "MachineClass": quote(cls_name), "Rack": rack,
         "Labels": quote(",".join(sorted(labels))),
     }
+    return _with_expressions(ad, ads)
+
+
+def _with_expressions(ad: Ad, ads: MachineAds | JobAds) -> Ad:
+    """The ad with its class's extra attributes, Requirements and Rank."""
     ad.update(ads.attrs)
     if ads.requirements is not None:
         ad["Requirements"] = ads.requirements
@@ -84,12 +89,7 @@ def job_ad(job_id: int, task: int, job_class: str, request: Iterable[float], ads
     cpu, mem = list(request)[:2]
     ad: Ad = {"ClusterId": job_id, "ProcId": task, "Owner": quote(ads.user), "JobClass": quote(job_class),
               "RequestCpus": cpu, "RequestMemory": mem * MB}
-    ad.update(ads.attrs)
-    if ads.requirements is not None:
-        ad["Requirements"] = ads.requirements
-    if ads.rank is not None:
-        ad["Rank"] = ads.rank
-    return ad
+    return _with_expressions(ad, ads)
 
 
 def job_key(job_id: int, task: int) -> str:
