@@ -98,9 +98,10 @@ def _jobs_running_at(ev: dict[str, list[dict]], t: float) -> set[int]:
 def test_the_backup_takes_over_from_the_saved_state_without_losing_a_job(tmp_path: Path) -> None:
     data, src = scenario("slurm_failover")
     summary, ev = run(data, src, tmp_path)
-    (fo,) = [f for f in summary["failovers"] if f["role"] == "controller"]
+    (fo,) = [f for f in summary["failovers"] if f["role"] == "slurmctld"]
     killed = fo["killed_at_s"]
     assert fo["new_leader"] and fo["new_leader"] != fo["target"] and fo["requeued"] == 0
+    assert {fo["new_leader"], fo["target"]} == {"slurmctld-0", "slurmctld-1"}
     assert fo["recovered_at_s"] is not None and fo["first_start_at_s"] is not None
     running = _jobs_running_at(ev, killed)
     assert running
@@ -116,12 +117,12 @@ def test_the_backup_takes_over_from_the_saved_state_without_losing_a_job(tmp_pat
 def test_a_restarted_controller_reads_its_state_file_and_keeps_running_jobs(tmp_path: Path) -> None:
     data, src = scenario("slurm_failover", coordinator={"replicas": 1})
     data["slurm"]["controllers"] = 1
-    data["faults"] = [{"at": 300.0, "action": "kill", "target": "slurmctld", "restart_after": 20.0}]
+    data["faults"] = [{"at": 300.0, "action": "kill", "target": "slurmctld-0", "restart_after": 20.0}]
     summary, ev = run(data, src, tmp_path)
     (restored,) = ev["slurmctld_restored"]
     assert restored["jobs"] > 0 and restored["t"] > 300.0
     running = _jobs_running_at(ev, 300.0)
     assert running and not {e["job_id"] for e in ev["slurm_start"] if e["t"] > 300.0 and e["job_id"] in running}
-    (fo,) = [f for f in summary["failovers"] if f["role"] == "controller"]
+    (fo,) = [f for f in summary["failovers"] if f["role"] == "slurmctld"]
     assert fo["recovery"] == "restart from the saved state" and fo["requeued"] == 0
     assert (tmp_path / "slurmctld.state").is_file()

@@ -31,10 +31,12 @@ def build(b: Build) -> Topology:
     classes = [jc.name for jc in sc.workload.classes]
     if s.controllers == 1:
         # A restarted controller reads the state its predecessor saved.
-        ctl = b.members.spawn(ROLE, SlurmController, NAME, b.rt, cfg, b.metrics, flush,
+        # Its route is its name: a restarted one takes it back by name.
+        name = controller_name(0)
+        ctl = b.members.spawn(ROLE, SlurmController, name, b.rt, cfg, b.metrics, flush,
                               again=(b.rt, dataclasses.replace(cfg, restarted=True), b.metrics, flush))
-        topo = Topology(HeadEndpoint(ctl, NAME, "register_node"), [ctl], None)
-        topo.route(classes, NAME, ctl)
+        topo = Topology(HeadEndpoint(ctl, name, "register_node"), [ctl], None)
+        topo.route(classes, name, ctl)
         return topo
     group = b.coordinator_group(FencedStoreFactory(), None)
     group.spawn_all()

@@ -59,7 +59,7 @@ class CtldConfig:
 
     @property
     def name(self) -> str:
-        return NAME if self.spec.controllers == 1 else controller_name(self.index)
+        return controller_name(self.index)
 
 
 def new_books(cfg: CtldConfig, recovering: bool) -> Slurmctld:
@@ -114,7 +114,6 @@ class SlurmController(ActorShell):
         self.scheduled: set[int] = set()  # jobs started once (a requeued one is not scheduled twice)
         self.partition_of: dict[int, str] = {}
         self.unrecovered: list[dict] | None = None  # the submitter's jobs, held until the saved state is read
-        self.started_at = 0.0
         self.file = StateFile(cfg.state_file) if cfg.spec.controllers == 1 else None
         self.foreign_until = {(job, task): end for _m, job, task, end, _req in cfg.foreign}
 
@@ -146,7 +145,6 @@ class SlurmController(ActorShell):
         self.ctld = new_books(self.cfg, recovering)
         self.mirror = StateMirror({})
         self.mirror.ctld = self.ctld
-        self.started_at = now
         self.watch.grace(now, give_up=recovering)
         self.log.emit("slurmctld_active", controller=self.name, recovering=recovering)
 

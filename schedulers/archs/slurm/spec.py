@@ -58,8 +58,8 @@ from schedlab.schedulers.model.workload import Dist
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, read_dist, table_array
 
-NAME = "slurmctld"  # the controller (controllers = 1), and the route jobs go to
-ROLE = "controller"  # what chaos aims at ("kill controller"); its actors are slurmctld[-i]
+NAME = "slurmctld"  # the decider, and the route jobs go to with a backup (the active one takes it)
+ROLE = "slurmctld"  # its actors are slurmctld-<i> (the role's name alone means one of them)
 LEADER_KILL = "kill_slurmctld"  # kill the active controller (controllers = 2)
 MODES: tuple[Mode, ...] = ("fcfs", "easy", "conservative")
 SELECTS = ("cons_tres", "linear")
@@ -117,7 +117,7 @@ def controller_name(i: int) -> str:
 
 
 def controller_names(s: SlurmSpec) -> list[str]:
-    return [NAME] if s.controllers == 1 else [controller_name(i) for i in range(s.controllers)]
+    return [controller_name(i) for i in range(s.controllers)]
 
 
 def _nodes_of(pt: Table, ctx: SectionContext) -> tuple[int, ...]:
