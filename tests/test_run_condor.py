@@ -132,3 +132,20 @@ def test_a_small_live_run_matches_claims_and_reuses(tmp_path: Path, ray_session:
     c = s["htcondor"]
     assert c["negotiation_cycles"] >= 8 and c["activations"] > 0 and c["claim_reuses"] > 0
     assert s["jobs"]["scheduled"] > 0.8 * s["jobs"]["submitted"]
+
+
+def test_condor_against_a_central_dispatcher_moves_the_bottleneck(tmp_path: Path) -> None:
+    """condor_vs_dispatcher (condor_scale included): the dispatcher's one
+    head, paying a shadow's cost for every task, saturates; the schedds do not."""
+    from schedlab.schedulers.scenario.parse import parse_comparison
+    from schedlab.scripts.scenario_files import load_data
+
+    path = ROOT / "scenarios" / "condor_vs_dispatcher.toml"
+    data = load_data(path, ["engine=\"sim\"", "duration=300"])
+    got = {}
+    for sc in parse_comparison(data, str(path)):
+        got[sc.architecture] = run_scenario(sc, tmp_path / sc.architecture)
+    busiest = {a: max(x["busyness"] for x in s["schedulers"]) for a, s in got.items()}
+    assert busiest["dispatcher"] > 0.95 > busiest["htcondor"]
+    assert got["htcondor"]["jobs"]["scheduled"] > 1.5 * got["dispatcher"]["jobs"]["scheduled"]
+    assert not any(v for s in got.values() for v in s["invariants"].values())
