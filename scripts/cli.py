@@ -92,7 +92,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     finally:
         if started:
             live.shutdown()
-    console.print(compare_table(summaries))
+    table = compare_table(summaries)
+    if not console.is_terminal:  # a file or a pipe: the table at its own width, not squeezed into 80 columns
+        console.width = max(console.width, console.measure(table, options=console.options.update_width(1000)).maximum)
+    console.print(table)
     console.print(f"wrote {out}/<architecture>/summary.json and events.jsonl")
     if args.report and not _report(out):
         return EXIT_BAD_INPUT

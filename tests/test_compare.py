@@ -59,7 +59,7 @@ def test_a_comparison_file_is_not_a_run() -> None:
 def test_shipped_flagship_parses() -> None:
     path = Path(__file__).parent.parent / "scenarios" / "architectures.toml"
     scs = parse_comparison(tomllib.loads(path.read_text()), str(path))
-    assert {s.architecture for s in scs} == {"omega", "mesos", "borg", "yarn", "kubernetes"}
+    assert {s.architecture for s in scs} == {"omega", "mesos", "borg", "yarn", "kubernetes", "slurm", "htcondor"}
 
 
 def test_compare_row_reads_each_architecture() -> None:

@@ -57,7 +57,10 @@ def test_registered_allocation_policy_orders_mesos_offers(ray_session: None, tmp
 
     register_allocation_policy("heaviest_first", heaviest_first)
     try:
-        data = small_scenario_data(duration=150.0)
+        # Time scale 10 (15 wall s): at the default 50 the run lasted 3 wall
+        # s, and in a full suite's load five offer rounds went by, all
+        # before the batch framework had registered.
+        data = small_scenario_data(duration=150.0, time_scale=10.0)
         del data["omega"]
         data["architecture"] = "mesos"
         data["mesos"] = {"allocator": "heaviest_first", "granularity": "agent", "frameworks": [

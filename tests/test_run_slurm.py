@@ -58,6 +58,8 @@ def test_the_short_partition_kills_over_runners_at_its_limit_and_long_jobs_stay_
             if not e["prefill"] and submitted[t[0]]["job_class"] == "long":
                 assert t[2] in bulk
     assert summary["slurm"]["timeouts_per_partition"] == {"short": len(timeouts)}
+    (ctl,) = summary["schedulers"]  # the decider, whatever its actor is called
+    assert ctl["name"] == "slurmctld" and ctl["attempts"] == len(ev["slurm_start"])
     assert set(starts) >= set(ends)
 
 

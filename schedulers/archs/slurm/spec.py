@@ -258,14 +258,15 @@ def deciders(sc: Scenario) -> list[Decider]:
 
 
 def example(classes: tuple[str, ...]) -> dict[str, Any]:
-    """Two partitions sharing nodes, the second of a higher tier, and a
-    backup controller (the run needs [coordinator] replicas >= 3)."""
+    """Two partitions on the same nodes, the second of a higher tier, and a
+    backup controller (the run needs [coordinator] replicas >= 3). Any
+    cell: the partitions name no machine class."""
     first, rest = classes[:1], classes[1:]
     return {
         "controllers": 2, "sched_interval": 30.0, "estimate": {"dist": "uniform", "low": 1.0, "high": 3.0},
         "partitions": [
             {"name": "batch", "classes": list(first), "max_time": 3600.0, "default_time": 600.0, "backfill": "easy"},
-            *([{"name": "long", "classes": list(rest), "machine_classes": ["b"], "max_time": 7200.0,
+            *([{"name": "long", "classes": list(rest), "max_time": 7200.0,
                 "default_time": 300.0, "tier": 2, "backfill": "conservative"}] if rest else []),
         ],
     }
