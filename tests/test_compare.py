@@ -80,7 +80,7 @@ def test_compare_row_reads_each_architecture() -> None:
 def test_compare_command_runs_the_flagship(tmp_path: Path) -> None:
     """The README's command on the sim engine: a run per architecture, one
     table, a summary each. (The conformance suite runs every architecture live.)"""
-    r = schedlab("compare", "scenarios/architectures.toml", "--engine", "sim",
+    r = schedlab("compare", "scenarios/architectures.toml", "--engine", "sim", "--set", "duration=400",
                  "--out", str(tmp_path), timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     archs = ("borg", "mesos", "omega", "yarn", "kubernetes", "slurm", "htcondor")
