@@ -66,7 +66,7 @@ def test_the_short_partition_kills_over_runners_at_its_limit_and_long_jobs_stay_
 def test_backfill_gets_more_through_a_saturated_machine_and_never_delays_easys_head_job(tmp_path: Path) -> None:
     got = {}
     for mode in ("fcfs", "easy"):
-        data, src = scenario("slurm_backfill", duration=43200.0)
+        data, src = scenario("slurm_backfill", duration=21600.0)
         data["slurm"]["partitions"][0]["backfill"] = mode
         summary, ev = run(data, src, tmp_path / mode)
         got[mode] = summary
@@ -82,7 +82,7 @@ def test_backfill_gets_more_through_a_saturated_machine_and_never_delays_easys_h
 def test_fair_share_splits_usage_by_shares(tmp_path: Path) -> None:
     shares = {}
     for weight in (10_000.0, 0.0):
-        data, src = scenario("slurm_fairshare", duration=43200.0)
+        data, src = scenario("slurm_fairshare", duration=28800.0)
         data["slurm"]["priority"]["fairshare"] = weight
         summary, _ev = run(data, src, tmp_path / str(int(weight)))
         shares[weight] = summary["slurm"]["usage_share"]
