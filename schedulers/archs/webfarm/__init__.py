@@ -1,0 +1,2 @@
+"""Clustered web servers, the pure half (in progress: servers, balancer
+policies, workload, metrics; see NOTES.md)."""
