@@ -91,7 +91,10 @@ def _row(line: str) -> list[str]:
 def test_quick_bench_end_to_end(tmp_path: Path, stale_ray_tmp: dict[str, str]) -> None:
     """On a machine where a dead cluster's address is recorded (conftest)."""
     out = tmp_path / "bench.json"
-    done = subprocess.run([sys.executable, "-m", "schedlab.scripts.bench", "--quick", "--json", str(out)],
+    # Two steps of the ladder, not --quick's three: the script's shape is
+    # what is tested here (a third step cost the suite 10 s).
+    done = subprocess.run([sys.executable, "-m", "schedlab.scripts.bench", "--quick", "--loads", "2000", "8000",
+                           "--json", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=180, env=stale_ray_tmp)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()

@@ -53,20 +53,6 @@ def test_report_on_a_directory_that_is_no_run(tmp_path: Path, capsys: pytest.Cap
     assert err.count("\n") == 1 and str(tmp_path) in err and "not a run, comparison or sweep directory" in err
 
 
-@pytest.mark.ray
-@pytest.mark.untimed
-def test_parallel_sweep_runs_as_processes_on_the_same_ray(ray_session: None, tmp_path: Path) -> None:
-    out = tmp_path / "par"
-    code = main(["sweep", "scenarios/quickstart.toml", "--set", "omega.schedulers.0.t_job=0.1,0.2", "--parallel", "2", "--out", str(out), *SHORT])
-    assert code == 0
-    rows = _rows(out)
-    assert len(rows) == 2 and all(r["ok_runs"] == "1" for r in rows)
-    meta = json.loads((out / "sweep.json").read_text())
-    for point in meta["points"]:
-        (rel,) = point["runs"]["omega"]
-        assert (out / rel / "run.log").exists() and json.loads((out / rel / "summary.json").read_text())["invariants"]
-
-
 def test_sweep_bad_input_is_one_line_and_starts_nothing(tmp_path: Path) -> None:
     r = schedlab("sweep", "scenarios/quickstart.toml", "--set", "duration=100,-1", "--out", str(tmp_path / "x"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "duration: must be > 0" in r.stderr
