@@ -111,6 +111,7 @@ class SlurmController(ActorShell):
         self.ctld: Slurmctld | None = None  # None: not the active controller
         self.mirror: StateMirror | None = None
         self.wakeup = asyncio.Event()
+        self.expiry_changed = asyncio.Event()  # a job started: the next time limit may be sooner
         self.scheduled: set[int] = set()  # jobs started once (a requeued one is not scheduled twice)
         self.partition_of: dict[int, str] = {}
         self.unrecovered: list[dict] | None = None  # the submitter's jobs, held until the saved state is read
@@ -128,12 +129,14 @@ class SlurmController(ActorShell):
             if self.cfg.restarted:
                 self._restore(self.file.load())
         self.spawn_loop(self._sched_loop())
+        self.spawn_loop(self._expiry_loop())
         self.spawn_loop(self._watch_loop())
         self.spawn_loop(self._sample_loop())
         self.spawn_loop(self._save_loop())
 
     def on_stopping(self) -> None:
         self.wakeup.set()
+        self.expiry_changed.set()
 
     def active(self) -> bool:
         return self.ctld is not None
@@ -270,11 +273,30 @@ class SlurmController(ActorShell):
                 ctld = self.ctld
                 if ctld is not None and not ctld.recovering:
                     self._pass(ctld)
-            due = self.ctld.next_expiry() if self.ctld is not None else math.inf
-            wait = min(self.spec.sched_interval, max(0.0, due - self.rt.now()))
             self.wakeup.clear()
             try:
-                await asyncio.wait_for(self.wakeup.wait(), self.rt.wall(wait))
+                await asyncio.wait_for(self.wakeup.wait(), self.rt.wall(self.spec.sched_interval))
+            except asyncio.TimeoutError:
+                pass
+
+    async def _expiry_loop(self) -> None:
+        """Time limits on their own timer, as slurmctld enforces them: a job
+        is killed at its limit, not at the end of a pass that happens to be
+        thinking then; the nodes it frees wake a pass."""
+        while self.running:
+            ctld = self.ctld
+            due = ctld.next_expiry() if ctld is not None and not ctld.recovering else math.inf
+            now = self.rt.now()
+            if ctld is not None and due <= now:
+                if ctld.expire(now):
+                    self._drain()
+                    self.wakeup.set()
+                    continue
+                due = math.inf  # nothing to kill after all: wait for the next start
+            self.expiry_changed.clear()
+            try:
+                await asyncio.wait_for(self.expiry_changed.wait(),
+                                       self.rt.wall(min(due - now, self.spec.sched_interval)))
             except asyncio.TimeoutError:
                 pass
 
@@ -282,6 +304,8 @@ class SlurmController(ActorShell):
         now = self.rt.now()
         ctld.expire(now)
         started = ctld.schedule(now)
+        if started:
+            self.expiry_changed.set()
         for s in started:
             self.log.emit("txn", scheduler=NAME, job_id=s.job_id, claims=len(s.nodes), committed=len(s.nodes),
                           conflicted=0, think=self.spec.pass_time, rtt_ms=0.0,

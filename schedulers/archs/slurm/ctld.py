@@ -140,7 +140,7 @@ class Slurmctld:
         shell wakes then, so kills are on time and a reservation behind
         them is kept."""
         return min((j.started + j.limit for j in self.core.jobs.values()  # type: ignore[operator]
-                    if j.started is not None and j.job_id >= 0), default=math.inf)
+                    if j.started is not None and j.job_id in self.out), default=math.inf)
 
     def expire(self, now: float) -> list[int]:
         """Kill the jobs past their time limit (state timeout). Their nodes
