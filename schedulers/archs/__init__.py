@@ -12,6 +12,7 @@ BUILTIN = (
     "schedlab.schedulers.archs.kubernetes.spec:SPEC",
     "schedlab.schedulers.archs.slurm.spec:SPEC",
     "schedlab.schedulers.archs.htcondor.spec:SPEC",
+    "schedlab.schedulers.archs.sparrow.spec:SPEC",
 )
 
 DEFAULT = "omega"  # a scenario without ``architecture = ...``

@@ -1,0 +1,1 @@
+"""Sparrow and Hawk, live: node monitors, distributed and central schedulers."""
