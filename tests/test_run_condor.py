@@ -126,6 +126,7 @@ def test_the_sim_run_is_deterministic(tmp_path: Path) -> None:
 
 
 @pytest.mark.ray
+@pytest.mark.untimed  # a run that completes: it judges no wall time, so it runs beside the timed live tests
 def test_a_small_live_run_matches_claims_and_reuses(tmp_path: Path, ray_session: None) -> None:
     # At x40 (6 wall s): the live engine's part is the messages, which the
     # conformance suite's longer live run checks too.

@@ -151,7 +151,9 @@ def test_kill_master_without_mesos() -> None:
 def test_unknown_architecture() -> None:
     data = mesos_data()
     data["architecture"] = "lsf"
-    assert "bad.toml: architecture: must be one of omega, mesos, borg, dispatcher, yarn, kubernetes, slurm, htcondor (got 'lsf')" == _err(data)
+    from schedlab.schedulers import arch as registry
+
+    assert f"bad.toml: architecture: must be one of {', '.join(registry.names())} (got 'lsf')" == _err(data)
 
 
 @pytest.mark.parametrize("key,value", [("classes", [["batch"]]), ("preferred", [["a"]])])

@@ -110,6 +110,7 @@ class SlurmController(ActorShell):
         self.watch = watch_for(self.hosts, HOST_TIMEOUT_WALL_S * rt.scale, cfg.liveness, rt.scale)
         self.ctld: Slurmctld | None = None  # None: not the active controller
         self.mirror: StateMirror | None = None
+        self.placing = True  # False once the daemons are about to stop
         self.wakeup = asyncio.Event()
         self.expiry_changed = asyncio.Event()  # a job started: the next time limit may be sooner
         self.scheduled: set[int] = set()  # jobs started once (a requeued one is not scheduled twice)
@@ -133,6 +134,13 @@ class SlurmController(ActorShell):
         self.spawn_loop(self._watch_loop())
         self.spawn_loop(self._sample_loop())
         self.spawn_loop(self._save_loop())
+
+    async def hosts_stopping(self) -> None:
+        """The run is about to stop the node daemons: no more passes (a job
+        started now would never launch: with a backup, the controllers are
+        stopped after the daemons, and their passes run on a timer)."""
+        await super().hosts_stopping()
+        self.placing = False
 
     def on_stopping(self) -> None:
         self.wakeup.set()
@@ -267,11 +275,11 @@ class SlurmController(ActorShell):
     async def _sched_loop(self) -> None:
         while self.running:
             ctld = self.ctld
-            if ctld is not None and not ctld.recovering:
+            if ctld is not None and not ctld.recovering and self.placing:
                 if self.spec.pass_time > 0 and not await self.nap(self.spec.pass_time):
                     return
                 ctld = self.ctld
-                if ctld is not None and not ctld.recovering:
+                if ctld is not None and not ctld.recovering and self.placing:
                     self._pass(ctld)
             self.wakeup.clear()
             try:
