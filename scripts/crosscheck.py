@@ -1,7 +1,7 @@
 """Cross-check the engines: shipped scenarios live on Ray and on the sim
 engine (with this machine's calibrated latency), over the same seeds.
 
-    python scripts/crosscheck.py             # quickstart, dispatcher, borg_failover, mesos_failover x 3 seeds (~11 wall minutes here)
+    python scripts/crosscheck.py             # DEFAULT_SCENARIOS (one per architecture) x 3 seeds
     python scripts/crosscheck.py --quick     # quickstart, 1 seed, 200 emulated s (CI size, ~20 s)
     python scripts/crosscheck.py --scenarios omega_conflicts,mesos_failover --seeds 5
 
