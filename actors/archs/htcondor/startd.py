@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.htcondor.claims import BUSY, CLAIMED, MATCHED, PREEMPTING, SUSPENDED, Startd
@@ -398,19 +399,6 @@ class StartdService(ActorShell):
         return dict(self.counts)
 
 
-class StartdEndpoint:
+class StartdEndpoint(PerHostEndpoint):
     """What machine host ``h`` polls: its own ``startd-<h>`` (a picklable
     recipe, bound in the host)."""
-
-    def __init__(self, handles: dict[int, Any]) -> None:
-        self.handles = handles
-
-    def bind(self, rt: Any, owner: str, log: Any, report: Any = None, reset: Any = None) -> None:
-        self.rt = rt
-
-    async def exchange(self, host_id: int, finished: bytes) -> Any:
-        return await self.rt.call(self.handles[host_id], "exchange", host_id, finished)
-
-    async def rejoin(self, host_id: int) -> list:
-        return await self.rt.call(self.handles[host_id], "rejoin", host_id)
-
