@@ -118,6 +118,11 @@ class ActorShell:
             # the run ended: Ray does not keep an async actor's calls in
             # order): starting now would run loops nobody stops.
             return
+        if self.running:
+            # Started already: the driver starts an actor once per part it
+            # plays (a core actor and a routed one); a second start would
+            # run every loop twice (two lease campaigns fought each other).
+            return
         self.rt.set_epoch(epoch)
         self.running = True
         self._started.set()

@@ -6,6 +6,7 @@ Same seed, same job list: each class draws from its own generator
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -202,6 +203,20 @@ class Prefill:
     jobs: tuple[Job, ...]
     machines: tuple[np.ndarray, ...]  # per job, machine index per task
     free: np.ndarray  # [M, R] free resources after prefill
+
+    def placed(self) -> Iterator[tuple[int, Job, int]]:
+        """(machine, job, task) of every standing task."""
+        for job, machines in zip(self.jobs, self.machines):
+            for t, m in enumerate(machines.tolist()):
+                yield int(m), job, t
+
+    def by_machine(self) -> dict[int, list[tuple[int, int, tuple[float, ...]]]]:
+        """machine -> its standing tasks as (job id, task, request): what a
+        per-machine daemon finds running when the run starts."""
+        out: dict[int, list[tuple[int, int, tuple[float, ...]]]] = {}
+        for m, job, t in self.placed():
+            out.setdefault(m, []).append((job.job_id, t, tuple(float(x) for x in job.request)))
+        return out
 
 
 @dataclass(frozen=True)

@@ -18,22 +18,13 @@ from schedlab.schedulers.archs.htcondor.spec import (
 from schedlab.schedulers.model.cluster import host_count
 
 
-def _standing(b: Build) -> dict[int, list[tuple[int, int, tuple[float, ...]]]]:
-    """machine -> the standing (prefill) tasks it runs at the start."""
-    out: dict[int, list] = {}
-    for job, machines in zip(b.plan.prefill.jobs, b.plan.prefill.machines):
-        for t, m in enumerate(machines.tolist()):
-            out.setdefault(int(m), []).append((job.job_id, t, tuple(float(x) for x in job.request)))
-    return out
-
-
 def build(b: Build) -> Topology:
     sc, cell = b.scenario, b.plan.cell
     s: CondorSpec = sc.section
     flush = sc.substrate.batch_interval
     k = sc.cell.machines_per_actor
     hosts = host_count(cell.size, k)
-    standing = _standing(b)
+    standing = b.plan.prefill.by_machine()
     cm_cfg = CollectorConfig(
         schedds=s.schedds, machines_per_host=k, total=tuple(float(x) for x in cell.capacity.sum(axis=0)),
         negotiator_interval=s.negotiator_interval, update_interval=s.update_interval,

@@ -15,9 +15,7 @@ from schedlab.schedulers.consensus.fenced_store import FencedStoreFactory
 def _foreign(b: Build) -> tuple[tuple[int, int, int, float, tuple[float, ...]], ...]:
     """The prefill as slurmctld sees it: load it did not place, holding its
     nodes until it ends."""
-    pre = b.plan.prefill
-    return tuple((int(m), job.job_id, t, float(job.durations[t]), tuple(job.request))
-                 for job, machines in zip(pre.jobs, pre.machines) for t, m in enumerate(machines.tolist()))
+    return tuple((m, job.job_id, t, float(job.durations[t]), tuple(job.request)) for m, job, t in b.plan.prefill.placed())
 
 
 def build(b: Build) -> Topology:

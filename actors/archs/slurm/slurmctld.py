@@ -119,11 +119,6 @@ class SlurmController(ActorShell):
         self.file = StateFile(cfg.state_file) if cfg.spec.controllers == 1 else None
         self.foreign_until = {(job, task): end for _m, job, task, end, _req in cfg.foreign}
 
-    async def start(self, epoch: float) -> None:
-        if self.running:  # the driver starts it as a core actor and as a routed one
-            return
-        await super().start(epoch)
-
     async def on_start(self) -> None:
         if self.file is not None:
             self._incarnate(self.cfg.restarted)

@@ -32,10 +32,7 @@ def build(b: Build) -> Topology:
     k = sc.cell.machines_per_actor
     hosts = host_count(cell.size, k)
     largest = largest_request(b)
-    standing: dict[int, list] = {}
-    for job, machines in zip(b.plan.prefill.jobs, b.plan.prefill.machines):
-        for t, m in enumerate(machines.tolist()):
-            standing.setdefault(int(m), []).append((job.job_id, t, tuple(float(x) for x in job.request)))
+    standing = b.plan.prefill.by_machine()
     hawk = s.hybrid if s.hawk else None
     nodemons = {}
     for h in range(hosts):

@@ -121,11 +121,6 @@ class ResourceManager(RestartingRM):
         self.ended: set[int] = set()  # applications their AM pools say finished
         self.started_at = 0.0
 
-    async def start(self, epoch: float) -> None:
-        if self.running:  # the driver starts it as a core actor and as a routed one
-            return
-        await super().start(epoch)
-
     async def on_start(self) -> None:
         if self.single:
             self._incarnate(self.cfg.restarted)
