@@ -146,9 +146,17 @@ def test_power_of_d_with_d_equal_to_the_pool_is_least_loaded() -> None:
     assert {PowerOfD(4).pick([0, 1, 2, 3], book, np.random.default_rng(s)) for s in range(10)} == {1}
 
 
+def test_power_of_d_samples_every_healthy_server_when_fewer_than_d_are_left() -> None:
+    """A pool shrunk by failed health checks below d: route on, choosing
+    the least loaded of those left (the pool's d is checked at parse time)."""
+    book = LoadBook(5)
+    for s, x in enumerate([5, 5, 5, 5, 1]):
+        book.report(s, x, 0.0)
+    assert {PowerOfD(3).pick([0, 4], book, np.random.default_rng(s)) for s in range(10)} == {4}
+    assert PowerOfD(3).pick([2], book, RNG) == 2
+
+
 def test_power_of_d_refuses_more_choices_than_servers() -> None:
-    with pytest.raises(ValueError, match="d=3 is more than the 2 healthy servers"):
-        PowerOfD(3).pick([0, 4], LoadBook(5), RNG)
     with pytest.raises(ValueError, match="d=5 is more than the 4 servers"):
         build("pod", 4, d=5)
     with pytest.raises(ValueError, match="d >= 1"):

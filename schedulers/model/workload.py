@@ -146,6 +146,10 @@ class JobClass:
     interarrival_mode: str = "exponential"  # or "fixed": interarrival.expected() apart
     start: float | None = None  # the first arrival (emulated s); None: one interarrival after 0
     one_duration: bool = False  # one duration drawn per job, every task runs for it (CSS's model, rigid jobs)
+    # Bursty arrivals: (mean on, mean off) emulated s, both periods
+    # exponential, starting on; jobs arrive only while on, ``interarrival``
+    # apart on average (an on/off Markov-modulated Poisson process).
+    bursts: tuple[float, float] | None = None
     # A replayed trace (an SWF log): its jobs arrive as recorded instead of
     # being drawn, each task asking the class's mean request.
     trace: tuple[TraceJob, ...] = ()
@@ -172,6 +176,9 @@ def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> l
             raw.extend((tj.submit + shift, ci, jc, tj) for tj in jc.trace if tj.submit + shift < horizon)
             continue
         rng = rng_for(seed, f"workload/{jc.name}")
+        if jc.bursts is not None:
+            raw.extend((t, ci, jc, rng) for t in on_off_times(rng, jc.interarrival, *jc.bursts, horizon, jc.start or 0.0))
+            continue
         t = 0.0
         first = True
         while True:
@@ -189,6 +196,28 @@ def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> l
     # Draw each job's shape in arrival order per class so the list depends only on seed.
     return [_replayed(i, jc, t, src) if isinstance(src, TraceJob) else _job(i, jc, t, src)
             for i, (t, _ci, jc, src) in enumerate(raw)]
+
+
+def on_off_times(rng: np.random.Generator, gap: Dist, mean_on: float, mean_off: float, horizon: float,
+                 start: float = 0.0, off_gap: Dist | None = None) -> list[float]:
+    """Arrival times in [start, horizon) of an on/off process: on and off
+    periods exponential (means ``mean_on``, ``mean_off``), starting on;
+    ``gap`` apart while on and ``off_gap`` apart while off (None: nothing
+    arrives while off). Memoryless gaps make restarting the draw at each
+    switch exact. Why bursts: a Poisson stream at the same mean rate hides
+    the queues a burst builds (web traffic, job submission waves)."""
+    out: list[float] = []
+    t, on = start, True
+    while t < horizon:
+        end = min(horizon, t + float(rng.exponential(mean_on if on else mean_off)))
+        g = gap if on else off_gap
+        if g is not None:
+            t += float(g.sample(rng, 1)[0])
+            while t < end:
+                out.append(t)
+                t += float(g.sample(rng, 1)[0])
+        t, on = end, not on
+    return out
 
 
 def _replayed(job_id: int, jc: JobClass, at: float, tj: TraceJob) -> Job:

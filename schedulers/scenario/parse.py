@@ -45,6 +45,18 @@ def _machine_class(t: Table, index: int) -> MachineClass:
     return mc
 
 
+def _bursts(t: Table) -> tuple[float, float] | None:
+    """``bursts = { on = S, off = S }``: mean on and off periods (emulated s)."""
+    if "bursts" not in t.data:
+        return None
+    b = t.sub("bursts")
+    out = (b.get("on", float, check=positive), b.get("off", float, check=positive))
+    b.done()
+    if t.data.get("interarrival_mode", "exponential") != "exponential":
+        t.fail(t.key("bursts"), "bursts need interarrival_mode = \"exponential\" (the on periods are Poisson)")
+    return out
+
+
 def _job_class(t: Table) -> JobClass:
     if "swf" in t.data:
         return read_swf_class(t)
@@ -64,6 +76,7 @@ def _job_class(t: Table) -> JobClass:
         priority=t.get("priority", int, default=0),
         # Rigid: one duration drawn per job, all its tasks run for it (a parallel job).
         one_duration=t.get("rigid", bool, default=False),
+        bursts=_bursts(t),
     )
     t.done()
     return jc

@@ -10,19 +10,11 @@ import numpy as np
 from schedlab.actors.archs.sparrow.nodemon import NodeMonitor, NodemonConfig, NodemonEndpoint
 from schedlab.actors.archs.sparrow.scheduler import CentralScheduler, SchedConfig, SparrowScheduler
 from schedlab.actors.topology import Build, Topology
-from schedlab.schedulers.archs.sparrow.nodes import slots_for
+from schedlab.schedulers.model.resources import largest_request, slots_for
 from schedlab.schedulers.archs.sparrow.spec import (
     CENTRAL, CENTRAL_ID, ROLE_CENTRAL, ROLE_NODEMON, ROLE_SCHED, SparrowSpec, nodemon_name, scheduler_name,
 )
 from schedlab.schedulers.model.cluster import host_count
-
-
-def largest_request(b: Build) -> tuple[float, ...]:
-    """The largest request of any job of the run, per resource: a slot fits any task."""
-    reqs = [j["request"] for j in b.plan.jobs]
-    if not reqs:
-        return tuple(1.0 for _ in range(b.plan.cell.capacity.shape[1]))
-    return tuple(float(x) for x in np.max(np.asarray(reqs, dtype=np.float64), axis=0))
 
 
 def build(b: Build) -> Topology:
@@ -31,7 +23,7 @@ def build(b: Build) -> Topology:
     flush = sc.substrate.batch_interval
     k = sc.cell.machines_per_actor
     hosts = host_count(cell.size, k)
-    largest = largest_request(b)
+    largest = largest_request([j["request"] for j in b.plan.jobs])
     standing = b.plan.prefill.by_machine()
     hawk = s.hybrid if s.hawk else None
     nodemons = {}

@@ -28,7 +28,8 @@ from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.sparrow.hybrid import stealable
-from schedlab.schedulers.archs.sparrow.nodes import drop_running, set_slots, slots_for
+from schedlab.schedulers.archs.sparrow.nodes import drop_running, set_slots
+from schedlab.schedulers.model.resources import slots_for
 from schedlab.schedulers.archs.sparrow.spec import nodemon_name, scheduler_name
 from schedlab.schedulers.archs.sparrow.worker import GetTask, Outputs, Reservation, Task, Worker
 from schedlab.schedulers.model.seeding import rng_for

@@ -5,25 +5,12 @@ books, and the long/short cut. No Ray, no clock."""
 from __future__ import annotations
 
 import collections
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from schedlab.schedulers.archs.sparrow.placement import JobBook, LateBinding
 from schedlab.schedulers.archs.sparrow.worker import Outputs, Task, Worker
-
-
-def slots_for(capacity: Sequence[float], used: Sequence[float], largest: Sequence[float], configured: int = 0) -> int:
-    """Slots of a machine: how many tasks of the workload's largest request
-    (per resource) fit in what ``used`` (standing tasks) leaves of
-    ``capacity``; ``configured`` > 0 caps it (never more than fit: a slot
-    must be able to run any task without overcommitting the machine)."""
-    cap = np.asarray(capacity, dtype=np.float64) - np.asarray(used, dtype=np.float64)
-    req = np.asarray(largest, dtype=np.float64)
-    fit = int(min((math.floor(c / r + 1e-9) for c, r in zip(cap, req) if r > 0), default=0))
-    fit = max(0, fit)
-    return min(fit, configured) if configured > 0 else fit
 
 
 def set_slots(worker: Worker, slots: int, now: float) -> Outputs:

@@ -160,9 +160,10 @@ class PowerOfD:
         self.info = info
 
     def pick(self, healthy: Sequence[int], book: LoadBook, rng: np.random.Generator) -> int:
-        if self.d > len(healthy):
-            raise ValueError(f"power of d choices: d={self.d} is more than the {len(healthy)} healthy servers")
-        sample = rng.choice(np.asarray(healthy), size=self.d, replace=False).tolist()
+        # Fewer healthy servers than d (some failed): sample them all. The
+        # scenario's d is checked against the pool at parse time; at run time
+        # health checks shrink the pool and routing must go on.
+        sample = rng.choice(np.asarray(healthy), size=min(self.d, len(healthy)), replace=False).tolist()
         return min(sample, key=lambda s: book.estimate(s, self.info))  # min keeps the first of equals
 
 

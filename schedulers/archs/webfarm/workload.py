@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from schedlab.schedulers.model.workload import Dist as GenDist, on_off_times
+
 DISTS = ("const", "exp", "lognormal", "pareto")
 
 
@@ -113,17 +115,9 @@ class Arrivals:
                 out.append(float(t))
                 t += rng.exponential(1.0 / self.rate)
             return out
-        t, on = 0.0, True
-        while t < horizon:
-            end = min(horizon, t + rng.exponential(self.mean_on if on else self.mean_off))
-            rate = self.rate if on else self.off_rate
-            if rate > 0:  # memoryless: restarting the clock at each switch is exact
-                t += rng.exponential(1.0 / rate)
-                while t < end:
-                    out.append(float(t))
-                    t += rng.exponential(1.0 / rate)
-            t, on = end, not on
-        return out
+        off = GenDist("exponential", mean=1.0 / self.off_rate) if self.off_rate > 0 else None
+        return on_off_times(rng, GenDist("exponential", mean=1.0 / self.rate), self.mean_on, self.mean_off, horizon,
+                            off_gap=off)
 
 
 @dataclass(frozen=True)
