@@ -16,7 +16,7 @@ def build(b: Build) -> Topology:
     cfg = HeadConfig(
         capacity=plan.cell.capacity, free=plan.prefill.free, machines_per_host=sc.cell.machines_per_actor,
         queue=d.queue, placement=b.policies[NAME], t_job=d.t_job, t_task=d.t_task, seed=sc.seed,
-        liveness=sc.liveness, sample_interval=sc.metrics.sample_interval,
+        liveness=sc.liveness, sample_interval=sc.metrics.sample_interval, view=d.view,
     )
     # A restarted head knows nothing: it rebuilds from its workers and the submitter.
     head = b.members.spawn(ROLE, Dispatcher, NAME, b.rt, cfg, b.metrics, flush,

@@ -28,6 +28,8 @@ from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.seeding import rng_for
 from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
 
+CLOCK_EPS = 1e-6  # emulated s: an omniscient head wakes this much after a task's end, so the clock has passed it
+
 
 @dataclass(frozen=True)
 class HeadConfig:
@@ -42,6 +44,7 @@ class HeadConfig:
     liveness: LivenessSpec
     sample_interval: float
     restarted: bool = False  # a new incarnation: rebuild from the workers, not from ``free``
+    view: str = "reported"  # "omniscient": the reference (exact durations, a slot free at its task's end)
 
 
 class Dispatcher(ActorShell):
@@ -49,7 +52,7 @@ class Dispatcher(ActorShell):
         super().__init__(rt, NAME, metrics, flush_interval)
         self.cfg = cfg
         self.core = HeadNode(cfg.capacity, cfg.free, cfg.machines_per_host, cfg.queue, cfg.placement,
-                             rng_for(cfg.seed, NAME), registered=not cfg.restarted)
+                             rng_for(cfg.seed, NAME), registered=not cfg.restarted, view=cfg.view)
         scale = rt.scale
         self.watch = watch_for(self.core.hosts, HOST_TIMEOUT_WALL_S * scale, cfg.liveness, scale)
         self.wakeup = asyncio.Event()
@@ -132,14 +135,19 @@ class Dispatcher(ActorShell):
     async def _dispatch_loop(self) -> None:
         core, cfg = self.core, self.cfg
         while self.running:
+            core.release_due(self.rt.now())  # omniscient view: tasks ended by the head's clock
             for jp in core.first_turn():
                 self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=1, first=True, scheduler=NAME)
             jp = core.turn()
             self._note_blocked(jp is None and core.blocked())
             if jp is None:
                 self.wakeup.clear()
+                wait = cfg.sample_interval
+                end = core.next_end()
+                if end is not None:  # wake when the next task ends (a hair after: the clock's rounding)
+                    wait = min(wait, max(0.0, end - self.rt.now()) + CLOCK_EPS)
                 try:
-                    await asyncio.wait_for(self.wakeup.wait(), self.rt.wall(cfg.sample_interval))
+                    await asyncio.wait_for(self.wakeup.wait(), self.rt.wall(wait))
                 except asyncio.TimeoutError:
                     pass
                 continue

@@ -26,10 +26,30 @@ job); a restarted worker or a worker back after a write-off starts empty.
 After the head itself restarts it knows nothing: it rebuilds its view
 from the workers' registrations (what each runs and finished lately) and
 its queue from the submitter's copy of every job routed to it.
+
+The head's view of free resources, two ways:
+
+* ``reported`` (the real head): a task's resources come back when its
+  worker reports it finished, at the worker's next poll. The FIFO queue is
+  already a global queue over every slot (a task starts as soon as the
+  head sees room anywhere, an M/G/n queue for one-slot tasks), but a slot
+  sits idle from a task's end to the report, and while the head thinks.
+* ``omniscient`` (the reference Sparrow is measured against: Ousterhout et
+  al., SOSP 2013): the head knows every task's exact duration, so a slot is
+  free for the next task at the very end of the one before (``release_due``)
+  and the next task starts then. With a FIFO queue and no think time each
+  task starts where it starts earliest, in arrival order: the greedy
+  earliest-start schedule of ``schedulers.archs.sparrow.omniscient``. The
+  worker still learns of the launch at its next poll; the launch carries
+  its start time (the worker backdates it) and is handed out only once the
+  worker's own account, from its reports, has room (``room``), so a worker
+  never holds two tasks in one slot.
 """
 from __future__ import annotations
 
 import collections
+import heapq
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -39,6 +59,7 @@ from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.resources import fits
 
 QUEUES = ("fifo", "fair")
+VIEWS = ("reported", "omniscient")
 TaskKey = tuple[int, int]
 # A launch as machine hosts take it: [job, task, machine, request, duration, start].
 Launch = list
@@ -68,14 +89,24 @@ class Turn:
 
 class HeadNode:
     def __init__(self, capacity: np.ndarray, free: np.ndarray, machines_per_host: int, queue: str,
-                 policy: Callable, rng: np.random.Generator, registered: bool = True) -> None:
+                 policy: Callable, rng: np.random.Generator, registered: bool = True, view: str = "reported") -> None:
         """``free``: what the cell has free at the start (the prefill already
         runs). ``registered``: False for a restarted head, which trusts no
-        worker until it registered (its view is rebuilt from theirs)."""
+        worker until it registered (its view is rebuilt from theirs).
+        ``view``: ``reported`` or ``omniscient`` (see the module's doc)."""
         if queue not in QUEUES:
             raise ValueError(f"queue must be one of {QUEUES}")
+        if view not in VIEWS:
+            raise ValueError(f"view must be one of {VIEWS}")
         self.capacity = np.asarray(capacity, dtype=np.float64)
         self.free = np.asarray(free, dtype=np.float64).copy()
+        # The workers' own account: freed only by their reports, taken when a
+        # launch is handed out. The omniscient view hands a launch out only
+        # where this has room (its ``free`` runs ahead of the reports).
+        self.room = self.free.copy()
+        self.omniscient = view == "omniscient"
+        self.ends: list[tuple[float, int, int, int]] = []  # heap of (end, job, task, machine): omniscient
+        self.foreseen: set[TaskKey] = set()  # ended by the head's clock, not reported yet: freed already
         self.k = machines_per_host
         self.hosts = -(-self.capacity.shape[0] // self.k)
         self.queue_kind = queue
@@ -210,8 +241,10 @@ class HeadNode:
             self.free[m] -= req
             self.running[(jp.job.job_id, task)] = m
             jp.placed.add(task)
-            self.to_launch[m // self.k].append(
-                [jp.job.job_id, task, m, list(jp.job.request), jp.job.durations[task], now])
+            duration = jp.job.durations[task]
+            self.to_launch[m // self.k].append([jp.job.job_id, task, m, list(jp.job.request), duration, now])
+            if self.omniscient and math.isfinite(duration):
+                heapq.heappush(self.ends, (now + duration, jp.job.job_id, task, m))
             placed.append((task, m))
         first_time = not jp.pending and not jp.scheduled
         if not jp.pending:
@@ -247,13 +280,67 @@ class HeadNode:
         settled = self.settled.get(host, set())
         back = [i for i, (job, task, _killed) in enumerate(keys) if (job, task) not in settled]
         settled.difference_update((j, t) for j, t, _ in keys)
-        np.add.at(self.free, np.asarray(machines, dtype=np.int64)[back], np.asarray(requests, dtype=np.float64)[back])
+        machines = np.asarray(machines, dtype=np.int64)
+        requests = np.asarray(requests, dtype=np.float64)
+        np.add.at(self.room, machines[back], requests[back])
+        # Freed already when the head's clock saw them end (omniscient view).
+        unforeseen = [i for i in back if (keys[i][0], keys[i][1]) not in self.foreseen]
+        np.add.at(self.free, machines[unforeseen], requests[unforeseen])
         for job, task, killed in keys:
+            self.foreseen.discard((job, task))
             if self.running.get((job, task), -1) // self.k == host:
                 del self.running[(job, task)]
                 if not killed:
                     self.finished.add((job, task))
-        return self.to_launch.pop(host, [])
+        return self._hand_out(host)
+
+    def _hand_out(self, host: int) -> list[Launch]:
+        """The launches decided for ``host``, in order. The omniscient view
+        keeps back those the worker has no room for yet by its own reports
+        (the task before it in that slot ended by the head's clock but the
+        worker has not said so): they go at a later poll, their start time
+        unchanged. A launch held back holds back later ones on its machine."""
+        launches = self.to_launch.pop(host, [])
+        out: list[Launch] = []
+        keep: list[Launch] = []
+        held: set[int] = set()
+        for ln in launches:
+            m, req = ln[2], np.asarray(ln[3], dtype=np.float64)
+            if self.omniscient and (m in held or not fits(self.room[m:m + 1], req)[0]):
+                held.add(m)
+                keep.append(ln)
+                continue
+            self.room[m] -= req
+            out.append(ln)
+        if keep:
+            self.to_launch[host] = keep
+        return out
+
+    # ------------------------------------------------------- the omniscient clock
+
+    def release_due(self, now: float) -> int:
+        """Omniscient view: free every task of ours whose end (its start plus
+        its exact duration) is not after ``now``; returns how many."""
+        n = 0
+        while self.ends and self.ends[0][0] <= now:
+            _end, job, task, m = heapq.heappop(self.ends)
+            key = (job, task)
+            if self.running.get(key) != m or key in self.foreseen:
+                continue  # reported, written off or placed again meanwhile
+            self.foreseen.add(key)
+            self.free[m] += self.jobs[job].job.request_vector()
+            n += 1
+        return n
+
+    def next_end(self) -> float | None:
+        """When the next task of ours ends by the head's clock (omniscient
+        view; None when nothing is running or the view is reported)."""
+        while self.ends:
+            _end, job, task, m = self.ends[0]
+            if self.running.get((job, task)) == m and (job, task) not in self.foreseen:
+                return self.ends[0][0]
+            heapq.heappop(self.ends)
+        return None
 
     def register(self, host: int, running: list[tuple[int, int, int, list[float]]], finished: list[TaskKey]) -> None:
         """A worker telling a restarted head what it runs and finished
@@ -264,6 +351,8 @@ class HeadNode:
             self.free[m] -= np.asarray(req, dtype=np.float64)
             if job >= 0:
                 self.running[(job, task)] = m
+        self.room[ms] = self.free[ms]  # the worker's account is exactly its report
+        self._forget(ms)
         for job, task, m, req, *_ in self.to_launch.get(host, []):  # decided, not handed out yet: still taken
             if (job, task) not in {(j, t) for j, t, *_ in running}:
                 self.free[m] -= np.asarray(req, dtype=np.float64)
@@ -290,6 +379,7 @@ class HeadNode:
             never = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
             ms = self._machines(host)
             self.up[ms.start:ms.stop] = False
+            self._forget(ms)
             for key in [k for k, m in self.running.items() if m in ms]:
                 del self.running[key]
                 (unpulled if key in never else lost).append([key[0], key[1]])
@@ -310,6 +400,13 @@ class HeadNode:
         self.up[ms] = True
         if empty:
             self.free[ms] = self.capacity[ms]
+            self.room[ms] = self.capacity[ms]
+
+    def _forget(self, machines: range | list[int]) -> None:
+        """Tasks on these machines the head's clock saw end: the worker's
+        report (or its write-off) settles them now, not the clock."""
+        ms = set(machines)
+        self.foreseen = {key for key in self.foreseen if self.running.get(key, -1) not in ms}
 
     def _requeue(self, key: TaskKey) -> None:
         jp = self.jobs.get(key[0])
