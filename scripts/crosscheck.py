@@ -39,7 +39,7 @@ from schedlab.scripts.sweep import Sweep, finish, plan_sweep, run_dir, run_inlin
 # One small shipped scenario per built-in architecture (a failover one where it has a replicated master);
 # ``uncovered`` names a registered architecture none of the chosen scenarios runs.
 DEFAULT_SCENARIOS = ("quickstart", "dispatcher", "borg_failover", "mesos_failover", "yarn_queues", "k8s_failover",
-                     "slurm_failover", "condor_matchmaking", "sparrow_sampling")
+                     "slurm_failover", "condor_matchmaking", "sparrow_sampling", "web_failover")
 DEFAULT_SEEDS = 3
 DEFAULT_MESSAGES = 1000
 QUICK = {"scenarios": ("quickstart",), "seeds": 1, "set": ["duration=200"], "messages": 200}

@@ -135,3 +135,18 @@ def test_any_arrival_pattern_keeps_fifo_and_the_worker_bound(workers: int, speed
         running = sum(1 for o in recs if o.start <= r.start < o.finish)  # type: ignore[operator]
         assert running <= workers
     assert s.busy_time == pytest.approx(sum(r.service for r in recs))
+
+
+def test_resize_starts_queued_requests_on_new_workers_and_a_shrunk_server_takes_nothing_more() -> None:
+    s = Server(0, workers=1)
+    s.arrive(1, 10.0, 0.0)
+    s.arrive(2, 10.0, 0.0)
+    s.arrive(3, 10.0, 0.0)
+    started = s.resize(2, 4.0)
+    assert [r.rid for r in started] == [2] and started[0].start == 4.0
+    s.resize(0, 5.0)
+    finished, started = s.complete(20.0)
+    assert [r.rid for r in finished] == [1, 2] and started == []  # request 3 waits: no worker left
+    assert s.resize(1, 21.0)[0].rid == 3
+    with pytest.raises(ValueError, match="workers must be >= 0"):
+        s.resize(-1, 22.0)

@@ -13,6 +13,7 @@ BUILTIN = (
     "schedlab.schedulers.archs.slurm.spec:SPEC",
     "schedlab.schedulers.archs.htcondor.spec:SPEC",
     "schedlab.schedulers.archs.sparrow.spec:SPEC",
+    "schedlab.schedulers.archs.webfarm.spec:SPEC",
 )
 
 DEFAULT = "omega"  # a scenario without ``architecture = ...``

@@ -124,6 +124,23 @@ class Server:
         heapq.heappush(self.running, (at + rec.service, self._seq, rec))
         self._seq += 1
 
+    def resize(self, workers: int, now: float) -> list[Record]:
+        """The server now has ``workers`` workers (its machine's other
+        work, standing before the run, ended or began): extra workers take
+        the queue's head at ``now``; a worker beyond the new count finishes
+        what it runs and takes nothing more. Zero is allowed: a machine full
+        of other work serves nothing until it frees. Returns the requests
+        started."""
+        if workers < 0:
+            raise ValueError(f"server {self.sid}: workers must be >= 0, got {workers}")
+        self.workers = workers
+        started = []
+        while self.queue and len(self.running) < self.workers:
+            rec = self.queue.popleft()
+            self._start(rec, now)
+            started.append(rec)
+        return started
+
     def next_event(self) -> float:
         """When the next running request finishes (inf when idle): the
         caller's next wake-up for this server."""
@@ -141,7 +158,7 @@ class Server:
             self.busy_time += rec.service
             self.served += 1
             finished.append(rec)
-            if self.queue:
+            if self.queue and len(self.running) < self.workers:
                 nxt = self.queue.popleft()
                 self._start(nxt, t)
                 started.append(nxt)

@@ -1,0 +1,1 @@
+"""The web farm, live: load balancers (active/standby on the coordinator lease) and httpds."""

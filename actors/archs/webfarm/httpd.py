@@ -1,0 +1,290 @@
+"""The web servers of one machine host's machines, as one actor
+(``httpd-<h>``), and the endpoint the machine host polls it through.
+
+Each machine is one server replica: a ``schedulers.archs.webfarm.server.
+Server`` core (workers, one FIFO accept queue, a speed). Balancers hand
+requests here (``accept``); a request a worker takes is a placement (its
+``txn``), handed to the host at its next poll (``exchange``) to run for its
+service time. Every ``report_interval`` this actor pushes its servers'
+loads to every balancer (stale from the moment they leave); ``loads_now``
+is the ideal a fresh-information balancer reads; ``health`` answers a
+balancer's checks.
+
+What a server's death is here: its machine host dies. This actor and the
+host are one box in the real system; split in two, the httpd sees the death
+as its host's silence (no poll for ``silent_after``), and from then on the
+server fails its health checks; what it had queued dies at the host's
+restart (``rejoin``) or, if the host never returns, at the end of the run.
+Requests routed to it before the balancers noticed wait with it and die
+with it: a real balancer's requests to a dead server fail the same way.
+"""
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
+from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.usage_sampler import sample_usage_loop
+from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.webfarm.server import Record, Server
+from schedlab.schedulers.archs.webfarm.spec import httpd_name
+from schedlab.schedulers.model.resources import slots_for
+from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
+
+TASK_BITS = 20  # a request's id in its server core: job << TASK_BITS | task (tasks per job < 2**17)
+
+
+def rid_of(job: int, task: int) -> int:
+    return job << TASK_BITS | task
+
+
+def key_of(rid: int) -> tuple[int, int]:
+    return rid >> TASK_BITS, rid & ((1 << TASK_BITS) - 1)
+
+
+@dataclass(frozen=True)
+class HttpdConfig:
+    host: int
+    machines: tuple[int, ...]
+    capacity: np.ndarray  # [machines of this host, R]
+    largest: tuple[float, ...]  # the workload's largest request, per resource
+    workers: tuple[int, ...]  # per machine as configured (0: as many as fit)
+    speeds: tuple[float, ...]  # per machine
+    max_queue: int | None
+    transfer_cost: float
+    standing: tuple[tuple[tuple[int, int, tuple[float, ...]], ...], ...]  # per machine: prefill tasks
+    report_interval: float
+    balancers: tuple[str, ...]
+    silent_after: float  # emulated s without a poll: the host is dead to the balancers' checks
+    hosts: int = 1
+    sample_interval: float = 5.0  # httpd-0 samples the cell's utilization (cell_sample)
+    total: tuple[float, ...] = ()  # the cell's capacity, per resource
+
+
+class Httpd(ActorShell):
+    def __init__(self, rt: Runtime, cfg: HttpdConfig, metrics: Any, flush_interval: float) -> None:
+        super().__init__(rt, httpd_name(cfg.host), metrics, flush_interval)
+        self.cfg = cfg
+        self.servers = {m: Server(m, 1, speed, cfg.max_queue, cfg.transfer_cost)
+                        for m, speed in zip(cfg.machines, cfg.speeds)}
+        self.standing = {m: {(j, t): np.asarray(r, dtype=np.float64) for j, t, r in tasks}
+                         for m, tasks in zip(cfg.machines, cfg.standing)}
+        self.req: dict[tuple[int, int], tuple[str, list[float]]] = {}  # accepted request -> (balancer, request)
+        self.unstarted: dict[int, set[int]] = {}  # job -> its tasks accepted here and not started yet
+        self.refused: set[int] = set()  # jobs one request of which was refused here
+        # Started by a core, waiting for the host to have room by its own
+        # account (its slot frees at its next poll after the end).
+        self.held: dict[int, list[list]] = {m: [] for m in cfg.machines}
+        self.on_host: dict[int, set[tuple[int, int]]] = {m: set() for m in cfg.machines}
+        self.last_poll = 0.0
+        self.frozen = False  # the hosts are stopping: nothing more starts
+        self.wake = asyncio.Event()
+        self.counts = {"accepted": 0, "refused": 0, "crashed": 0, "reports": 0, "checks": 0}
+
+    async def on_start(self) -> None:
+        now = self.rt.now()
+        self.last_poll = now
+        for m in self.cfg.machines:
+            self._took(self.servers[m].resize(self._workers(m), now), now)
+        self.spawn_loop(self._clock_loop())
+        self.spawn_loop(self._report_loop())
+        if self.cfg.host == 0 and self.cfg.total:
+            names = [httpd_name(h) for h in range(self.cfg.hosts)]
+            self.spawn_loop(sample_usage_loop(self, names, self.cfg.total, self.cfg.sample_interval))
+
+    def _workers(self, m: int) -> int:
+        i = self.cfg.machines.index(m)
+        used = sum(self.standing[m].values(), np.zeros(self.cfg.capacity.shape[1]))
+        return slots_for(self.cfg.capacity[i], used, self.cfg.largest, self.cfg.workers[i])
+
+    # -------------------------------------------------------------- requests
+
+    async def accept(self, balancer: str, rows: list) -> None:
+        """A balancer's requests: [job, task, machine, demand, carries state,
+        request] each. A refused one (queue full, server down) refuses its
+        page: the client sees an error."""
+        now = self.rt.now()
+        self._complete_due(now)
+        started: list[Record] = []
+        refused: dict[int, str] = {}
+        for job, task, m, demand, state, request in rows:
+            srv = self.servers[int(m)]
+            rec = srv.arrive(rid_of(int(job), int(task)), float(demand), now, bool(state))
+            if rec.dropped:
+                self.counts["refused"] += 1
+                refused.setdefault(int(job), "queue_full" if srv.up else "server_down")
+                continue
+            self.counts["accepted"] += 1
+            self.req[(int(job), int(task))] = (balancer, list(request))
+            self.unstarted.setdefault(int(job), set()).add(int(task))
+            if rec.start is not None:
+                started.append(rec)
+        for job, reason in refused.items():
+            self._refuse(job, reason, balancer)
+        self._took(started, now)
+
+    def _refuse(self, job: int, reason: str, balancer: str) -> None:
+        if job not in self.refused:
+            self.refused.add(job)
+            self.log.emit("job_rejected", job_id=job, reason=reason, scheduler=balancer)
+
+    def _took(self, records: list[Record], now: float) -> None:
+        """Requests a worker took: a placement each, handed to the host at
+        its next poll with the exact time the worker took it."""
+        by_job: dict[tuple[str, int], list] = {}
+        for rec in records:
+            job, task = key_of(rec.rid)
+            if self.frozen:
+                continue  # the run is ending: its host would never pull it (pending at the end)
+            balancer, request = self.req[(job, task)]
+            self.held[rec.server].append([job, task, rec.server, request, rec.service, rec.start, balancer])
+            by_job.setdefault((balancer, job), []).append([task, rec.server])
+            left = self.unstarted.get(job)
+            if left is not None:
+                left.discard(task)
+                if not left:
+                    del self.unstarted[job]
+                    if job not in self.refused:
+                        self.log.emit("job_scheduled", job_id=job, scheduler=balancer, attempts=1)
+        for (balancer, job), placed in by_job.items():
+            self.log.emit("txn", scheduler=balancer, job_id=job, claims=len(placed), committed=len(placed),
+                          conflicted=0, think=0.0, rtt_ms=0.0, placed=placed, outbox=self.name, t=now, span=0.0)
+        if records:
+            self.wake.set()
+
+    def _complete_due(self, now: float) -> None:
+        for srv in self.servers.values():
+            if srv.next_event() <= now:
+                _finished, started = srv.complete(now)
+                self._took(started, now)
+
+    async def _clock_loop(self) -> None:
+        cap = self.flush_interval * 4
+        while self.running:
+            now = self.rt.now()
+            self._complete_due(now)
+            nxt = min((s.next_event() for s in self.servers.values()), default=math.inf)
+            wait = cap if not math.isfinite(nxt) else min(cap, max(0.0, self.rt.wall(nxt - self.rt.now())))
+            self.wake.clear()
+            try:
+                await asyncio.wait_for(self.wake.wait(), wait)
+            except asyncio.TimeoutError:
+                pass
+
+    def on_stopping(self) -> None:
+        self.wake.set()
+
+    # ------------------------------------------------------------ balancers
+
+    def _loads(self) -> list[list]:
+        now = self.rt.now()
+        return [[m, s.load(), now] for m, s in self.servers.items()]
+
+    async def loads_now(self) -> list[list]:
+        """The true loads now: what a fresh-information balancer reads."""
+        self._complete_due(self.rt.now())
+        return self._loads()
+
+    async def _report_loop(self) -> None:
+        while await self.nap(self.cfg.report_interval):
+            self._complete_due(self.rt.now())
+            rows = self._loads()
+            self.counts["reports"] += 1
+            for name in self.cfg.balancers:
+                h = self.rt.lookup(name)
+                if h is not None:
+                    self.rt.send(h, "loads", rows)
+
+    async def health(self) -> list[list]:
+        """[machine, up] per server: down while its host is silent (dead,
+        restarting) or its server crashed and was not restarted."""
+        self.counts["checks"] += 1
+        alive = not self.frozen and self.rt.now() - self.last_poll <= self.cfg.silent_after
+        return [[m, alive and s.up] for m, s in self.servers.items()]
+
+    async def usage(self) -> list[float]:
+        """What this host's machines run by this actor's account (requests
+        handed to the host and not ended, standing tasks)."""
+        used = np.zeros(self.cfg.capacity.shape[1])
+        for m in self.cfg.machines:
+            for key in self.on_host[m]:
+                used += np.asarray(self.req[key][1], dtype=np.float64)
+            for r in self.standing[m].values():
+                used += r
+        return used.tolist()
+
+    # ------------------------------------------------------------- the host
+
+    async def exchange(self, host: int, finished: bytes) -> Any:
+        now = self.rt.now()
+        self.last_poll = now
+        self._complete_due(now)
+        if finished:
+            machines, _requests = unpack_release(finished)
+            for (job, task, _killed), m in zip(unpack_release_keys(finished), machines.tolist()):
+                m = int(m)
+                if job < 0:
+                    if self.standing.get(m, {}).pop((job, task), None) is not None:
+                        self._took(self.servers[m].resize(self._workers(m), now), now)
+                elif m in self.on_host:
+                    self.on_host[m].discard((job, task))
+                    self.req.pop((job, task), None)
+        launches = []
+        for m, rows in self.held.items():
+            room = self.servers[m].workers - len(self.on_host[m])
+            while rows and room > 0:
+                row = rows.pop(0)
+                self.on_host[m].add((row[0], row[1]))
+                launches.append(row)
+                room -= 1
+        return launches
+
+    async def rejoin(self, host: int) -> list:
+        """The host restarted: its servers died with it. What they ran is
+        lost, launches it never pulled never ran, and what waited in their
+        queues is refused (the clients got errors); they serve again, empty."""
+        now = self.rt.now()
+        self.last_poll = now
+        lost, unpulled = [], []
+        for m, srv in self.servers.items():
+            for rec in srv.crash(now):
+                job, task = key_of(rec.rid)
+                if rec.start is None:  # waiting in the queue: never placed
+                    self.counts["crashed"] += 1
+                    balancer, _ = self.req.pop((job, task), ("?", []))
+                    self.unstarted.pop(job, None)
+                    self._refuse(job, "server_crashed", balancer)
+            lost += [[j, t] for j, t in sorted(self.on_host[m])]
+            unpulled += [[row[0], row[1]] for row in self.held[m]]
+            for key in [*self.on_host[m], *((row[0], row[1]) for row in self.held[m])]:
+                self.req.pop(key, None)
+            self.held[m], self.on_host[m] = [], set()
+            self.standing[m] = {}
+            srv.restart()
+            srv.resize(self._workers(m), now)
+        return [lost, unpulled]
+
+    async def hosts_stopping(self) -> None:
+        self.frozen = True
+
+    async def on_stop(self) -> dict:
+        never = [[row[0], row[1]] for rows in self.held.values() for row in rows]
+        if never:  # started here, but the run ended before the host had room for them
+            self.log.emit("tasks_lost", framework=self.name, reason="run_ended", tasks=never, requeued_jobs=[])
+        for job, tasks in sorted(self.unstarted.items()):
+            if job not in self.refused:
+                balancer = next((self.req[(job, t)][0] for t in tasks if (job, t) in self.req), "?")
+                self.log.emit("job_pending", job_id=job, scheduler=balancer, unplaced=len(tasks))
+        servers = {m: {"served": s.served, "dropped": s.dropped, "lost": s.lost, "transfers": s.transfers,
+                       "workers": s.workers} for m, s in self.servers.items()}
+        self.log.emit("webfarm_httpd", host=self.cfg.host, **self.counts, servers=servers)
+        return dict(self.counts)
+
+
+class HttpdEndpoint(PerHostEndpoint):
+    """What machine host ``h`` polls: its own ``httpd-<h>``."""
