@@ -1,5 +1,6 @@
 """Every registered architecture on every registered engine (a real local
-Ray, and the sim engine's virtual clock), end to end: the small
+Ray, and the sim engine's virtual clock; live, those the CI soak does not
+already run), end to end: the small
 conformance scenario runs with a kill of every restartable role and of
 every leader, and the suite checks what every architecture owes its users:
 
@@ -16,6 +17,8 @@ every leader, and the suite checks what every architecture owes its users:
 from __future__ import annotations
 
 import json
+import tomllib
+from pathlib import Path
 from typing import Callable
 
 import pytest
@@ -32,8 +35,21 @@ from tests.conformance.scenarios import with_faults
 pytestmark = pytest.mark.ray
 
 
-@pytest.fixture(scope="module", params=[(a, e) for e in engines.names() for a in registry.names()],
-                ids=lambda p: f"{p[0]}-{p[1]}")
+ROOT = Path(__file__).resolve().parents[2]
+# Live, an architecture the CI soak runs (tests/test_soak.py: the same
+# scenario machinery, a real Ray, a chaos monkey killing, pausing and
+# cutting off its roles, every invariant checked) is not run here again:
+# the suite's pace is the sum of its timed live tests, and this run is the
+# costliest of them. The sim engine runs every architecture here, with a
+# kill of every role and leader, and checks the same contracts.
+SOAKED = frozenset(tomllib.loads((ROOT / "scenarios/soak.toml").read_text())["architectures"])
+
+
+def _cases() -> list[tuple[str, str]]:
+    return [(a, e) for e in engines.names() for a in registry.names() if not (e == "ray" and a in SOAKED)]
+
+
+@pytest.fixture(scope="module", params=_cases(), ids=lambda p: f"{p[0]}-{p[1]}")
 def conformance_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple:
     name, engine = request.param
     if engine == "ray":
