@@ -76,3 +76,16 @@ def test_slurm_backfill_finding_smoke(tmp_path: Path) -> None:
     assert set(n["utilization"]) == {"fcfs", "easy", "conservative"}
     assert all(0 < u <= 1 for u in n["utilization"].values()) and n["easy_reservation_delays"] >= 0
     assert (tmp_path / "slurm_backfill" / "sweep.csv").exists()
+
+
+def test_sparrow_findings_smoke(tmp_path: Path) -> None:
+    keys = ["supermarket", "sparrow_vs_omniscient"]  # sim findings, seconds-long in --smoke
+    assert main(["--smoke", "--only", ",".join(keys), "--out", str(tmp_path)]) == 0
+    by = {r["finding"]: r for r in json.loads((tmp_path / "fidelity.json").read_text())}
+    assert set(by) == set(keys) and all(r["engine"] == "sim" and not r["error"] for r in by.values())
+    sm = by["supermarket"]["numbers"]
+    assert sm["cells"] == [10, 50] and sm["limit_d2"] == pytest.approx(2.614, abs=1e-3) and sm["limit_random"] == pytest.approx(10.0)
+    assert all(v > 1.0 for v in list(sm["d2"].values()) + list(sm["random"].values()))  # at least one service time
+    so = by["sparrow_vs_omniscient"]["numbers"]
+    assert so["omniscient"]["jobs"] > 100 and all(0.5 < v < 2.0 for v in so["ratio"].values())
+    assert (tmp_path / "sparrow_vs_omniscient" / "sweep.csv").exists()
