@@ -144,7 +144,7 @@ def test_the_scenario_key_and_its_defaults() -> None:
 LATENCY = 0.05
 SCENARIO = {
     "name": "omniscient-test", "architecture": "dispatcher", "engine": "sim", "seed": 3, "time_scale": 10.0,
-    "duration": 200.0,
+    "duration": 150.0,
     "cell": {"machines_per_actor": 4, "machine_classes": [{"name": "w", "count": 8, "cpu": 2.0, "mem": 8.0}]},
     "workload": {"classes": [{"name": "q", "kind": "batch", "interarrival": 0.95, "tasks": 4.0,
                               "duration": {"dist": "exponential", "mean": 3.0}, "cpu": 1.0, "mem": 1.0}]},
@@ -162,7 +162,7 @@ def test_on_sim_the_starts_are_the_earliest_ones_and_the_invariants_hold(tmp_pat
     starts = {(row[0], row[1]): row[-1] for e in ev["tasks_launched"] if not e.get("prefill") for row in e["tasks"]}
     ends = {(j, t): at for e in ev["tasks_completed"] for j, t, _m, at in e["tasks"]}
     submitted = sorted((e["t"], e["job_id"]) for e in ev["job_submitted"])
-    assert len(starts) > 600 and len(ends) > 500
+    assert len(starts) > 500 and len(ends) > 450
     # Replay through the pure reference: each job reaches the head one
     # message delay after its release; durations from the run itself.
     book = EarliestStart([2] * 8)
@@ -176,4 +176,4 @@ def test_on_sim_the_starts_are_the_earliest_ones_and_the_invariants_hold(tmp_pat
             assert starts[(j, i)] == pytest.approx(start, abs=1e-3), (j, i)
             checked += 1
             waited += start > t0 + LATENCY + 1e-3
-    assert checked > 500 and waited > 50  # ~80% load: many tasks waited for a slot
+    assert checked > 400 and waited > 40  # ~80% load: many tasks waited for a slot
