@@ -15,6 +15,7 @@ from schedlab.schedulers.archs.sparrow.hybrid import (
     LongScheduler,
     choose_steal,
     partition,
+    steal_targets,
     stealable,
 )
 from schedlab.schedulers.archs.sparrow.worker import QueueView, Reservation, Task, Worker
@@ -145,3 +146,38 @@ def test_a_stolen_reservation_asks_from_its_new_worker() -> None:
     (ask,) = out.messages
     out = thief.answer(ask.request, h.get_task(ask.job_id), 1000.0)
     assert [s.task.key for s in out.started] == [(2, 0)] and h.short.jobs == {}
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(2, 30), k=st.integers(0, 12), frac=st.floats(0.0, 0.6), seed=st.integers(0, 2**32 - 1))
+def test_steal_targets_are_k_distinct_random_candidates_other_than_the_thief(n: int, k: int, frac: float,
+                                                                             seed: int) -> None:
+    general, _short = partition(n, frac)
+    thief = seed % n
+    got = steal_targets(thief, general, k, np.random.default_rng(seed))
+    others = [w for w in general if w != thief]
+    assert len(got) == min(k, len(others)) and len(set(got)) == len(got)
+    assert set(got) <= set(others)
+
+
+def test_hawk_steals_only_from_the_general_partition() -> None:
+    """Hawk's thief contacts general workers only (its simulator draws the
+    victims from the general partition): a short-only worker never holds a
+    long task, so asking one is a wasted attempt. Here (artificially) only
+    the short-only workers have something stealable: Hawk finds nothing,
+    whatever the draw, while plain ``choose_steal`` over every worker would."""
+    h = Hawk(HawkConfig(cutoff=100.0, short_fraction=0.5, steal_attempts=10), 6)
+    assert h.general == (0, 1, 2) and h.short_only == (3, 4, 5)
+    views = [view([], worker=0, busy=0)] + [view([S(w)], worker=w) for w in (1, 2)] \
+        + [view([L(10 + w), S(w)], worker=w) for w in (3, 4, 5)]
+    for seed in range(20):
+        assert h.steal(views[0], views, np.random.default_rng(seed)) is None
+        anywhere = choose_steal(views[0], views, 10, np.random.default_rng(seed))
+        assert anywhere is not None and anywhere.victim in h.short_only
+    views[2] = view([L(7), S(8), S(9)], worker=2)  # a general worker with short entries blocked
+    for seed in range(20):
+        st_ = h.steal(views[0], views, np.random.default_rng(seed))
+        assert st_ is not None and st_.victim == 2 and st_.entries == (S(8), S(9))
+    few = Hawk(HawkConfig(cutoff=100.0, short_fraction=0.5, steal_attempts=1), 6)
+    hits = {few.steal(views[0], views, np.random.default_rng(seed)) is not None for seed in range(40)}
+    assert hits == {True, False}  # one attempt: a coin between general workers 1 and 2

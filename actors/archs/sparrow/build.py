@@ -33,7 +33,8 @@ def build(b: Build) -> Topology:
             host=h, machines=ms, capacity=np.asarray(cell.capacity[ms[0]:ms[-1] + 1]), largest=largest, slots=s.slots,
             standing=tuple(tuple(standing.get(m, ())) for m in ms), machines_per_host=k, cell_size=cell.size,
             seed=sc.seed, retry=s.retry, steal=bool(hawk and hawk.steal), steal_attempts=hawk.steal_attempts if hawk else 0,
-            steal_interval=s.steal_interval, hosts=hosts, sample_interval=sc.metrics.sample_interval,
+            steal_interval=s.steal_interval, short_fraction=hawk.short_fraction if hawk else 0.0, hosts=hosts,
+            sample_interval=sc.metrics.sample_interval,
             total=tuple(float(x) for x in cell.capacity.sum(axis=0)),
         )
         nodemons[h] = b.members.spawn(ROLE_NODEMON, NodeMonitor, nodemon_name(h), b.rt, cfg, b.metrics, flush)

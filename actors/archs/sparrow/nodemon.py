@@ -11,8 +11,10 @@ asked again after ``retry``, the slot held meanwhile). A task started
 here is a placement (its ``txn``), handed to the host at its next poll
 (``exchange``) and timed here: its slot frees at its end. Schedulers
 learn which of their tasks started (and ended) from one ``report`` per
-scheduler per batch interval. With Hawk's stealing, an idle worker asks
-random workers for short entries queued behind a long task (``steal``).
+scheduler per batch interval. With Hawk's stealing, a worker that goes
+idle (its task ended or its GetTask was cancelled, queue empty) asks random
+workers of the general partition for short entries queued behind a long
+task (``steal``) at once, and again every ``steal_interval`` while idle.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import numpy as np
 from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
-from schedlab.schedulers.archs.sparrow.hybrid import stealable
+from schedlab.schedulers.archs.sparrow.hybrid import partition, stealable, steal_targets
 from schedlab.schedulers.archs.sparrow.nodes import drop_running, set_slots
 from schedlab.schedulers.model.resources import slots_for
 from schedlab.schedulers.archs.sparrow.spec import nodemon_name, scheduler_name
@@ -53,6 +55,7 @@ class NodemonConfig:
     steal: bool = False
     steal_attempts: int = 10
     steal_interval: float = 1.0
+    short_fraction: float = 0.0  # Hawk's short-only partition (the last workers): never a steal victim
     hosts: int = 1
     sample_interval: float = 5.0  # nodemon-0 samples the cell's utilization (cell_sample)
     total: tuple[float, ...] = ()  # the cell's capacity, per resource
@@ -81,6 +84,7 @@ class NodeMonitor(ActorShell):
         self.wake = asyncio.Event()
         self.asks: set[asyncio.Task] = set()
         self.last_steal: dict[int, float] = {}
+        self.victims = partition(cfg.cell_size, cfg.short_fraction)[0] if cfg.steal else ()
         self.counts = {"get_task": 0, "cancels": 0, "retries": 0, "steals": 0, "stolen": 0, "steal_messages": 0,
                        "probes": 0}
 
@@ -179,6 +183,7 @@ class NodeMonitor(ActorShell):
                 if msg.request not in w.asking:
                     return  # the host was lost meanwhile and the ask with it
                 self._apply(w.answer(msg.request, task, now), now)
+                self._went_idle(msg.worker)
                 return
             self.counts["retries"] += 1
             if not await self.nap(self.cfg.retry):
@@ -233,24 +238,39 @@ class NodeMonitor(ActorShell):
             out.append((e, owner or self.jobs[job][0], self.jobs[job][1]))
         return out
 
+    def _went_idle(self, m: int) -> None:
+        """Worker ``m`` may have just gone idle (a task ended, a GetTask was
+        cancelled): Hawk's worker tries to steal at that moment, not at its
+        next periodic retry."""
+        w = self.workers[m]
+        if self.cfg.steal and not w.queue and w.free_slots() > 0:
+            self.last_steal.pop(m, None)
+            self.wake.set()
+
     async def _steal_for(self, thief: int) -> None:
+        """Contact ``steal_attempts`` random general workers in turn (2
+        messages each) and steal from the first with short entries blocked
+        behind a long task (2 more). Transport: the first contact on another
+        host fetches the views of every target there in one call."""
         cfg = self.cfg
-        others = [m for m in range(cfg.cell_size) if m != thief]
-        if not others or cfg.steal_attempts <= 0:
-            return
-        for i in self.rng.choice(len(others), size=min(cfg.steal_attempts, len(others)), replace=False):
-            victim = others[int(i)]
+        targets = steal_targets(thief, self.victims, cfg.steal_attempts, self.rng)
+        fetched: dict[int, dict[int, Any]] = {}
+        for victim in targets:
             host = victim // cfg.machines_per_host
             self.counts["steal_messages"] += 2
             if host == cfg.host:
                 view = self.workers[victim].view()
             else:
-                handle = self.rt.lookup(nodemon_name(host))
-                if handle is None:
-                    continue
-                try:
-                    view = (await self.rt.call(handle, "views", [victim]))[0]
-                except Exception:
+                if host not in fetched:
+                    on_host = [t for t in targets if t // cfg.machines_per_host == host]
+                    handle = self.rt.lookup(nodemon_name(host))
+                    try:
+                        got_views = await self.rt.call(handle, "views", on_host) if handle is not None else []
+                    except Exception:
+                        got_views = []
+                    fetched[host] = dict(zip(on_host, got_views))
+                view = fetched[host].get(victim)
+                if view is None:
                     continue
             group = stealable(view)
             if not group:
@@ -260,11 +280,13 @@ class NodeMonitor(ActorShell):
                 got = await self.steal(victim, list(group))
             else:
                 try:
-                    got = await self.rt.call(handle, "steal", victim, list(group))
+                    got = await self.rt.call(self.rt.lookup(nodemon_name(host)), "steal", victim, list(group))
                 except Exception:
                     return
-            if not got or self.frozen:
+            if self.frozen:
                 return
+            if not got:
+                continue  # served meanwhile: the next target
             now = self.rt.now()
             for e, owner, request in got:
                 self.jobs.setdefault(e.job_id, (owner, list(request)))
@@ -288,19 +310,21 @@ class NodeMonitor(ActorShell):
             owner = self._owner(key)
             self.reports.setdefault(owner, ([], []))[1].append([job, task, m])
             self._apply(self.workers[m].complete(key, max(end, now)), now)
+            self._went_idle(m)
 
     async def _clock_loop(self) -> None:
         cap = self.flush_interval * 4
         while self.running:
+            self.wake.clear()  # before the work: a wake-up set while stealing awaits is not lost
             now = self.rt.now()
             self._complete_due(now)
             if self.cfg.steal and not self.frozen:
                 for m, w in self.workers.items():
-                    if w.view().idle and w.slots > 0 and now - self.last_steal.get(m, -math.inf) >= self.cfg.steal_interval:
+                    if (w.slots > 0 and not w.queue and w.free_slots() > 0
+                            and now - self.last_steal.get(m, -math.inf) >= self.cfg.steal_interval):
                         self.last_steal[m] = now
                         await self._steal_for(m)
             wait = cap if not self.ends else min(cap, max(0.0, self.rt.wall(self.ends[0][0] - self.rt.now())))
-            self.wake.clear()
             try:
                 await asyncio.wait_for(self.wake.wait(), wait)
             except asyncio.TimeoutError:

@@ -12,10 +12,13 @@ for the many short ones.
 * **Short jobs** are late-bound (``placement.LateBinding``) over *all*
   workers, the short-only partition included: a small slice of the cell
   where short tasks never wait behind a long one.
-* **Randomized work stealing.** An idle worker contacts ``k`` random
-  workers and steals, from the first that has any, the first group of
-  short entries queued behind a long task there: head-of-line blocking is
-  what hurts short jobs, and a long task ahead of them is its signature.
+* **Randomized work stealing.** A worker that goes idle contacts ``k``
+  random workers of the *general* partition and steals, from the first
+  that has any, the first group of short entries queued behind a long task
+  there: head-of-line blocking is what hurts short jobs, and a long task
+  ahead of them is its signature. A short-only worker never holds a long
+  task, so asking one would be a wasted message (Hawk's simulator draws
+  its victims from the general partition only).
 
 Decisions are given views (``worker.QueueView``); the shell moves entries
 (``Worker.remove`` then ``Worker.enqueue``).
@@ -126,6 +129,12 @@ class Hawk:
     def get_task(self, job_id: int) -> Task | None:
         return self.short.get_task(job_id)
 
+    def steal(self, thief: QueueView, views: Sequence[QueueView], rng: np.random.Generator) -> Steal | None:
+        """``choose_steal`` as Hawk does it: ``steal_attempts`` victims from
+        the general partition (where long tasks, hence blocked short
+        entries, can be)."""
+        return choose_steal(thief, views, self.config.steal_attempts, rng, victims=self.general)
+
 
 def stealable(view: QueueView) -> tuple[Entry, ...]:
     """The first group of short entries queued behind a long task: after
@@ -151,18 +160,28 @@ class Steal:
     entries: tuple[Entry, ...]
 
 
-def choose_steal(thief: QueueView, views: Sequence[QueueView], k: int,
-                 rng: np.random.Generator) -> Steal | None:
-    """An idle ``thief`` contacts ``k`` distinct random other workers (in
-    random order) and steals the stealable group of the first one that has
-    any. None if the thief is not idle or nobody has short work blocked."""
+def steal_targets(thief: int, candidates: Sequence[int], k: int, rng: np.random.Generator) -> list[int]:
+    """The workers an idle ``thief`` contacts, in order: ``k`` distinct
+    random ``candidates`` other than itself (all of them if fewer)."""
+    others = [w for w in candidates if w != thief]
+    if not others or k <= 0:
+        return []
+    return [others[int(i)] for i in rng.choice(len(others), size=min(k, len(others)), replace=False)]
+
+
+def choose_steal(thief: QueueView, views: Sequence[QueueView], k: int, rng: np.random.Generator,
+                 victims: Sequence[int] | None = None) -> Steal | None:
+    """An idle ``thief`` contacts ``k`` distinct random other workers among
+    ``victims`` (Hawk: the general partition; None: every worker in
+    ``views``), in random order, and steals the stealable group of the first
+    one that has any. None if the thief is not idle or nobody asked has
+    short work blocked."""
     if not thief.idle:
         return None
-    others = [v for v in views if v.worker != thief.worker]
-    if not others or k <= 0:
-        return None
-    for i in rng.choice(len(others), size=min(k, len(others)), replace=False):
-        group = stealable(others[int(i)])
+    by_worker = {v.worker: v for v in views}
+    pool = [v.worker for v in views] if victims is None else [w for w in victims if w in by_worker]
+    for w in steal_targets(thief.worker, pool, k, rng):
+        group = stealable(by_worker[w])
         if group:
-            return Steal(thief.worker, others[int(i)].worker, group)
+            return Steal(thief.worker, w, group)
     return None
