@@ -123,144 +123,185 @@ def _run_scenario(sc: Scenario, out: Path, address: str | None, on_progress: Pro
 def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: dict, on_progress: ProgressFn | None,
          on_started: StartedFn | None = None) -> dict:
     eng = engines.current()
-    sc = plan.scenario
-    scale, flush = sc.time_scale, sc.substrate.batch_interval
-    rt = eng.runtime(scale, namespace)
-    k = sc.cell.machines_per_actor
-    n = plan.cell.size
-
-    write_run_info(out, {"scenario": sc.name, "source": sc.source, "architecture": sc.architecture, "seed": sc.seed,
-                         "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace,
-                         "address": eng.gcs_address(), "embedded": eng.is_loopback_only(), "engine": eng.name},
-                   plan.cell)
-    # On a multi-node cluster, machine hosts are spread over the nodes by rack
-    # (a node is a failure domain, like a rack); everything else stays on the
-    # first node, so killing another node takes machines, not the control plane.
-    nodes = eng.cluster_nodes()
-    eng.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
-    metrics = started.add(eng.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
-    roster = roster_for(sc, tuple(label for label, _ in nodes) if len(nodes) > 1 else ())
-    inbox = started.add(eng.spawn(ChaosInbox, INBOX_NAME, namespace, rt, {
-        "roster": roster.to_wire(), "time_scale": scale, "duration": sc.duration, "architecture": sc.architecture,
-        "seed": sc.seed, "scenario": sc.name, "out": str(out)}))
-    members = Members(namespace, started.add)
-    topo = architecture(sc.architecture).build(Build(plan, out, namespace, rt, metrics, members, policy_fns))
-    group, cell, core_actors = topo.group, topo.cell, topo.core
-    hosts = []
-    host_node: dict[str, tuple[str, str]] = {}  # host name -> (node label, node id) it was placed on
-    for h in range(host_count(n, k)):
-        lo, hi = h * k, min(n, (h + 1) * k)
-        where = nodes[int(plan.cell.rack[lo]) % len(nodes)] if len(nodes) > 1 else None
-        if where is not None:
-            host_node[f"machine-host-{h}"] = where
-        # A restarted host comes back with its machines empty (its tasks died with it).
-        hosts.append(members.spawn(
-            "machine", MachineHost, f"machine-host-{h}", rt, h, lo, plan.cell.capacity[lo:hi],
-            cell, metrics, flush, _initial_launches(plan.prefill, lo, hi), node=where[1] if where else None,
-            again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True),
-        ))
-    scheds, names, routes = topo.schedulers, topo.names, topo.routes
-    submitter = started.add(eng.spawn(Submitter, SUBMITTER, namespace, rt, plan.jobs, routes, metrics, flush,
-                                             topo.await_admission, topo.holders))
-    roles = all_roles()  # what each role's members are to the submitter
-    members.on_restart.append(lambda role, name, h: eng.call(submitter, "reroute", name, h, roles[role].recovers)
-                              if roles[role].routed else None)
-    interrupt.check()
-    eng.gather([eng.call(h, "ready") for h in started.handles], timeout=300)
-    interrupt.check()
-    spawned = _spawned(members, topo)
-
-    rtt = measure_rtt(core_actors[0])
-    rtt_p50 = float(np.median(rtt))
-    substrate = {
-        "rtt_wall_ms_p50": round(rtt_p50, 3),
-        "rtt_wall_ms_p90": round(float(np.percentile(rtt, 90)), 3),
-        "rtt_emulated_s_p50": round(rtt_p50 / 1e3 * scale, 6),
-    }
-    warnings = think_time_warnings(sc, substrate["rtt_emulated_s_p50"])
-
-    epoch = eng.time() + 0.2
-    if group is not None:
-        # The cell state must have a leader before anyone asks it for a snapshot.
-        group.start(epoch)
-        group.wait_leader()
-    for ctl in topo.controllers.values():
-        ctl.epoch = epoch  # a restarted member joins the same clock
-    members.epoch = epoch
-    actors = ([] if group else core_actors) + topo.start_with_hosts + [*hosts, *scheds, submitter]
-    eng.gather([eng.call(h, "start", epoch) for h in actors] + [eng.call(inbox, "started", epoch)])
+    run = CellRun(plan, out, namespace, started, policy_fns)
+    run.start(eng.time() + 0.2)
     if on_started is not None:
         on_started(namespace, eng.gcs_address())
-    driver_log = EventLog("driver", lambda: (eng.time() - epoch) * scale)
-    if verbosity.verbose:
-        driver_log.echo_to(sys.stderr)
-    live_hosts = members.handles  # a host killed by a fault leaves it (and a restarted one comes back)
-    faults = FaultTimeline(sc.faults, roster, members, topo.all_controllers(), driver_log, sc.seed, scale,
-                           [eng.actor_key(metrics)])
-    end_wall = epoch + sc.duration / scale
-    wall0 = eng.time()
     last_progress = 0.0
-    last_node_check = 0.0
-    last_inbox = 0.0
-    while (left := end_wall - eng.time()) > 0:
+    while (left := run.end_wall - eng.time()) > 0:
         interrupt.check()
         # Short naps while faults are due or a failover is being timed.
-        eng.sleep(min(0.02 if (faults.pending or faults.watching) else 0.2, left))
-        now = (eng.time() - epoch) * scale
+        eng.sleep(min(run.nap(), left))
+        run.step()
+        if on_progress is not None and eng.time() - last_progress >= 0.5:
+            last_progress = eng.time()
+            on_progress(min(plan.scenario.duration, run.now()), eng.gather([eng.call(run.metrics, "progress")])[0])
+    return run.finish()
+
+
+class CellRun:
+    """One cell's run in the phases a caller drives: the constructor builds
+    everything and waits until it is ready; ``start(epoch)`` starts it on a
+    clock; ``step()`` carries out what is due (faults, chaos, node deaths)
+    and is called every ``nap()`` wall s until ``end_wall``; ``finish()``
+    stops it in dependency order and returns its summary. ``_run`` drives
+    one; a federation of cells (``actors.federation``) drives several on
+    one clock. ``open_ended``: the submitter starts with no jobs and takes
+    what it is handed (``Submitter.inject``) until it is stopped."""
+
+    def __init__(self, plan: Plan, out: Path, namespace: str, started: Started, policy_fns: dict,
+                 open_ended: bool = False) -> None:
+        eng = engines.current()
+        self.plan, self.out, self.namespace = plan, out, namespace
+        sc = self.sc = plan.scenario
+        scale, flush = sc.time_scale, sc.substrate.batch_interval
+        rt = eng.runtime(scale, namespace)
+        k = sc.cell.machines_per_actor
+        n = plan.cell.size
+        out.mkdir(parents=True, exist_ok=True)
+
+        write_run_info(out, {"scenario": sc.name, "source": sc.source, "architecture": sc.architecture, "seed": sc.seed,
+                             "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace,
+                             "address": eng.gcs_address(), "embedded": eng.is_loopback_only(), "engine": eng.name},
+                       plan.cell)
+        # On a multi-node cluster, machine hosts are spread over the nodes by rack
+        # (a node is a failure domain, like a rack); everything else stays on the
+        # first node, so killing another node takes machines, not the control plane.
+        nodes = self.nodes = eng.cluster_nodes()
+        eng.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
+        metrics = self.metrics = started.add(eng.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
+        roster = self.roster = roster_for(sc, tuple(label for label, _ in nodes) if len(nodes) > 1 else ())
+        self.inbox = started.add(eng.spawn(ChaosInbox, INBOX_NAME, namespace, rt, {
+            "roster": roster.to_wire(), "time_scale": scale, "duration": sc.duration, "architecture": sc.architecture,
+            "seed": sc.seed, "scenario": sc.name, "out": str(out)}))
+        members = self.members = Members(namespace, started.add)
+        topo = self.topo = architecture(sc.architecture).build(Build(plan, out, namespace, rt, metrics, members, policy_fns))
+        cell, core_actors = topo.cell, topo.core
+        hosts = self.hosts = []
+        host_node = self.host_node = {}  # host name -> (node label, node id) it was placed on
+        for h in range(host_count(n, k)):
+            lo, hi = h * k, min(n, (h + 1) * k)
+            where = nodes[int(plan.cell.rack[lo]) % len(nodes)] if len(nodes) > 1 else None
+            if where is not None:
+                host_node[f"machine-host-{h}"] = where
+            # A restarted host comes back with its machines empty (its tasks died with it).
+            hosts.append(members.spawn(
+                "machine", MachineHost, f"machine-host-{h}", rt, h, lo, plan.cell.capacity[lo:hi],
+                cell, metrics, flush, _initial_launches(plan.prefill, lo, hi), node=where[1] if where else None,
+                again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True),
+            ))
+        self.submitter = started.add(eng.spawn(Submitter, SUBMITTER, namespace, rt, [] if open_ended else plan.jobs,
+                                               topo.routes, metrics, flush, topo.await_admission, topo.holders,
+                                               open_ended))
+        roles = self.roles = all_roles()  # what each role's members are to the submitter
+        members.on_restart.append(lambda role, name, h: eng.call(self.submitter, "reroute", name, h, roles[role].recovers)
+                                  if roles[role].routed else None)
+        interrupt.check()
+        eng.gather([eng.call(h, "ready") for h in started.handles], timeout=300)
+        interrupt.check()
+        self.spawned = _spawned(members, topo)
+
+        rtt = measure_rtt(core_actors[0])
+        rtt_p50 = float(np.median(rtt))
+        self.substrate = {
+            "rtt_wall_ms_p50": round(rtt_p50, 3),
+            "rtt_wall_ms_p90": round(float(np.percentile(rtt, 90)), 3),
+            "rtt_emulated_s_p50": round(rtt_p50 / 1e3 * scale, 6),
+        }
+        self.warnings = think_time_warnings(sc, self.substrate["rtt_emulated_s_p50"])
+
+    def start(self, epoch: float) -> None:
+        """Start everything on the clock whose zero is ``epoch`` (wall s)."""
+        eng, topo, sc = engines.current(), self.topo, self.sc
+        self.epoch = epoch
+        group = topo.group
+        if group is not None:
+            # The cell state must have a leader before anyone asks it for a snapshot.
+            group.start(epoch)
+            group.wait_leader()
+        for ctl in topo.controllers.values():
+            ctl.epoch = epoch  # a restarted member joins the same clock
+        self.members.epoch = epoch
+        actors = ([] if group else topo.core) + topo.start_with_hosts + [*self.hosts, *topo.schedulers, self.submitter]
+        eng.gather([eng.call(h, "start", epoch) for h in actors] + [eng.call(self.inbox, "started", epoch)])
+        self.driver_log = EventLog("driver", lambda: (eng.time() - epoch) * sc.time_scale)
+        if verbosity.verbose:
+            self.driver_log.echo_to(sys.stderr)
+        self.live_hosts = self.members.handles  # a host killed by a fault leaves it (and a restarted one comes back)
+        self.faults = FaultTimeline(sc.faults, self.roster, self.members, topo.all_controllers(), self.driver_log, sc.seed,
+                                    sc.time_scale, [eng.actor_key(self.metrics)])
+        self.end_wall = epoch + sc.duration / sc.time_scale
+        self.wall0 = eng.time()
+        self.last_node_check = 0.0
+        self.last_inbox = 0.0
+
+    def now(self) -> float:
+        """Emulated seconds since the start."""
+        return (engines.current().time() - self.epoch) * self.sc.time_scale
+
+    def nap(self) -> float:
+        """Wall s until the next ``step`` is worth taking."""
+        return 0.02 if (self.faults.pending or self.faults.watching) else 0.2
+
+    def step(self) -> None:
+        eng, faults = engines.current(), self.faults
+        now = self.now()
         # One round trip to the inbox every 0.1 s (at once when an outcome waits).
-        if faults.done or eng.time() - last_inbox >= 0.1:
-            last_inbox = eng.time()
-            for ticket, wire in eng.gather([eng.call(inbox, "exchange", faults.done)])[0]:
+        if faults.done or eng.time() - self.last_inbox >= 0.1:
+            self.last_inbox = eng.time()
+            for ticket, wire in eng.gather([eng.call(self.inbox, "exchange", faults.done)])[0]:
                 f = FaultSpec.from_wire(wire)
                 faults.post(FaultSpec(**{**f.__dict__, "at": max(now, f.at)}), ticket)
             faults.done = []
         faults.step(now)
-        if host_node and eng.time() - last_node_check >= 0.25:
-            last_node_check = eng.time()
-            _node_deaths(host_node, live_hosts, driver_log)
+        if self.host_node and eng.time() - self.last_node_check >= 0.25:
+            self.last_node_check = eng.time()
+            _node_deaths(self.host_node, self.live_hosts, self.driver_log)
+        if len(self.driver_log):
+            eng.gather([eng.call(self.metrics, "record", self.driver_log.drain())])
+
+    def finish(self) -> dict:
+        eng, sc, topo, members, roles = engines.current(), self.sc, self.topo, self.members, self.roles
+        driver_log, group = self.driver_log, topo.group
+        eng.gather([eng.call(self.inbox, "settle", self.faults.done, True)])
+        # A scheduler killed during the run is dead now, or restarted and perhaps
+        # still recovering its queue when the run ended: either way the jobs
+        # routed to it are reported pending unless the summary knows them scheduled.
+        dead = [n for n, role in members.roles.items() if roles[role].recovers and n in members.killed]
+        dead += [self.roster.members[role][i] for role, c in topo.controllers.items() if roles[role].recovers
+                 for i in sorted(c.killed)]
+        if dead:
+            eng.gather([eng.call(self.submitter, "orphaned", dead)])
+        # Stop in dependency order: no new jobs, then no new launches, then machines.
+        scheds = [h for n, h in members.handles.items() if roles[members.roles[n]].routed or roles[members.roles[n]].places]
+        for stage in ([self.submitter], scheds, list(members.of_role("machine").values()), topo.stop_after_hosts()):
+            _stop(stage, driver_log)
+            if stage is scheds:
+                topo.before_hosts_stop()
+        applied: dict[int, list[tuple]] = {}
+        if group is not None:
+            group.converge()
+            applied = group.applied()
+            group.stop()
+        wall_seconds = eng.time() - self.wall0
         if len(driver_log):
-            eng.gather([eng.call(metrics, "record", driver_log.drain())])
-        if on_progress is not None and eng.time() - last_progress >= 0.5:
-            last_progress = eng.time()
-            on_progress(min(sc.duration, (eng.time() - epoch) * scale), eng.gather([eng.call(metrics, "progress")])[0])
+            eng.gather([eng.call(self.metrics, "record", driver_log.drain())])
+        eng.gather([eng.call(self.metrics, "close")])
 
-    eng.gather([eng.call(inbox, "settle", faults.done, True)])
-    # A scheduler killed during the run is dead now, or restarted and perhaps
-    # still recovering its queue when the run ended: either way the jobs
-    # routed to it are reported pending unless the summary knows them scheduled.
-    dead = [n for n, role in members.roles.items() if roles[role].recovers and n in members.killed]
-    dead += [roster.members[role][i] for role, c in topo.controllers.items() if roles[role].recovers for i in sorted(c.killed)]
-    if dead:
-        eng.gather([eng.call(submitter, "orphaned", dead)])
-    # Stop in dependency order: no new jobs, then no new launches, then machines.
-    scheds = [h for n, h in members.handles.items() if roles[members.roles[n]].routed or roles[members.roles[n]].places]
-    for stage in ([submitter], scheds, list(members.of_role("machine").values()), topo.stop_after_hosts()):
-        _stop(stage, driver_log)
-        if stage is scheds:
-            topo.before_hosts_stop()
-    applied: dict[int, list[tuple]] = {}
-    if group is not None:
-        group.converge()
-        applied = group.applied()
-        group.stop()
-    wall_seconds = eng.time() - wall0
-    if len(driver_log):
-        eng.gather([eng.call(metrics, "record", driver_log.drain())])
-    eng.gather([eng.call(metrics, "close")])
-
-    events = read_events(out / "events.jsonl")
-    info = {
-        "scenario": sc.name, "architecture": sc.architecture, "engine": eng.name, "seed": sc.seed,
-        "time_scale": scale, "emulated_seconds": sc.duration, "wall_seconds": wall_seconds,
-        "machines_per_actor": k, "host_actors": len(hosts), "substrate": substrate,
-        "warnings": warnings, "scheduler_names": names, "namespace": namespace,
-        "replicas": sc.coordinator.replicas, **topo.info,
-        "placement": {"nodes": [label for label, _ in nodes], "hosts": {h: w[0] for h, w in host_node.items()}} if host_node else None,
-    }
-    summary = summarize(events, info, plan.cell, applied if group is not None else None)
-    summary["namespace"] = namespace
-    summary["actors"] = spawned
-    return summary
+        events = read_events(self.out / "events.jsonl")
+        info = {
+            "scenario": sc.name, "architecture": sc.architecture, "engine": eng.name, "seed": sc.seed,
+            "time_scale": sc.time_scale, "emulated_seconds": sc.duration, "wall_seconds": wall_seconds,
+            "machines_per_actor": sc.cell.machines_per_actor, "host_actors": len(self.hosts), "substrate": self.substrate,
+            "warnings": self.warnings, "scheduler_names": topo.names, "namespace": self.namespace,
+            "replicas": sc.coordinator.replicas, **topo.info,
+            "placement": {"nodes": [label for label, _ in self.nodes], "hosts": {h: w[0] for h, w in self.host_node.items()}}
+            if self.host_node else None,
+        }
+        summary = summarize(events, info, self.plan.cell, applied if group is not None else None)
+        summary["namespace"] = self.namespace
+        summary["actors"] = self.spawned
+        return summary
 
 
 def _spawned(members: Members, topo: Any) -> dict[str, list[str]]:

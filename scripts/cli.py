@@ -19,6 +19,9 @@ from schedlab.scripts.scenario_files import load_data, load_scenario, override a
 def cmd_run(args: argparse.Namespace) -> int:
     console = Console(stderr=False, quiet=args.quiet)
     try:
+        data = load_data(args.scenario, args.set)
+        if "sites" in data:  # a federation of cells, each its own scenario
+            return _run_federation(data, args, console)
         sc = _override(load_scenario(args.scenario, args.set, limits_for(args.address)), args)
     except ScenarioError as e:
         _error(str(e))
@@ -54,6 +57,41 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.report and not _report(out):
         return EXIT_BAD_INPUT
     bad = violations(summary)
+    if bad:
+        _error(f"invariants violated: {bad}")
+        return EXIT_INVARIANT
+    return 0
+
+
+def _run_federation(data: dict, args: argparse.Namespace, console: Console) -> int:
+    """``schedlab run`` on a federation file (``[[sites]]``): every site a
+    cell of its own architecture, joined as its ``[multicluster]`` says."""
+    from schedlab.schedulers.archs.multicluster.federation import parse_federation
+
+    for flag, key, ok in (("seed", "seed", lambda v: v >= 0), ("time_scale", "time_scale", lambda v: v > 0)):
+        value = getattr(args, flag, None)
+        if value is not None:
+            if not ok(value):
+                raise ScenarioError(f"--{flag.replace('_', '-')}: out of range (got {value})")
+            data[key] = value
+    if getattr(args, "engine", None) is not None:
+        data["engine"] = args.engine
+    fed = parse_federation(data, str(resolve(args.scenario)))
+    from schedlab.actors.archs.multicluster.run import run_federation
+    from schedlab.actors.engines import ClusterUnreachable
+    from schedlab.scripts.display import federation_table
+
+    out = Path(args.out or f"runs/{fed.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    console.print(f"schedlab: running [bold]{fed.name}[/] (federation of {len(fed.sites)} sites, {fed.join.mode}), "
+                  f"seed {fed.seed}, time_scale {fed.time_scale:g}, out {out}")
+    try:
+        summary = run_federation(fed, out, address=args.address)
+    except ClusterUnreachable as e:
+        _error(str(e))
+        return EXIT_BAD_INPUT
+    console.print(federation_table(summary))
+    console.print(f"wrote {out / 'summary.json'}, {out / 'events.jsonl'} and {out}/sites/<site>/")
+    bad = {k: v for k, v in summary["invariants"].items() if v}
     if bad:
         _error(f"invariants violated: {bad}")
         return EXIT_INVARIANT

@@ -128,3 +128,31 @@ def summary_table(s: dict) -> Table:
     for w in s.get("warnings", []):
         t.add_row("[yellow]warning", f"[yellow]{w}")
     return t
+
+
+def _p2(w: dict) -> str:
+    return " / ".join("-" if w[k] is None else f"{w[k]:.1f}" for k in ("p50", "p90"))
+
+
+def federation_table(s: dict) -> Table:
+    """A federation's run: a row per site, then how the sites were joined."""
+    engine = s.get("engine", "ray")
+    t = Table(title=f"{s['scenario']} (federation, {s['mode']}, seed {s['seed']}, x{s['time_scale']:g}"
+                    f"{'' if engine == 'ray' else ', ' + engine})")
+    for col in ("site", "architecture", "machines", "users", "routed", "work / capacity", "wait p50/p90 (s)",
+                "cpu", "completed"):
+        t.add_column(col)
+    for x in s["sites"]:
+        w = x["wait_from_release_s"]
+        cpu = x["utilization_cpu"]
+        t.add_row(x["name"], x["architecture"], str(x["machines"]), f"{x['users']:g}", str(x["routed"]),
+                  f"{x['work_per_capacity']:.1f}", _p2(w), "-" if cpu is None else f"{cpu:.1%}",
+                  str(x["jobs"]["completed"]))
+    j, im = s["jobs"], s["imbalance"]
+    win = im["windows"]
+    t.caption = (f"jobs released {j['released']}, routed {j['routed']}, transferred {j['transferred']}, "
+                 f"held at the end {j['held_at_end']}; imbalance (work per capacity, busiest / least busy) "
+                 f"overall {im['overall']['max_min']}, per {win['window_s']:g}-s window median {win['median_max_min']} "
+                 f"({win['with_an_idle_site']} of {win['n']} windows left a site idle), busiest / mean "
+                 f"{win['mean_max_mean']}; sizes differ {im['capacity_ratio']:g}x")
+    return t

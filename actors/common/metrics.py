@@ -8,7 +8,8 @@ from pathlib import Path
 
 
 class MetricsCollector:
-    COUNTED = ("job_submitted", "job_scheduled", "job_abandoned", "txn")
+    COUNTED = ("job_submitted", "job_scheduled", "job_abandoned", "job_rejected", "txn")
+    LEFT_QUEUE = ("job_scheduled", "job_abandoned", "job_rejected")  # a job no longer waiting
 
     def __init__(self, path: str) -> None:
         self.path = Path(path)
@@ -17,6 +18,7 @@ class MetricsCollector:
         self.counts: collections.Counter[str] = collections.Counter()
         self.conflicted_txns = 0
         self.lines = 0
+        self.left: list[list] = []  # [job, emulated t] of each job that stopped waiting, in arrival order
 
     async def ready(self) -> str:
         return "metrics"
@@ -38,9 +40,18 @@ class MetricsCollector:
                 self.counts[name] += 1
                 if name == "txn" and '"conflicted":0' not in line:
                     self.conflicted_txns += 1
+                elif name in self.LEFT_QUEUE:
+                    e = json.loads(line)
+                    self.left.append([e["job_id"], e["t"]])
 
     async def progress(self) -> dict:
         return {**self.counts, "conflicted_txns": self.conflicted_txns, "events": self.lines}
+
+    async def left_queue(self, cursor: int) -> tuple[list[list], int]:
+        """The jobs that stopped waiting (scheduled, abandoned or refused)
+        since ``cursor``, with when, and the cursor to ask from next: what a
+        site publishes about its queue without knowing its architecture."""
+        return self.left[cursor:], len(self.left)
 
     async def close(self) -> int:
         self._file.flush()

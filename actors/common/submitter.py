@@ -33,13 +33,17 @@ class Submitter(ActorShell):
         flush_interval: float,
         await_admission: bool = False,
         holders: dict[str, str] | None = None,
+        open_ended: bool = False,
     ) -> None:
         """``await_admission``: the target is a stateless front end,
         which keeps nothing to recover from: wait for each batch to be
         admitted, however long a pause takes, and resend it if the front end
         died (admission ignores a job it already has). ``holders``: route
         name -> the member actor holding it, where that is not the route's
-        own name (see ``Topology.route``)."""
+        own name (see ``Topology.route``). ``open_ended``: more jobs may be
+        handed over while the run lasts (``inject``: a federation's front end
+        sends this cell jobs its users submitted elsewhere), so it runs
+        until stopped."""
         super().__init__(rt, NAME, metrics, flush_interval)
         self.await_admission = await_admission
         self.jobs = sorted(jobs, key=lambda j: j["submit_time"])
@@ -53,12 +57,28 @@ class Submitter(ActorShell):
         # to it: a delivery to its predecessor that fails afterwards is not
         # queued again (the recovery has those jobs).
         self.incarnation: dict[str, int] = {}
+        self.open_ended = open_ended
+        self.handed = asyncio.Event()
+        self.injected: set[int] = set()
+
+    async def inject(self, jobs: list[dict]) -> None:
+        """Jobs handed over now, released at the next turn of the loop in
+        the order given (their wait counts from that release); a job handed
+        over again (its sender retried) is taken once."""
+        now = self.rt.now()
+        fresh = [j for j in jobs if j["job_id"] not in self.injected]  # a front end retrying a batch
+        self.injected.update(j["job_id"] for j in fresh)
+        self.jobs.extend(dict(j, submit_time=now) for j in fresh)
+        self.handed.set()
 
     async def on_start(self) -> None:
         self.spawn_loop(self._loop())
 
+    def on_stopping(self) -> None:
+        self.handed.set()
+
     async def _loop(self) -> None:
-        while self.running and (self.next < len(self.jobs) or any(self.undelivered.values())):
+        while self.running and (self.open_ended or self.next < len(self.jobs) or any(self.undelivered.values())):
             now = self.rt.now()
             while self.next < len(self.jobs) and self.jobs[self.next]["submit_time"] <= now:
                 job = dict(self.jobs[self.next])
@@ -79,7 +99,15 @@ class Submitter(ActorShell):
                     scheduler=name,
                 )
             await self._deliver()
-            if self.next < len(self.jobs) or any(self.undelivered.values()):
+            if self.open_ended and self.next >= len(self.jobs) and not any(self.undelivered.values()):
+                self.handed.clear()
+                try:
+                    await asyncio.wait_for(self.handed.wait(), self.flush_interval * 4)
+                except asyncio.TimeoutError:
+                    pass
+                if not await self.nap_wall(self.flush_interval / 2):  # batch what is handed over meanwhile
+                    break
+            elif self.next < len(self.jobs) or any(self.undelivered.values()):
                 # Release at most once per flush interval: one submit message
                 # per scheduler per interval, however dense the arrivals.
                 # Wait time still counts from the actual release.

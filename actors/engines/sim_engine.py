@@ -88,6 +88,7 @@ class SimHandle:
     prune_at: int = 64
     frozen_until: float = 0.0
     context: Any = None  # a Context whose ``current`` is this handle: copied for each message it takes
+    namespace: str = ""
 
     def __reduce__(self) -> tuple:
         return _handle_by_key, (self.engine_id, self.key)
@@ -177,7 +178,7 @@ class SimRuntime:
         self._engine.deliver(self.owner, handle, method, args, reply=False, extra_wall=extra)
 
     def lookup(self, name: str) -> Any | None:
-        return self._engine.by_name.get(name)
+        return self._engine.by_name.get((self.namespace, name))
 
 
 _ATOMS = frozenset({bytes, str, int, float, bool, type(None)})
@@ -212,8 +213,9 @@ class SimEngine:
         self.loop.set_task_factory(self._task_factory)
         self.current: contextvars.ContextVar[SimHandle | None] = contextvars.ContextVar("sim_actor", default=None)
         self.handles: dict[str, SimHandle] = {}  # every incarnation, by key
-        self.by_name: dict[str, SimHandle] = {}  # the live one, by name
-        self.incarnations: dict[str, int] = {}
+        self.by_name: dict[tuple[str, str], SimHandle] = {}  # the live one, by (namespace, name)
+        self.incarnations: dict[tuple[str, str], int] = {}
+        self.home_namespace: str | None = None  # the driver's: its actors' keys name no namespace
         self.channel_free: dict[tuple[str, str], float] = {}  # (sender, receiver) -> last arrival
         self._stamp = 0
         self._draws: list[float] = []
@@ -315,6 +317,7 @@ class SimEngine:
         if address:
             raise ClusterUnreachable("the sim engine runs every actor in this process: --address is for the live engine")
         asyncio.set_event_loop(self.loop)
+        self.home_namespace = namespace
         return True
 
     def shutdown(self) -> None:
@@ -330,9 +333,12 @@ class SimEngine:
         _ENGINES.pop(self.id, None)
 
     def spawn(self, cls: type, name: str, namespace: str, *args: Any, node: str | None = None, **kwargs: Any) -> SimHandle:
-        n = self.incarnations.get(name, 0)
-        self.incarnations[name] = n + 1
-        h = SimHandle(self.id, name, f"{name}#{n}")
+        n = self.incarnations.get((namespace, name), 0)
+        self.incarnations[(namespace, name)] = n + 1
+        # Namespaces keep several cells' actors apart (a federation's sites
+        # each have a machine-host-0); the driver's own keep plain keys.
+        qualified = name if namespace == self.home_namespace or self.home_namespace is None else f"{namespace}/{name}"
+        h = SimHandle(self.id, name, f"{qualified}#{n}", namespace=namespace)
         self.handles[h.key] = h
         args, kwargs = _copy((args, kwargs))
         for a in [*args, *kwargs.values()]:
@@ -342,7 +348,7 @@ class SimEngine:
         ctx.run(self.current.set, h)
         h.context = ctx.copy()
         h.actor = ctx.run(cls, *args, **kwargs)
-        self.by_name[name] = h
+        self.by_name[(namespace, name)] = h
         return h
 
     def call(self, handle: SimHandle, method: str, *args: Any) -> asyncio.Future:
@@ -395,15 +401,15 @@ class SimEngine:
         # dead actor and everything it held (a restarted head's whole queue,
         # each time: 9 GB by hour 15 of a sim soak).
         h.tasks = {}
-        if self.by_name.get(h.name) is h:
-            del self.by_name[h.name]
+        if self.by_name.get((h.namespace, h.name)) is h:
+            del self.by_name[(h.namespace, h.name)]
 
     def kill_all(self, handles: Any) -> None:
         for h in handles:
             self._kill(h)
 
     def lookup(self, name: str, namespace: str) -> SimHandle | None:
-        return self.by_name.get(name)
+        return self.by_name.get((namespace, name))
 
     @staticmethod
     def actor_key(handle: SimHandle) -> str:

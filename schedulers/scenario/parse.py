@@ -90,6 +90,8 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     cluster's), from its numbers alone and before anything O(machines) or
     O(jobs) is made, so a typo in a size fails in milliseconds."""
     top = Table(data, "", source)
+    if "sites" in data:
+        top.fail("sites", "this file is a federation of sites: run it with `schedlab run` (one cell per scenario elsewhere)")
     if "architectures" in data:
         top.fail("architectures", "this file compares architectures: run it with `schedlab compare`")
     name = top.get("name", str, default=source.rsplit("/", 1)[-1].removesuffix(".toml"))

@@ -28,6 +28,7 @@ import numpy as np
 
 from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.usage_sampler import sample_usage_loop
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.sparrow.hybrid import partition, stealable, steal_targets
 from schedlab.schedulers.archs.sparrow.nodes import drop_running, set_slots
@@ -108,14 +109,8 @@ class NodeMonitor(ActorShell):
         return used.tolist()
 
     async def _sample_loop(self) -> None:
-        while await self.nap(self.cfg.sample_interval):
-            got = await asyncio.gather(*(self.rt.call(h, "usage") for h in
-                                         [self.rt.lookup(nodemon_name(i)) for i in range(self.cfg.hosts)] if h is not None),
-                                       return_exceptions=True)
-            used = np.sum([g for g in got if not isinstance(g, BaseException)], axis=0)
-            total = np.asarray(self.cfg.total, dtype=np.float64)
-            self.log.emit("cell_sample", cpu=round(float(used[0] / total[0]), 6), mem=round(float(used[1] / total[1]), 6),
-                          version=0)
+        names = [nodemon_name(i) for i in range(self.cfg.hosts)]
+        await sample_usage_loop(self, names, self.cfg.total, self.cfg.sample_interval)
 
     def _slots(self, m: int) -> int:
         i = self.cfg.machines.index(m)
