@@ -270,6 +270,39 @@ def test_permit_wait_keeps_the_node_and_reports_the_timeout():
     assert r.scheduled and r.status.code == Code.WAIT and r.permit_timeout == 30.0
 
 
+def test_each_waiting_plugin_has_its_own_timeout_capped_at_fifteen_minutes():
+    class Wait:
+        def __init__(self, name, seconds):
+            self.name, self.seconds = name, seconds
+
+        def permit(self, state, pod, view, node):
+            return Status(Code.WAIT), self.seconds
+
+    r = schedule_one(Profile.of("p", [Wait("A", 30.0), Wait("B", 5000.0)]), pod(0), cluster(2))
+    assert r.permit_waits == {"A": 30.0, "B": 900.0} and r.permit_timeout == 30.0  # the first to fire
+    assert r.status.plugin == "A" and r.state.assumed
+
+
+def test_run_bind_takes_the_first_plugin_that_does_not_skip():
+    from schedlab.schedulers.archs.kubernetes.framework import SKIP, run_bind
+
+    class B:
+        def __init__(self, name, answer):
+            self.name, self.answer = name, answer
+
+        def bind(self, state, pod, node):
+            return self.answer
+
+    state = CycleState()
+    prof = Profile.of("p", [B("Skipper", SKIP), B("Mine", SUCCESS), B("DefaultBinder", SUCCESS)])
+    assert run_bind(prof, state, pod(0), 0).plugin == "Mine"
+    prof = Profile.of("p", [B("Skipper", SKIP), B("No", unschedulable("nope"))])
+    st = run_bind(prof, state, pod(0), 0)
+    assert st.code == Code.UNSCHEDULABLE and st.plugin == "No"
+    assert run_bind(Profile.of("p", [B("Skipper", SKIP)]), state, pod(0), 0).code == Code.ERROR
+    assert run_bind(default_profile(), state, pod(0), 0).plugin == "DefaultBinder"
+
+
 def test_nominated_node_is_tried_first():
     prof = Profile.of("p", [ByIndex()])
     r = schedule_one(prof, pod(0), cluster(5), nominated_node=1, start_index=3, assume=False)

@@ -4,12 +4,20 @@ same nodes lose binds to each other and retry; nothing is over-committed;
 preemption evicts and the preemptor lands once the kill is confirmed."""
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
 
+import numpy as np
 from schedlab.schedulers.archs.kubernetes.api_machine import KubeAPIMachine
 from schedlab.schedulers.archs.kubernetes.objects import HOSTNAME, Node, Pod, labels
 from schedlab.schedulers.archs.kubernetes.registry import default_profile
 from schedlab.schedulers.archs.kubernetes.scheduler_core import KubeSchedulerCore
+from schedlab.schedulers.archs.kubernetes.status import (
+    SKIP,
+    SUCCESS,
+    Code,
+    Status,
+    unschedulable,
+)
 
 N = 4
 CAP = np.array([[4.0, 16.0]] * N)
@@ -124,3 +132,159 @@ def test_a_disruption_budget_steers_preemption_to_the_workload_that_can_spare_a_
     h.kubelets(2.0)
     assert [(j, why) for j, _t, why in h.m.query(("lost", 0))[1]] == [(2, "evicted")]
     assert h.cores["a"].budgets_now() == {"web/1": 0}
+
+
+# -- the binding cycle: Permit's Wait and the Bind plugins ---------------------
+
+
+class Gate:
+    """A gang of ``size`` pods of one job: each waits at Permit until the
+    last one arrives, whose Permit allows the others (upstream's
+    coscheduling plugin, through the waiting pods)."""
+
+    name = "Gate"
+
+    def __init__(self, size: int, timeout: float = 5.0) -> None:
+        self.size, self.timeout = size, timeout
+        self.log: list[tuple[str, tuple]] = []
+
+    def reserve(self, state, pod, view, node) -> Status:
+        self.log.append(("reserve", pod.key))
+        return SUCCESS
+
+    def unreserve(self, state, pod, view, node) -> None:
+        self.log.append(("unreserve", pod.key))
+
+    def permit(self, state, pod, view, node) -> tuple[Status, float]:
+        waiting = [wp for wp in state.waiting_pods if wp.key[0] == pod.key[0]]
+        if len(waiting) + 1 < self.size:
+            return Status(Code.WAIT, ("waiting for the gang",)), self.timeout
+        for wp in waiting:
+            wp.allow(self.name)
+        return SUCCESS, 0.0
+
+
+def gated(gate: Gate, binders: tuple = ()) -> KubeSchedulerCore:
+    prof = default_profile("a")
+    prof = dataclasses.replace(prof, reserve=(*prof.reserve, gate), permit=(*prof.permit, gate),
+                               bind=(*binders, *prof.bind))
+    return KubeSchedulerCore(prof, nodes(), pod_of, seed=1)
+
+
+def feed(m: KubeAPIMachine, core: KubeSchedulerCore, since: int, now: float) -> int:
+    w = m.query(("watch", ["pods", "nodes"], since, None))
+    core.watched(w["events"], now)
+    return int(w["revision"])
+
+
+def test_a_pod_waiting_at_permit_stays_assumed_and_a_timeout_undoes_it_and_backs_off() -> None:
+    # The audit's repro: a Wait left the pod assumed and Reserve not undone,
+    # and its retry crashed adding it to the view a second time.
+    gate = Gate(size=2, timeout=5.0)
+    m, core = KubeAPIMachine(CAP, machines_per_host=1), gated(gate)
+    m.apply(("create", [[1, 0, "a", [1.0, 1.0], 100.0, 0, 0.0, 2]]))
+    feed(m, core, 0, 0.0)
+    c = core.next_cycle(0.0)
+    assert c.waiting and c.node is None and c.status.code == Code.WAIT
+    assert (1, 0) in core.view.node_of and (1, 0) in core.waiting  # assumed: its room is taken
+    assert core.next_cycle(4.0) is None  # still waiting, nothing else to do
+    assert core.next_cycle(6.0) is None  # timed out: undone, backing off
+    assert (1, 0) not in core.view.node_of and (1, 0) not in core.waiting
+    assert gate.log == [("reserve", (1, 0)), ("unreserve", (1, 0))]
+    assert core.queue.info((1, 0)).state == "backoff" and core.permit_rejected == 1
+    c = core.next_cycle(8.0)  # retried after its backoff: waits again, no crash
+    assert c.waiting and (1, 0) in core.view.node_of and (1, 0) in core.waiting
+
+
+def test_preemption_rejects_a_waiting_victim_instead_of_evicting_it() -> None:
+    gate = Gate(size=2, timeout=60.0)
+    m, core = KubeAPIMachine(CAP, machines_per_host=1), gated(gate)
+    m.apply(("create", [[1, t, "a", [4.0, 1.0], 600.0, 0, 0.0, 3] for t in range(3)]))
+    since = feed(m, core, 0, 0.0)
+    gate.size = 1
+    binds = [c for c in iter(lambda: core.next_cycle(0.0), None) if c.node is not None]
+    for c in binds:
+        core.bound(c, m.apply(("bind", [[*c.pod.key, c.node, c.version]], 0.0))[0][0], 0.0)
+    since = feed(m, core, since, 0.5)
+    gate.size = 2
+    m.apply(("create", [[2, 0, "a", [4.0, 1.0], 600.0, 0, 1.0, 2]]))  # the last node: it waits there
+    since = feed(m, core, since, 1.0)
+    assert core.next_cycle(1.0).waiting
+    at = core.view.node_of[(2, 0)]
+    m.apply(("create", [[9, 0, "a", [4.0, 1.0], 60.0, 100, 2.0, 1]]))
+    feed(m, core, since, 2.0)
+    c = core.next_cycle(2.0)
+    # The victim that started last is the waiting pod: rejected, not sent to the store.
+    assert c.nominated == at and c.victims == ()
+    assert (2, 0) not in core.waiting and (2, 0) not in core.view.node_of
+    assert ("unreserve", (2, 0)) in gate.log and core.permit_rejected == 1
+
+
+def test_the_last_member_of_a_gang_allows_the_waiting_ones_and_all_bind() -> None:
+    gate = Gate(size=3, timeout=30.0)
+    m, core = KubeAPIMachine(CAP, machines_per_host=1), gated(gate)
+    m.apply(("create", [[1, t, "a", [1.0, 1.0], 100.0, 0, 0.0, 3] for t in range(3)]))
+    feed(m, core, 0, 0.0)
+    cycles = []
+    while (c := core.next_cycle(1.0)) is not None:
+        cycles.append(c)
+    assert [c.waiting for c in cycles[:2]] == [True, True]
+    binds = [c for c in cycles if c.node is not None]
+    assert sorted(c.pod.key for c in binds) == [(1, 0), (1, 1), (1, 2)]
+    assert [c.released for c in binds] == [False, True, True]  # the last's own, then the two allowed
+    assert all(c.binder == "DefaultBinder" for c in binds) and not core.waiting
+    for c in binds:
+        (status, *_), = m.apply(("bind", [[*c.pod.key, c.node, c.version]], 1.0))
+        assert status == "ok"
+        core.bound(c, status, 1.0)
+    assert ("unreserve", (1, 0)) not in gate.log
+
+
+def test_a_waiting_pod_deleted_or_relisted_is_unreserved() -> None:
+    gate = Gate(size=2)
+    m, core = KubeAPIMachine(CAP, machines_per_host=1), gated(gate)
+    m.apply(("create", [[1, 0, "a", [1.0, 1.0], 100.0, 0, 0.0, 2]]))
+    feed(m, core, 0, 0.0)
+    assert core.next_cycle(0.0).waiting
+    pods = m.query(("list", "pods"))
+    core.relisted(pods["items"], m.query(("list", "nodes"))["items"], 1.0)
+    assert not core.waiting and (1, 0) not in core.view.node_of and ("unreserve", (1, 0)) in gate.log
+    assert core.next_cycle(1.0).waiting  # listed again, cycled again: no crash
+
+
+class Veto:
+    name = "Veto"
+
+    def __init__(self, answer: Status) -> None:
+        self.answer = answer
+
+    def bind(self, state, pod, node) -> Status:
+        return self.answer
+
+
+def test_bind_plugins_run_in_order_skip_passes_on_and_a_failure_undoes_the_pod() -> None:
+    m = KubeAPIMachine(CAP, machines_per_host=1)
+    m.apply(("create", [[1, 0, "a", [1.0, 1.0], 100.0, 0, 0.0, 1]]))
+    # Skip: the next Bind plugin (DefaultBinder) binds it.
+    core = gated(Gate(size=1), binders=(Veto(SKIP),))
+    feed(m, core, 0, 0.0)
+    c = core.next_cycle(0.0)
+    assert c.node is not None and c.binder == "DefaultBinder"
+    # A rejection: not bound, unreserved, un-assumed, backing off.
+    gate = Gate(size=1)
+    core = gated(gate, binders=(Veto(unschedulable("no binding today")),))
+    feed(m, core, 0, 0.0)
+    c = core.next_cycle(0.0)
+    assert c.node is None and c.status.plugin == "Veto" and c.status.code == Code.UNSCHEDULABLE and not c.reasons
+    assert (1, 0) not in core.view.node_of and gate.log[-1] == ("unreserve", (1, 0))
+    assert core.queue.info((1, 0)).state == "backoff" and core.bind_failed == 1
+    # Success from a plugin of one's own: it is the binder.
+    core = gated(Gate(size=1), binders=(Veto(SUCCESS),))
+    feed(m, core, 0, 0.0)
+    assert core.next_cycle(0.0).binder == "Veto"
+    # Every plugin skipping: nobody bound it.
+    prof = dataclasses.replace(default_profile("a"), bind=(Veto(SKIP),))
+    core = KubeSchedulerCore(prof, nodes(), pod_of, seed=1)
+    feed(m, core, 0, 0.0)
+    c = core.next_cycle(0.0)
+    assert c.node is None and c.status.code == Code.ERROR

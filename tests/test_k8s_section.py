@@ -89,9 +89,9 @@ def test_a_user_plugin_registered_by_name_is_known() -> None:
 
     registry.register_plugin("Always", Always, replace=True)
     try:
-        spec = _parse({"profiles": [{"name": "p", "plugins": ["NodeResourcesFit", "Always"]}],
+        spec = _parse({"profiles": [{"name": "p", "plugins": ["NodeResourcesFit", "Always", "DefaultBinder"]}],
                        "workloads": [{"classes": ["web", "batch"], "scheduler_name": "p"}]})
-        assert spec.profiles[0].plugins == ("NodeResourcesFit", "Always")
+        assert spec.profiles[0].plugins == ("NodeResourcesFit", "Always", "DefaultBinder")
         # It does not score, so it takes no weight.
         _refused({"profiles": [{"weights": {"Always": 2}}]}, "kubernetes.profiles[0].weights.Always",
                  "does not score nodes")
@@ -157,3 +157,24 @@ def test_a_pod_no_node_can_hold_is_refused() -> None:
     with pytest.raises(ScenarioError) as e:
         check_fit(top, [("web", (99.0, 1.0), 0)], machines, _parse({}))
     assert str(e.value).startswith("s.toml: workload.classes[0]: ")
+
+
+def test_a_profile_without_a_bind_plugin_is_refused() -> None:
+    # Upstream's validation: at least one Bind plugin per profile.
+    _refused({"profiles": [{"name": "p", "plugins": ["NodeResourcesFit"]}]}, "kubernetes.profiles[0].plugins",
+             "needs a Bind plugin")
+    _refused({"profiles": [{"disabled": ["DefaultBinder"]}]}, "kubernetes.profiles[0].disabled", "needs a Bind plugin")
+
+    class MyBinder:
+        name = "MyBinder"
+
+        def bind(self, *a: Any) -> None:
+            return None
+
+    registry.register_plugin("MyBinder", MyBinder, replace=True)
+    try:
+        spec = _parse({"profiles": [{"name": "p", "plugins": ["NodeResourcesFit", "MyBinder"]}],
+                       "workloads": [{"classes": ["web", "batch"], "scheduler_name": "p"}]})
+        assert spec.profiles[0].plugins == ("NodeResourcesFit", "MyBinder")
+    finally:
+        registry.unregister_plugin("MyBinder")

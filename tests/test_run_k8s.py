@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _run(tmp_path: Path, name: str, **over: object) -> tuple[dict, list[dict]]:
     path = ROOT / "scenarios" / f"{name}.toml"
     data = tomllib.loads(path.read_text()) | {"engine": "sim"} | over
+    data = {k: v for k, v in data.items() if v is not None}  # a key given None: dropped
     summary = run_scenario(parse_scenario(data, str(path)), tmp_path)
     assert not any(summary["invariants"].values()), summary["invariants"]
     return summary, read_events(tmp_path / "events.jsonl")
@@ -115,3 +116,79 @@ def test_swarm_spreads_by_task_count_and_keeps_constraints(tmp_path: Path) -> No
     assert s["nodes_used"]["api"] == 16 and s["nodes_used"]["api"] > b["nodes_used"]["api"]
     # db's constraint keeps it off the edge rack (the last rack) either way.
     assert s["pods_per_rack"]["db"][-1] == 0 and b["pods_per_rack"]["db"][-1] == 0
+
+
+def test_a_deployment_keeps_its_pods_running_and_a_jobs_completed_pods_are_not_made_again(tmp_path: Path) -> None:
+    # k8s_failover without its fault, the web Deployment's pods made to end
+    # every ~40 s: each is restarted in place by its kubelet (restartPolicy
+    # Always: same node, its room held, never scheduled again), while the
+    # batch Job's pods run once and are done.
+    data = tomllib.loads((ROOT / "scenarios/k8s_failover.toml").read_text())
+    web = next(c for c in data["workload"]["classes"] if c["name"] == "web")
+    web["duration"] = {"dist": "exponential", "mean": 40.0}
+    summary, events = _run(tmp_path, "k8s_failover", duration=300.0, faults=None, workload=data["workload"])
+    cls = {e["job_id"]: e["job_class"] for e in events if e["event"] == "job_submitted"}
+    launches: dict[tuple[int, int], list[int]] = {}
+    for e in events:
+        if e["event"] == "tasks_launched" and not e["prefill"]:
+            for j, t, m, *_ in e["tasks"]:
+                launches.setdefault((j, t), []).append(m)
+    binds: dict[tuple[int, int], int] = {}
+    for e in events:
+        if e["event"] == "txn":
+            for t, _m in e["placed"]:
+                binds[(e["job_id"], t)] = binds.get((e["job_id"], t), 0) + 1
+    web_pods = {k: ms for k, ms in launches.items() if cls[k[0]] == "web"}
+    batch_pods = {k: ms for k, ms in launches.items() if cls[k[0]] == "batch"}
+    assert web_pods and batch_pods
+    # The Deployment: pods run again and again, each on its own node, bound once.
+    assert sum(len(ms) > 1 for ms in web_pods.values()) >= len(web_pods) // 2
+    assert all(len(set(ms)) == 1 for ms in web_pods.values())
+    assert all(binds[k] == 1 for k in web_pods)
+    k = summary["kubernetes"]
+    assert k["pod_restarts"] == sum(len(ms) - 1 for ms in web_pods.values()) > 0
+    # Every web pod ever started still holds its node at the end (none
+    # completed for good): the store's final progress counts them bound.
+    done = {j for e in events if e["event"] == "jobs_final" for j in e["scheduled"]}
+    assert {j for j, _t in web_pods} <= done
+    # The Job: each pod ran once and was never made again; its jobs complete.
+    assert all(len(ms) == 1 for ms in batch_pods.values())
+    assert k["pods_recreated"] == 0 and summary["jobs"]["completed"] > 0
+
+
+class PairUp:
+    """A Permit plugin: a pod waits (up to 5 s) for another pod of its job,
+    whose Permit allows it; a pod that timed out once is let through."""
+
+    name = "PairUp"
+
+    def __init__(self) -> None:
+        self.tried: set = set()
+
+    def permit(self, state, pod, view, node):  # noqa: ANN001, ANN201
+        from schedlab.schedulers.archs.kubernetes.status import SUCCESS, Code, Status
+
+        mates = [wp for wp in state.waiting_pods if wp.key[0] == pod.key[0]]
+        for wp in mates:
+            wp.allow(self.name)
+        if mates or pod.key in self.tried:
+            return SUCCESS, 0.0
+        self.tried.add(pod.key)
+        return Status(Code.WAIT, ("waiting for a mate",)), 5.0
+
+
+def test_pods_held_at_permit_bind_when_allowed_or_back_off_after_their_timeout(tmp_path: Path) -> None:
+    from schedlab.schedulers.archs.kubernetes.registry import DEFAULT_PLUGINS, register_plugin, unregister_plugin
+
+    register_plugin("PairUp", PairUp, replace=True)
+    try:
+        summary, events = _run(tmp_path, "k8s_failover", duration=200.0, faults=None, kubernetes={
+            "profiles": [{"name": "default-scheduler", "plugins": [*DEFAULT_PLUGINS, "PairUp"]}]})
+    finally:
+        unregister_plugin("PairUp")
+    p = summary["kubernetes"]["permit"]
+    assert p["allowed"] > 0  # pods allowed by a mate's Permit, bound
+    assert p["rejected"] > 0  # lone pods timed out, backed off, then went through
+    assert p["allowed"] + p["rejected"] <= p["waited"]  # some may still wait at the end
+    assert summary["kubernetes"]["pods_bound"] > 100
+    assert summary["jobs"]["pending"] <= 1 and summary["jobs"]["scheduled"] >= summary["jobs"]["submitted"] - 1

@@ -1,8 +1,13 @@
 """kube-controller-manager as an actor: the controllers that turn the
-submitter's jobs into pods in the API store (a batch class is a Job, its
-pods run to completion; a service class is a Deployment, its replicas
-kept) and make a pod again when it is lost (its node written off, or
-evicted by preemption), as the Job and ReplicaSet controllers do.
+submitter's jobs into pods in the API store, each of its template's
+``kind`` (a Job: a pod whose run ends is Succeeded and never run again; a
+Deployment: restartPolicy Always, a pod whose run ends is restarted in
+place by its kubelet, which the API machine plays), and make a pod again
+when it is gone (its node written off, or evicted by preemption), as the
+Job and ReplicaSet controllers both do (``workloads.on_end``).
+
+Events: ``pods_recreated`` (``tasks``: [job, task, why]) when it makes
+pods again, so the summary times a recreated pod from its own creation.
 
 Routed and recovering: the submitter sends it the jobs; a restarted one is
 handed every job routed to its predecessor and creates their pods again
@@ -22,6 +27,7 @@ from schedlab.actors.common.cell_endpoint import ReplicatedCell
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.kubernetes.pods import PodFactory
+from schedlab.schedulers.archs.kubernetes.workloads import on_end
 from schedlab.schedulers.model.jobs import Job
 
 NAME = "kube-controller-manager"
@@ -46,12 +52,23 @@ class KubeControllerManager(ActorShell):
         return [self.pods.row(job.job_id, t, job.job_class, list(job.request), float(job.durations[t]), job.tasks, now)
                 for t in tasks]
 
-    async def submit(self, jobs: list[dict]) -> None:
+    async def _create(self, rows: list[list]) -> list:
+        return list(await self.store.write("create", ("create", rows))) if rows else []
+
+    def _made_again(self, rows: list[list], answers: list, whys: list[str]) -> None:
+        """Log the pods the store took (``ok``) as made again."""
+        made = [[r[0], r[1], w] for r, a, w in zip(rows, answers, whys) if a == "ok"]
+        if made:
+            self.recreated += len(made)
+            self.log.emit("pods_recreated", tasks=made)
+
+    def _admit(self, jobs: list[dict]) -> list[list]:
         fresh = [j for j in map(Job.from_wire, jobs) if j.job_id not in self.jobs]
         self.jobs.update((j.job_id, j) for j in fresh)
-        rows = [r for j in fresh for r in self._rows(j, range(j.tasks))]
-        if rows:
-            await self.store.write("create", ("create", rows))
+        return [r for j in fresh for r in self._rows(j, range(j.tasks))]
+
+    async def submit(self, jobs: list[dict]) -> None:
+        await self._create(self._admit(jobs))
 
     async def recover(self, jobs: list[dict]) -> None:
         """A restarted controller manager: every job routed to its
@@ -59,7 +76,9 @@ class KubeControllerManager(ActorShell):
         stands now (older losses were made again by the predecessor, or
         are made again here: a pod the store has answers ``exists``)."""
         self.lost_cursor = int((await self.store.client.query(("lost", 0)))[0])
-        await self.submit(jobs)
+        rows = self._admit(jobs)
+        # The pods the store did not have: gone while nobody made them again.
+        self._made_again(rows, await self._create(rows), ["recovered"] * len(rows))
 
     async def _lost_loop(self) -> None:
         while await self.nap_wall(LOST_POLL_WALL_S):
@@ -67,11 +86,15 @@ class KubeControllerManager(ActorShell):
                 cursor, lost = await self.store.client.query(("lost", self.lost_cursor))
             except Exception:  # the store is between leaders
                 continue
-            rows = [r for j, t, _why in lost if int(j) in self.jobs
-                    for r in self._rows(self.jobs[int(j)], [int(t)])]
-            if rows:
-                await self.store.write("create", ("create", rows))
-                self.recreated += len(rows)
+            rows, whys = [], []
+            for j, t, why in lost:
+                if int(j) not in self.jobs:
+                    continue  # a standing (prefill) pod: nobody's to make again
+                row = self._rows(self.jobs[int(j)], [int(t)])[0]
+                if on_end(row[-1], why) == "replace":  # a pod that is gone, of either kind
+                    rows.append(row)
+                    whys.append(why)
+            self._made_again(rows, await self._create(rows), whys)
             self.lost_cursor = max(self.lost_cursor, int(cursor))
 
     async def on_stop(self) -> dict:

@@ -5,14 +5,20 @@ Each round: catch up with the API store's watch (pods and nodes; a watch
 that fell behind the store's compaction relists), run scheduling cycles
 for the pods ready in the queue (thinking ``t_pod`` emulated s each),
 then send the round's binds in one write and hand the answers to the core;
-a preemption's evictions are written as they are chosen.
+a preemption's evictions are written as they are chosen. A pod held at
+Permit (Wait) sends nothing until the core releases it (allowed: its bind
+goes out with the round's) or undoes it (rejected or timed out: it backs
+off); timeouts are checked every round.
 
 Events: ``job_attempt`` (first) at a job's first cycle; ``txn`` per job
 and bind write (``committed``: binds the store took, ``conflicted``: binds
 it refused because another scheduler took the node's room or the pod
 changed; ``placed``); ``job_scheduled`` once every task of a job was
 bound at least once; ``k8s_cycle`` per round (cycles run, pods bound,
-unschedulable, filtered-out nodes per plugin); ``preempted`` per victim.
+unschedulable, held at Permit, released from it, rejected there or timed
+out, failed by a Bind plugin, filtered-out nodes per plugin);
+``preempted`` per victim (a preemption's victims share scheduler,
+``by_job``, ``by_task`` and time).
 """
 from __future__ import annotations
 
@@ -125,12 +131,18 @@ class KubeScheduler(ActorShell):
                 continue
             started = self.rt.now()
             binds: list[Cycle] = []
-            cycles = unschedulable = 0
+            cycles = unschedulable = waiting = released = 0
+            rejected, bind_failed = core.permit_rejected, core.bind_failed
             filtered: collections.Counter[str] = collections.Counter()
             while len(binds) < MAX_ROUND and self.running:
                 c = core.next_cycle(self.rt.now())
                 if c is None:
                     break
+                if c.released:  # a pod allowed at Permit: its binding cycle ends here
+                    released += 1
+                    if c.node is not None:
+                        binds.append(c)
+                    continue
                 cycles += 1
                 if c.first:
                     self.log.emit("job_attempt", job_id=c.pod.key[0], attempt=1, first=True, scheduler=self.name)
@@ -139,15 +151,20 @@ class KubeScheduler(ActorShell):
                 if c.node is not None:
                     binds.append(c)
                     continue
+                if c.waiting:
+                    waiting += 1
+                    continue
                 unschedulable += 1
                 filtered.update(c.reasons)
                 if c.victims:
                     await self._evict(c)
             if binds:
                 await self._bind(binds, started)
-            if cycles:
+            rejected, bind_failed = core.permit_rejected - rejected, core.bind_failed - bind_failed
+            if cycles or released or rejected:
                 self.log.emit("k8s_cycle", scheduler=self.name, cycles=cycles, bound=len(binds),
-                              unschedulable=unschedulable, filtered=dict(filtered))
+                              unschedulable=unschedulable, waiting=waiting, released=released,
+                              permit_rejected=rejected, bind_failed=bind_failed, filtered=dict(filtered))
             if not binds and not await self.nap_wall(self.flush_interval):
                 return
 
@@ -159,7 +176,7 @@ class KubeScheduler(ActorShell):
             if answer == "gone":
                 continue
             self.log.emit("preempted", scheduler=self.name, job_id=v.key[0], task=v.key[1], priority=v.priority,
-                          by_job=c.pod.key[0], by_priority=c.pod.priority, node=c.nominated)
+                          by_job=c.pod.key[0], by_task=c.pod.key[1], by_priority=c.pod.priority, node=c.nominated)
             if answer == "withdrawn":
                 withdrawn.append(list(v.key))
         if withdrawn:
@@ -192,4 +209,5 @@ class KubeScheduler(ActorShell):
     async def on_stop(self) -> dict:
         core = self.core
         return {} if core is None else {"attempts": core.attempts, "filtered": core.filtered,
-                                        "waiting": len(core.versions)}
+                                        "waiting": len(core.versions), "permit_rejected": core.permit_rejected,
+                                        "bind_failed": core.bind_failed}

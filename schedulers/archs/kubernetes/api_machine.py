@@ -12,13 +12,16 @@ without a second round of compare-and-swap from the callers.
 
 Objects (kind ``nodes``: ``node-<i>`` -> ``{"i", "req", "ready"}``; kind
 ``pods``: ``<job>/<task>`` -> ``{"j", "t", "cls", "req", "dur", "prio",
-"node", "phase", "created", "n"}`` (``n``: its job's tasks), indexed by ``node``, so a scheduler watches
+"node", "phase", "created", "n", "kind"}`` (``n``: its job's tasks;
+``kind``: its workload's, ``deployment`` or ``job``; a restarted pod also
+``restarts`` and ``backoff``), indexed by ``node``, so a scheduler watches
 the unbound pods with ``{"node": None}``).
 
 Commands
-* ``("create", [[job, task, cls, req, dur, prio, now, tasks], ...])`` -> per pod
-  ``"ok"``, ``"exists"`` or ``"done"`` (its task already ran to its end:
-  a restarted controller does not run it again).
+* ``("create", [[job, task, cls, req, dur, prio, now, tasks, kind], ...])``
+  (``tasks`` and ``kind`` optional: 1, ``job``) -> per pod ``"ok"``,
+  ``"exists"`` or ``"done"`` (a Job's task that already succeeded: a
+  restarted controller does not run it again).
 * ``("bind", [[job, task, node, pod_version], ...], now)`` -> per bind
   ``[status, pod_version, node_version]``; status ``ok``, ``conflict``
   (the pod changed since the scheduler read it: its version differs),
@@ -29,15 +32,19 @@ Commands
 * ``("exchange", host, [[job, task, killed]], now)`` -> ``[launches, kills,
   reset]``: a kubelet's sync, in the shape of Borg's Borglet exchange (so
   the machine hosts and ``BorgletEndpoint`` serve as kubelets unchanged).
-  Finished pods are deleted (Succeeded) and their room freed; a killed pod
-  (an eviction confirmed) is deleted and reported lost (its controller
-  recreates it). A host marked down that syncs again is
-  brought back empty (reset).
+  A pod whose run ended follows its kind (``workloads.on_end``): a Job's
+  is deleted (Succeeded, its task done) and its room freed; a
+  Deployment's (restartPolicy Always) stays bound and is launched again
+  on its node, at once or after its CrashLoopBackOff
+  (``workloads.crash_loop_backoff``; a restart waiting for its time is
+  handed out at the first sync after it). A killed pod (an eviction
+  confirmed) is deleted and reported lost (its controller recreates it).
+  A host marked down that syncs again is brought back empty (reset).
 * ``("down", [host], now)`` -> ``[lost, unpulled]``: the node lifecycle
   controller's write-off: the hosts' nodes NotReady, their pods deleted
   and reported lost (launches never pulled apart).
 * ``("evict", [[job, task, node]], now)`` -> per victim ``"killing"``,
-  ``"withdrawn"`` (its launch had not been pulled: gone at once) or
+  ``"withdrawn"`` (its launch or restart had not been pulled: gone at once) or
   ``"gone"`` (not on that node any more: deleted, or made again and bound
   elsewhere since the scheduler chose it): preemption. A running victim stays on its node (its room
   held) until its kubelet confirms the kill: the preemptor may not land on
@@ -59,6 +66,7 @@ import msgpack
 import numpy as np
 
 from schedlab.schedulers.archs.kubernetes.api_store import APIStoreMachine
+from schedlab.schedulers.archs.kubernetes.workloads import crash_loop_backoff, on_end
 from schedlab.schedulers.model.resources import EPS
 
 PODS, NODES = "pods", "nodes"
@@ -84,6 +92,7 @@ class KubeAPIMachine:
         self.store = APIStoreMachine(history=history, indexes={PODS: ("node",)})
         self.to_launch: dict[int, list[list]] = {}  # host -> launches not pulled yet
         self.to_kill: dict[int, list[list[int]]] = {}  # host -> [job, task] evictions not pulled yet
+        self.restarting: dict[int, list[list]] = {}  # host -> [due, launch]: restarts in CrashLoopBackOff
         self.lost: list[list] = []  # [job, task, reason]: pods a controller must recreate
         self.down: set[int] = set()  # hosts written off, until they sync again
         self.done: dict[int, set[int]] = {}  # job -> tasks that ran to their end
@@ -140,7 +149,7 @@ class KubeAPIMachine:
 
     def _create(self, pods: list) -> list[str]:
         out = []
-        for job, task, cls, req, dur, prio, now, *n in pods:
+        for job, task, cls, req, dur, prio, now, *rest in pods:
             name = pod_name(int(job), int(task))
             if int(task) in self.done.get(int(job), ()):
                 out.append("done")
@@ -151,7 +160,8 @@ class KubeAPIMachine:
             self._write([("create", PODS, name, {"j": int(job), "t": int(task), "cls": cls, "req": list(req),
                                                  "dur": float(dur), "prio": int(prio), "node": None,
                                                  "phase": "Pending", "created": float(now),
-                                                 "n": int(n[0]) if n else 1})])
+                                                 "n": int(rest[0]) if rest else 1,
+                                                 "kind": str(rest[1]) if len(rest) > 1 else "job"})])
             out.append("ok")
         return out
 
@@ -201,12 +211,39 @@ class KubeAPIMachine:
             pod = found[0]
             if pod["node"] is None or self._host(int(pod["node"])) != host:
                 continue  # an older copy's report: this pod is elsewhere now
-            self._delete(pod)
-            if not killed:
+            ending = "replace" if killed else on_end(pod.get("kind", "job"), "completed")
+            if ending == "succeeded":  # a Job's pod: done, never run again
+                self._delete(pod)
                 self.done.setdefault(int(job), set()).add(int(task))
-            else:  # an eviction confirmed: its controller makes it again
+            elif ending == "restart" and pod["phase"] != TERMINATING:
+                self._restart(pod, host, now)
+            else:
+                # An eviction confirmed (or a Deployment's pod that exited
+                # while its kill was on its way: being deleted, it is not
+                # restarted): gone, its controller makes it again.
+                self._delete(pod)
                 self.lost.append([int(job), int(task), "evicted" if pod["phase"] == TERMINATING else "killed"])
+        due = [r for r in self.restarting.get(host, []) if r[0] <= now]
+        if due:
+            self.restarting[host] = [r for r in self.restarting[host] if r[0] > now]
+            if not self.restarting[host]:
+                del self.restarting[host]
+            self.to_launch.setdefault(host, []).extend(launch for _due, launch in due)
         return [self.to_launch.pop(host, []), kills, False]
+
+    def _restart(self, pod: dict, host: int, now: float) -> None:
+        """restartPolicy Always: the pod stays bound (its room held) and is
+        launched again on its node when its CrashLoopBackOff allows: at
+        once, or handed out at the first sync after its time."""
+        entry = pod.get("backoff")
+        at, entry = crash_loop_backoff(None if entry is None else (float(entry[0]), float(entry[1])), now, now)
+        self._write([("update", PODS, pod_name(pod["j"], pod["t"]),
+                      {**pod, "restarts": int(pod.get("restarts", 0)) + 1, "backoff": list(entry)})])
+        launch = [int(pod["j"]), int(pod["t"]), int(pod["node"]), list(pod["req"]), float(pod["dur"]), at]
+        if at <= now:
+            self.to_launch.setdefault(host, []).append(launch)
+        else:
+            self.restarting.setdefault(host, []).append([at, launch])
 
     def _delete(self, pod: dict) -> None:
         ops: list = [("delete", PODS, pod_name(pod["j"], pod["t"]))]
@@ -226,6 +263,7 @@ class KubeAPIMachine:
         self.down.update(fresh)
         for host in fresh:
             never_pulled = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
+            never_pulled |= {(ln[0], ln[1]) for _at, ln in self.restarting.pop(host, [])}
             self.to_kill.pop(host, None)
             for m in self._machines(host):
                 self._set_ready(m, False)
@@ -246,10 +284,14 @@ class KubeAPIMachine:
             pod = found[0]
             host = self._host(int(pod["node"]))
             queued = self.to_launch.get(host, [])
+            waiting = self.restarting.get(host, [])
             held = [ln for ln in queued if ln[0] == pod["j"] and ln[1] == pod["t"]]
+            held += [ln for _at, ln in waiting if ln[0] == pod["j"] and ln[1] == pod["t"]]
             if held:
-                # Not pulled yet: withdrawn, gone at once.
+                # Not pulled yet (a launch, or a restart in its backoff): withdrawn, gone at once.
                 self.to_launch[host] = [ln for ln in queued if not (ln[0] == pod["j"] and ln[1] == pod["t"])]
+                if waiting:
+                    self.restarting[host] = [r for r in waiting if not (r[1][0] == pod["j"] and r[1][1] == pod["t"])]
                 self._delete(pod)
                 self.lost.append([pod["j"], pod["t"], "evicted"])
                 out.append("withdrawn")
@@ -266,11 +308,14 @@ class KubeAPIMachine:
         op = command[0]
         if op == "pending":
             h = int(command[1])
-            return bool(self.to_launch.get(h)) or bool(self.to_kill.get(h)) or h in self.down
+            return bool(self.to_launch.get(h)) or bool(self.to_kill.get(h)) or h in self.down \
+                or bool(self.restarting.get(h))
         if op == "progress":
-            bound = collections.Counter(pod["j"] for _n, pod, _v in self.store.query(("list", PODS))["items"]
-                                        if pod["node"] is not None)
-            return [[int(j), len(self.done.get(int(j), ())) + bound[int(j)]] for j in command[1]]
+            bound: dict[int, set[int]] = collections.defaultdict(set)
+            for _n, pod, _v in self.store.query(("list", PODS))["items"]:
+                if pod["node"] is not None:
+                    bound[int(pod["j"])].add(int(pod["t"]))
+            return [[int(j), len(self.done.get(int(j), set()) | bound.get(int(j), set()))] for j in command[1]]
         if op == "lost":
             cursor = int(command[1])
             return [len(self.lost), self.lost[cursor:]]
@@ -293,11 +338,13 @@ class KubeAPIMachine:
 
     def snapshot(self) -> bytes:
         return msgpack.packb([self.store.snapshot(), sorted(self.to_launch.items()), sorted(self.to_kill.items()),
-                              self.lost, sorted(self.down), [[j, sorted(ts)] for j, ts in sorted(self.done.items())]],
+                              self.lost, sorted(self.down), [[j, sorted(ts)] for j, ts in sorted(self.done.items())],
+                              sorted(self.restarting.items())],
                              use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        store, launch, kill, lost, down, done = msgpack.unpackb(data, raw=False)
+        store, launch, kill, lost, down, done, restarting = msgpack.unpackb(data, raw=False)
+        self.restarting = {int(h): [[float(at), list(ln)] for at, ln in rs] for h, rs in restarting}
         self.store.restore(store)
         self.to_launch = {int(h): [list(x) for x in ls] for h, ls in launch}
         self.to_kill = {int(h): [list(x) for x in ls] for h, ls in kill}

@@ -11,8 +11,9 @@ What it keeps, after etcd v3 and the apiserver's storage layer:
   answer cut off by ``limit`` always resumes cleanly after its last event.)
 - **Guarded writes**: an update or delete may name the ``resourceVersion``
   it read; a mismatch is a conflict carrying the current version (the
-  apiserver's GuaranteedUpdate; how the losing bind of two racing scheduler
-  profiles fails). A create fails if the object exists.
+  apiserver's GuaranteedUpdate; a bind is one on its pod). A create fails
+  if the object exists. (Two profiles racing for a node's last room are
+  settled by ``api_machine``'s room check, not here.)
 - **Watches from a revision** over a bounded history: the changes of the last
   ``history`` revisions are kept; older ones are compacted, and a watcher
   asking from before the compacted revision is told ``gone`` (the

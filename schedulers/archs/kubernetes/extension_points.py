@@ -44,6 +44,11 @@ class CycleState(dict):
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
         self.assumed = False  # the pod was added to the view by this cycle
+        # The scheduler's pods held at Permit (``waiting_pods.WaitingPods``),
+        # or None outside a scheduler: a Permit plugin may allow or reject
+        # them (a gang's last member allowing the others), as through
+        # upstream's framework handle.
+        self.waiting_pods: Any = None
 
 
 class PreFilterPlugin(Protocol):
@@ -113,7 +118,9 @@ class ReservePlugin(Protocol):
 
 class PermitPlugin(Protocol):
     """Returns a status (Success, Wait, or a rejection) and, for Wait, how
-    long (emulated seconds) the shell may hold the pod before rejecting it."""
+    long (emulated seconds, at most 15 min) the pod may wait for this
+    plugin's allowance (``state.waiting_pods.get(key).allow(name)``, from
+    a later cycle) before it is rejected."""
 
     name: str
 
@@ -121,7 +128,11 @@ class PermitPlugin(Protocol):
 
 
 class BindPlugin(Protocol):
-    """Run by the live half, not by ``schedule_one``: the write itself."""
+    """The binding cycle's last step (``framework.run_bind``, run by the
+    scheduler core once the pod may bind): Success binds the pod (the shell
+    writes the binding to the API store: the store is where a binding
+    lives, whichever plugin made it), Skip passes to the next Bind plugin,
+    a rejection or error fails the bind (Unreserve, back off)."""
 
     name: str
 

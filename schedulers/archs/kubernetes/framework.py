@@ -29,10 +29,16 @@ One cycle, as upstream kube-scheduler runs it (``schedule_one.go``):
    by rotation order.
 6. The pod is **assumed** on the node in the view, then **Reserve** and
    **Permit**; a rejection unreserves (in reverse order) and forgets it.
+   A Wait keeps the pod assumed and reports each waiting plugin's timeout
+   (capped at 15 min, as upstream); the scheduler core holds it among its
+   waiting pods (``waiting_pods``) until it is allowed, rejected or timed
+   out.
 
-**Bind** is the live half's: a compare-and-swap write to the API store.
-The result exposes the decision; when the bind fails the shell calls
-``unreserve`` to undo the assumption.
+The binding cycle's **Bind** is ``run_bind``: the profile's Bind plugins
+in order, each Success (it binds), Skip (the next one decides) or a
+failure; the scheduler core runs it once a pod may bind, and the shell
+writes the binding to the API store (the write DefaultBinder stands for).
+When the bind fails, ``unreserve`` undoes Reserve and the assumption.
 """
 from __future__ import annotations
 
@@ -47,6 +53,7 @@ from .extension_points import MAX_NODE_SCORE, CycleState, PostFilterResult
 from .objects import Pod
 from .profile import Profile, num_feasible_nodes_to_find
 from .status import SKIP, SUCCESS, Code, Status, error, unschedulable
+from .waiting_pods import MAX_PERMIT_TIMEOUT_S, WaitingPods
 
 __all__ = [
     # the cycle
@@ -54,6 +61,7 @@ __all__ = [
     "ScheduleResult",
     "find_feasible",
     "run_filter_plugins",
+    "run_bind",
     "run_post_filter",
     "run_pre_filter",
     "schedule_one",
@@ -244,7 +252,8 @@ def select_host(nodes: np.ndarray, totals: np.ndarray, rng: np.random.Generator 
 @dataclass
 class ScheduleResult:
     """The decision of one cycle. ``node`` is set when the pod may be bound
-    (``status`` Success) or waits at Permit (``status`` Wait, up to
+    (``status`` Success) or waits at Permit (``status`` Wait: each waiting
+    plugin's timeout in ``permit_waits``, the first to fire in
     ``permit_timeout``); otherwise ``status`` says why not and
     ``nominated_node`` what PostFilter (preemption) proposed."""
 
@@ -261,6 +270,7 @@ class ScheduleResult:
     plugin_scores: dict[str, np.ndarray] = field(default_factory=dict)
     post_filter: PostFilterResult | None = None
     permit_timeout: float = 0.0
+    permit_waits: dict[str, float] = field(default_factory=dict)
 
     @property
     def scheduled(self) -> bool:
@@ -301,6 +311,7 @@ def schedule_one(
     nominated_node: int | None = None,
     assume: bool = True,
     context: Mapping[str, Any] | None = None,
+    waiting_pods: WaitingPods | None = None,
 ) -> ScheduleResult:
     """One scheduling cycle for ``pod`` (see module docstring).
 
@@ -311,9 +322,12 @@ def schedule_one(
     success, so the next cycle sees it (undo with ``unreserve``).
     ``context``: what the caller knows that the view does not, put in the
     cycle state for the plugins (preemption's disruption budgets, the
-    nominated and terminating pods: ``plugins.default_preemption``)."""
+    nominated and terminating pods: ``plugins.default_preemption``).
+    ``waiting_pods``: the scheduler's pods held at Permit, for the plugins
+    (``state.waiting_pods``: allow or reject them, as upstream's handle)."""
     state = CycleState(profile)
     state.update(context or {})
+    state.waiting_pods = waiting_pods
     n = view.n
     start = start_index % n if n else 0
     result = ScheduleResult(pod, None, SUCCESS, state, Diagnosis(n), next_start_index=start)
@@ -371,17 +385,34 @@ def _reserve_and_permit(profile: Profile, result: ScheduleResult, view: ClusterV
             unreserve(profile, state, pod, view, node)
             result.status = st.by(p.name)
             return result
-    timeout = 0.0
+    waits: dict[str, float] = {}
     waiting: Status | None = None
     for p in profile.permit:
         st, wait_s = p.permit(state, pod, view, node)
         if st.code == Code.WAIT:
-            waiting, timeout = st.by(p.name), max(timeout, wait_s)
+            waiting = waiting or st.by(p.name)
+            waits[p.name] = min(max(float(wait_s), 0.0), MAX_PERMIT_TIMEOUT_S)
         elif not st.ok:
             unreserve(profile, state, pod, view, node)
             result.status = st.by(p.name)
             return result
     result.node = node
     if waiting is not None:
-        result.status, result.permit_timeout = waiting, timeout
+        result.status, result.permit_waits = waiting, waits
+        result.permit_timeout = min(waits.values())
     return result
+
+
+def run_bind(profile: Profile, state: CycleState, pod: Pod, node: int) -> Status:
+    """The Bind plugins in order (upstream's RunBindPlugins): the first
+    that does not Skip decides; its Success names it (``status.plugin``),
+    its rejection or error fails the bind. Every plugin skipping (or none
+    at all) fails it too: nobody bound the pod."""
+    for p in profile.bind:
+        st = p.bind(state, pod, node)
+        if st.code == Code.SKIP:
+            continue
+        if st.ok:
+            return Status(Code.SUCCESS, (), p.name)
+        return st.by(p.name)
+    return error("no Bind plugin bound the pod (every one skipped)", "")

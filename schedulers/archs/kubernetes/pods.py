@@ -20,9 +20,11 @@ class PodFactory:
 
     def row(self, job: int, task: int, job_class: str, request: list[float], duration: float, tasks: int,
             now: float) -> list:
-        """The ``create`` command's row for one task's pod."""
-        prio, _policy = self.spec.priority_of(self.spec.template_of(job_class))
-        return [job, task, job_class, list(request), duration, prio, now, tasks]
+        """The ``create`` command's row for one task's pod (its template's
+        kind last: what becomes of it when its run ends, ``workloads``)."""
+        tpl = self.spec.template_of(job_class)
+        prio, _policy = self.spec.priority_of(tpl)
+        return [job, task, job_class, list(request), duration, prio, now, tasks, tpl.kind]
 
     def pod(self, value: dict) -> Pod:
         """The Pod of a store value (a prefill pod, class "", has no template's fields)."""

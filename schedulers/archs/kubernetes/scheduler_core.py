@@ -13,6 +13,17 @@ them. A pod it binds is assumed at once (in the view before the store
 says so), as upstream's scheduler cache assumes pods: the next cycle does
 not place onto room this one took. A bind the store refuses (another
 profile took the room, the pod changed) is forgotten and the pod backs off.
+
+The binding cycle: a pod whose Permit said Wait stays assumed among the
+waiting pods (``waiting_pods``) until its plugins allow it (a later
+cycle's plugin, through ``CycleState.waiting_pods``), one rejects it, or
+a timeout fires; each ``next_cycle`` first settles them. A rejected pod
+is unreserved, un-assumed, and backs off (the room it held is an
+AssignedPodDelete for the parked pods, as upstream's
+handleBindingCycleError). A pod that may bind runs the Bind plugins
+(``framework.run_bind``); a Bind failure is handled as a rejection. A
+preemption victim still waiting at Permit is rejected there, not evicted
+(it was never bound).
 """
 from __future__ import annotations
 
@@ -25,7 +36,7 @@ from typing import Mapping
 import numpy as np
 
 from schedlab.schedulers.archs.kubernetes.cluster_view import ClusterView
-from schedlab.schedulers.archs.kubernetes.framework import Profile, ScheduleResult, schedule_one, unreserve
+from schedlab.schedulers.archs.kubernetes.framework import Profile, ScheduleResult, run_bind, schedule_one, unreserve
 from schedlab.schedulers.archs.kubernetes.objects import Node, Pod, PodKey
 from schedlab.schedulers.archs.kubernetes.plugins.default_preemption import (
     NOMINATED_NODE,
@@ -34,6 +45,8 @@ from schedlab.schedulers.archs.kubernetes.plugins.default_preemption import (
     victims_of,
 )
 from schedlab.schedulers.archs.kubernetes.queue import SchedulingQueue
+from schedlab.schedulers.archs.kubernetes.status import Code, Status
+from schedlab.schedulers.archs.kubernetes.waiting_pods import WaitingPod, WaitingPods
 
 PodOf = Callable[[dict], Pod]  # a store pod value -> its Pod (the template's fields filled in)
 
@@ -41,8 +54,11 @@ PodOf = Callable[[dict], Pod]  # a store pod value -> its Pod (the template's fi
 @dataclass
 class Cycle:
     """One cycle's outcome: ``node`` to bind to (with the pod's store
-    version), or ``victims`` to evict and the node nominated, or neither
-    (unschedulable; ``reasons`` per plugin)."""
+    version; ``binder`` the Bind plugin that bound it), or ``victims`` to
+    evict and the node nominated, or ``waiting`` (held at Permit: nothing
+    to send), or none of these (unschedulable, or its bind or Permit
+    failed; ``reasons`` per plugin). ``released``: not a new cycle but a
+    waiting pod now allowed (no thinking time)."""
 
     pod: Pod
     node: int | None = None
@@ -52,6 +68,10 @@ class Cycle:
     reasons: dict[str, int] = field(default_factory=dict)
     first: bool = False  # the first cycle of its job
     state: Any = None  # the cycle's state (a failed bind's unreserve needs it)
+    waiting: bool = False
+    released: bool = False
+    binder: str = ""
+    status: Status | None = None  # why it was not placed, when a plugin said so
 
 
 class KubeSchedulerCore:
@@ -84,11 +104,19 @@ class KubeSchedulerCore:
         self.terminating: set[PodKey] = set()  # bound pods whose eviction is under way
         self.job_tasks: dict[int, int] = {}  # job -> its tasks (from its pods' values)
         self.filtered: dict[str, int] = {}  # plugin -> nodes it filtered out, over the run
+        self.waiting = WaitingPods()  # pods held at Permit (assumed in the view)
+        self.to_bind: dict[PodKey, WaitingPod] = {}  # allowed at Permit, to bind at the next calls
+        self.permit_rejected = 0  # waiting pods rejected or timed out, over the run
+        self.bind_failed = 0  # pods whose Bind plugins failed them, over the run
 
     # ------------------------------------------------------------ the watch
 
     def relisted(self, pods: list[tuple[str, dict, int]], nodes: list[tuple[str, dict, int]], now: float) -> None:
         """A fresh list (start, or the watch fell behind the compaction)."""
+        for wp in [*self.waiting, *self.to_bind.values()]:  # Reserve undone; the list brings them back unbound
+            self.waiting.remove(wp.key)
+            unreserve(self.profile, wp.state, wp.pod, self.view, wp.node)
+        self.to_bind.clear()
         self.view = ClusterView(self.base_nodes)
         self.queue = SchedulingQueue()
         self.versions.clear()
@@ -127,6 +155,12 @@ class KubeSchedulerCore:
             self.terminating.discard(key)
         else:
             self.terminating.add(key)
+        wp = self.waiting.get(key) or self.to_bind.get(key)
+        if wp is not None and (change == "DELETED" or value["node"] is not None):
+            # Deleted (or bound by someone else) in its binding cycle: upstream rejects it.
+            self.waiting.remove(key)
+            self.to_bind.pop(key, None)
+            unreserve(self.profile, wp.state, wp.pod, self.view, wp.node)
         if change == "DELETED":
             self.versions.pop(key, None)
             self.nominated.discard(key)
@@ -176,8 +210,12 @@ class KubeSchedulerCore:
     # ------------------------------------------------------------ cycles
 
     def next_cycle(self, now: float, context: dict[str, Any] | None = None) -> Cycle | None:
-        """Pop the next pod and run one scheduling cycle for it, or None if
-        no pod is ready. A pod placed is assumed in the view."""
+        """Settle the waiting pods (one allowed pod comes out as a Cycle to
+        bind), then pop the next pod and run one scheduling cycle for it, or
+        None if no pod is ready. A pod placed is assumed in the view."""
+        released = self._release(now)
+        if released is not None:
+            return released
         self.queue.flush(now)
         pod = self.queue.pop(now)
         if pod is None:
@@ -200,23 +238,81 @@ class KubeSchedulerCore:
             self.view.add_pod(q, n)
         try:
             r: ScheduleResult = schedule_one(self.profile, pod, self.view, start_index=self.start, rng=self.rng,
-                                             nominated_node=nominated, context=ctx)
+                                             nominated_node=nominated, context=ctx, waiting_pods=self.waiting)
         finally:
             for q, _n in held:
                 self.view.remove_pod(q.key)
         self.start = r.next_start_index
+        if r.node is not None and r.status.code == Code.WAIT:
+            # Assumed, Reserve done: it waits for its Permit plugins.
+            self.waiting.add(WaitingPod(r.pod, r.node, r.state, {p: now + t for p, t in r.permit_waits.items()},
+                                        since=now, first=first))
+            return Cycle(pod, waiting=True, first=first, state=r.state, status=r.status)
         if r.node is not None and r.status.ok:
-            self.assumed[pod.key] = r.node
-            return Cycle(pod, node=r.node, version=self.versions.get(pod.key), first=first, state=r.state)
+            return self._bind(pod, r.node, r.state, now, first)
         counts = r.diagnosis.plugin_counts()
         for plugin, n in counts.items():
             self.filtered[plugin] = self.filtered.get(plugin, 0) + n
         victims = victims_of(r.post_filter)
+        unbound: set[PodKey] = set()
         if victims:
             self.queue.nominate(pod.key, r.nominated_node)
             self.nominated.add(pod.key)
+            # A victim still in its binding cycle (waiting at Permit, or
+            # allowed and not yet bound) is not in the store: rejected here
+            # (upstream's preemption rejects waiting victims), not evicted.
+            for v in victims:
+                wp = self.waiting.get(v.key) or self.to_bind.pop(v.key, None)
+                if wp is not None:
+                    unbound.add(v.key)
+                    wp.reject("DefaultPreemption", "preempted")
+                    if v.key not in self.waiting:
+                        self.permit_rejected += 1
+                        self._undo(wp.pod, wp.node, wp.state, now)
+            self._settle_waiting(now)
         self.queue.unschedulable(pod, now, tuple(counts))
-        return Cycle(pod, victims=victims, nominated=r.nominated_node if victims else None, reasons=counts, first=first)
+        return Cycle(pod, victims=tuple(v for v in victims if v.key not in unbound),
+                     nominated=r.nominated_node if victims else None, reasons=counts, first=first, status=r.status)
+
+    def _settle_waiting(self, now: float) -> None:
+        """Fire due Permit timers; undo the rejected pods; queue the allowed
+        ones to bind (one per ``next_cycle``)."""
+        allowed, rejected = self.waiting.settle(now)
+        for wp in rejected:
+            self.permit_rejected += 1
+            self._undo(wp.pod, wp.node, wp.state, now)
+        for wp in allowed:
+            self.to_bind[wp.key] = wp
+
+    def _release(self, now: float) -> Cycle | None:
+        """The next waiting pod now allowed, through Bind: a Cycle to send."""
+        self._settle_waiting(now)
+        if not self.to_bind:
+            return None
+        wp = self.to_bind.pop(next(iter(self.to_bind)))
+        c = self._bind(wp.pod, wp.node, wp.state, now, first=False)
+        c.released = True
+        return c
+
+    def _undo(self, pod: Pod, node: int, state: Any, now: float) -> None:
+        """A binding cycle that failed (Permit rejected or timed out, Bind
+        failed): Unreserve, forget the assumption, back off; the room it
+        held may let parked pods in."""
+        unreserve(self.profile, state, pod, self.view, node)
+        if pod.key in self.queue:
+            self.queue.backoff(pod, now)
+        self.queue.on_event("AssignedPodDelete", now)
+
+    def _bind(self, pod: Pod, node: int, state: Any, now: float, first: bool) -> Cycle:
+        """The Bind plugins for a pod that may bind: a Cycle to send, or,
+        if they failed it, the pod undone and a Cycle saying why."""
+        st = run_bind(self.profile, state, pod, node)
+        if not st.ok:
+            self.bind_failed += 1
+            self._undo(pod, node, state, now)
+            return Cycle(pod, first=first, status=st)  # no node was filtered out: ``status`` says who
+        self.assumed[pod.key] = node
+        return Cycle(pod, node=node, version=self.versions.get(pod.key), first=first, state=state, binder=st.plugin)
 
     def bound(self, cycle: Cycle, status: str, now: float) -> None:
         """The store's answer to a bind: ``ok`` keeps the assumption (the

@@ -8,7 +8,8 @@ is the house's shared host watch, set in ``[liveness]``.
 
 Every mistake is one line naming file, key and problem (``Table.fail``),
 before anything starts: an unknown plugin, a weight that is not a positive
-integer, a priority class that does not exist, a topology key no node has,
+integer, a profile without a Bind plugin, a priority class that does not
+exist, a topology key no node has,
 a pod that no node can ever hold (``check_fit``, once the whole scenario
 is parsed).
 
@@ -41,9 +42,9 @@ from schedlab.schedulers.archs.kubernetes.objects import (
     label_dict,
     labels,
 )
+from schedlab.schedulers.archs.kubernetes.workloads import KINDS
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, table_array
 
-KINDS = ("deployment", "job")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 OPERATORS = ("Equal", "Exists")
 SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -76,6 +77,8 @@ class PodTemplate:
     """What every pod of a job class looks like. ``spread`` and
     ``anti_affinity`` select the pods of the same template by its labels
     (the usual pattern: spread a deployment's own replicas).
+    ``kind``: ``job`` (a pod whose run ends is done) or ``deployment`` (it
+    is restarted in place; ``workloads.on_end``).
     ``max_unavailable``: a PodDisruptionBudget over each workload of the
     class (None: none)."""
 
@@ -248,6 +251,10 @@ def _profiles(t: Table) -> tuple[ProfileSpec, ...]:
                 problem = plugin_problem(n)
                 if problem:
                     pt.fail(pt.key(k), problem)
+        if not _has_binder(plugins, disabled):
+            # Upstream's profile validation: "at least one bind plugin is needed".
+            pt.fail(pt.key("disabled" if plugins is None else "plugins"),
+                    "a profile needs a Bind plugin (DefaultBinder, or one of your own that binds)")
         weights_t = pt.sub("weights", default={})
         weights = []
         for n in sorted(weights_t.data):
@@ -311,6 +318,23 @@ def plugin_problem(name: Any, scoring: bool = False) -> str | None:
         if not callable(getattr(plugin, "score", None)):
             return f"plugin {name!r} does not score nodes, so it takes no weight"
     return None
+
+
+def _has_binder(plugins: list | None, disabled: list) -> bool:
+    """Whether a profile's plugins (None: the default set) less
+    ``disabled`` include one that implements Bind (a plugin that cannot be
+    built without its arguments is given the benefit of the doubt)."""
+    from schedlab.schedulers.archs.kubernetes import registry
+
+    for name in registry.DEFAULT_PLUGINS if plugins is None else plugins:
+        if name in disabled:
+            continue
+        try:
+            if callable(getattr(registry.make_plugin(name), "bind", None)):
+                return True
+        except ValueError:
+            return True
+    return False
 
 
 def _template(t: Table, job_classes: set[str], priority: set[str], profiles: set[str], taken: dict[str, int],

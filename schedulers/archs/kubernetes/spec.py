@@ -67,11 +67,14 @@ def check_sizes(top: Table, sc: Scenario, _tasks: dict[str, float]) -> None:
 
 def example(classes: tuple[str, ...]) -> dict[str, Any]:
     """Two priority classes and a second profile that packs (MostAllocated),
-    the first job class high priority on the default scheduler."""
+    the first job class high priority on the default scheduler (Jobs: its
+    pods run to completion), the others Deployments on the packer (their
+    pods restarted in place when their run ends, so give them long or
+    endless durations: a Deployment never frees its room)."""
     first, rest = classes[:1], classes[1:]
-    workloads = [{"classes": list(first), "priority_class": "high", "kind": "deployment"}]
+    workloads = [{"classes": list(first), "priority_class": "high", "kind": "job"}]
     if rest:
-        workloads.append({"classes": list(rest), "scheduler_name": "packer"})
+        workloads.append({"classes": list(rest), "scheduler_name": "packer", "kind": "deployment"})
     return {
         "priority_classes": [{"name": "high", "value": 1000}, {"name": "low", "value": 0, "global_default": True}],
         "profiles": [{"name": "default-scheduler"}, {"name": "packer", "scoring_strategy": "MostAllocated"}],

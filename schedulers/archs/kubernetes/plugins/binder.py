@@ -1,7 +1,8 @@
-"""DefaultBinder: the Bind extension point's default. Binding is a write
-to the API store, which the live half performs (a compare-and-swap on the
-pod's resource version); the pure half only names the decision, so this
-plugin returns Success and lets ``ScheduleResult.node`` carry it."""
+"""DefaultBinder: the Bind extension point's default. Upstream it POSTs the
+pod's Binding to the apiserver; here the binding is the store write the
+scheduler's shell sends (one batch per round, refused when the pod changed
+or its node's room is gone), so the plugin's Success is the decision to
+write it."""
 from __future__ import annotations
 
 from ..extension_points import CycleState
