@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import sys
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -102,22 +103,36 @@ def _run_scenario(sc: Scenario, out: Path, address: str | None, on_progress: Pro
     arch = architecture(sc.architecture)
     policy_fns = {d.name: (policies or {}).get(d.policy) or get_policy(d.policy)
                   for d in spec_of(sc.architecture).deciders(sc) if d.policy is not None}
-    # A deterministic engine gets a deterministic name (it is in the files).
-    run_id = f"sim{sc.seed}" if eng.deterministic else uuid.uuid4().hex[:8]
-    namespace = f"schedlab-{run_id}"
-    started_ray = eng.connect(address, namespace)
-    started = Started()
-    try:
+    namespace = f"schedlab-{run_id(sc.seed)}"
+    with connected(address, namespace) as started:
         interrupt.check()
         for fn in [*policy_fns.values(), *(arch.ship(sc) if arch.ship else [])]:
             eng.ship_by_value(fn)
         summary = _run(plan, out, namespace, started, policy_fns, on_progress, on_started)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def run_id(seed: int) -> str:
+    """A run's id: a deterministic engine gets a deterministic one (it is in the files)."""
+    return f"sim{seed}" if engines.current().deterministic else uuid.uuid4().hex[:8]
+
+
+@contextmanager
+def connected(address: str | None, namespace: str) -> Iterator[Started]:
+    """The engine connected (an embedded Ray started if there is no
+    ``address``) for the block; every actor the block adds to the yielded
+    ``Started`` is killed on the way out, whatever happens, and an embedded
+    Ray shut down."""
+    eng = engines.current()
+    started_ray = eng.connect(address, namespace)
+    started = Started()
+    try:
+        yield started
     finally:
         eng.kill_all(started.handles)
         if started_ray:
             eng.shutdown()
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return summary
 
 
 def _run(plan: Plan, out: Path, namespace: str, started: Started, policy_fns: dict, on_progress: ProgressFn | None,

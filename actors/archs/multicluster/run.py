@@ -6,7 +6,6 @@ federation's (``summary.py``) in ``OUT/summary.json``."""
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from schedlab.actors import engines, interrupt
 from schedlab.actors.archs.multicluster.fronts import BoardActor, Client, Meta, Peer, Sites, Users
 from schedlab.actors.archs.multicluster.summary import federation_summary
 from schedlab.actors.common.metrics import MetricsCollector, read_events
-from schedlab.actors.run import CellRun, Started, plan_run
+from schedlab.actors.run import CellRun, Started, connected, plan_run, run_id
 from schedlab.schedulers.arch import spec_of
 from schedlab.schedulers.archs.multicluster.federation import Federation, client_name, peer_name
 from schedlab.schedulers.placement.policies import get_policy
@@ -29,19 +28,12 @@ def run_federation(fed: Federation, out_dir: str | Path, engine: str | None = No
 
 
 def _run(fed: Federation, out: Path, address: str | None) -> dict:
-    eng = engines.current()
     out.mkdir(parents=True, exist_ok=True)
-    run_id = f"sim{fed.seed}" if eng.deterministic else uuid.uuid4().hex[:8]
-    home = f"schedlab-{run_id}-federation"
-    started_ray = eng.connect(address, home)
-    started = Started()
-    try:
+    rid = run_id(fed.seed)
+    home = f"schedlab-{rid}-federation"
+    with connected(address, home) as started:
         interrupt.check()
-        summary = _drive(fed, out, run_id, home, started)
-    finally:
-        eng.kill_all(started.handles)
-        if started_ray:
-            eng.shutdown()
+        summary = _drive(fed, out, rid, home, started)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.actors.common.host_handoff import HostHandoff
 from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.usage_sampler import sample_usage_loop
@@ -36,7 +37,6 @@ from schedlab.schedulers.model.resources import slots_for
 from schedlab.schedulers.archs.sparrow.spec import nodemon_name, scheduler_name
 from schedlab.schedulers.archs.sparrow.worker import GetTask, Outputs, Reservation, Task, Worker
 from schedlab.schedulers.model.seeding import rng_for
-from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
 
 CALL_WALL_S = 5.0
 
@@ -78,8 +78,7 @@ class NodeMonitor(ActorShell):
         # Launches wait here until the host has room by its own account:
         # the core frees a slot at the task's end, the host a little later
         # (at its next poll), and a launch must never reach it before that.
-        self.held: dict[int, list[list]] = {m: [] for m in cfg.machines}
-        self.on_host: dict[int, set[tuple[int, int]]] = {m: set() for m in cfg.machines}
+        self.handoff = HostHandoff(cfg.machines)
         self.reports: dict[str, tuple[list, list]] = {}  # owner -> (started [job, task], finished [job, task, machine])
         self.frozen = False  # the hosts are stopping: nothing more starts
         self.wake = asyncio.Event()
@@ -137,7 +136,7 @@ class NodeMonitor(ActorShell):
                 heapq.heappush(self.ends, (s.end, key[0], key[1], s.worker))
             self.started.setdefault(owner, set()).add(key)
             self.reports.setdefault(owner, ([], []))[0].append([key[0], key[1]])
-            self.held[s.worker].append([key[0], key[1], s.worker, list(request), s.task.duration, now, owner])
+            self.handoff.hold(s.worker, [key[0], key[1], s.worker, list(request), s.task.duration, now, owner])
             by_job.setdefault((owner, key[0]), []).append([key[1], s.worker])
         for (owner, job), placed in by_job.items():
             self.log.emit("txn", scheduler=owner, job_id=job, claims=len(placed), committed=len(placed), conflicted=0,
@@ -333,24 +332,10 @@ class NodeMonitor(ActorShell):
     async def exchange(self, host: int, finished: bytes) -> Any:
         now = self.rt.now()
         self._complete_due(now)
-        if finished:
-            machines, _requests = unpack_release(finished)
-            for (job, task, _killed), m in zip(unpack_release_keys(finished), machines.tolist()):
-                m = int(m)
-                if job < 0:
-                    if self.standing.get(m, {}).pop((job, task), None) is not None:
-                        self._apply(set_slots(self.workers[m], self._slots(m), now), now)
-                elif m in self.on_host:
-                    self.on_host[m].discard((job, task))
-        launches = []
-        for m, rows in self.held.items():
-            room = self.workers[m].slots - len(self.on_host[m])
-            while rows and room > 0:
-                row = rows.pop(0)
-                self.on_host[m].add((row[0], row[1]))
-                launches.append(row)
-                room -= 1
-        return launches
+        for job, task, m in self.handoff.returned(finished):
+            if job < 0 and self.standing.get(m, {}).pop((job, task), None) is not None:
+                self._apply(set_slots(self.workers[m], self._slots(m), now), now)
+        return self.handoff.hand_out(lambda m: self.workers[m].slots)
 
     async def rejoin(self, host: int) -> list:
         """The host restarted: the tasks it ran died with it, launches it
@@ -359,13 +344,12 @@ class NodeMonitor(ActorShell):
         now = self.rt.now()
         lost, unpulled = [], []
         for m, w in self.workers.items():
-            held = {(ln[0], ln[1]) for ln in self.held[m]}
-            lost += [[j, t] for j, t in sorted(self.on_host[m])]
-            unpulled += [[j, t] for j, t in sorted(held)]
+            gone, never = self.handoff.drop(m)
+            lost += gone
+            unpulled += never
             keys = list(w.running)
             for k in keys:
                 self.running_at.pop(k, None)
-            self.held[m], self.on_host[m] = [], set()
             self.standing[m] = {}
             w.slots = self._slots(m)
             self._apply(drop_running(w, keys, now), now)
@@ -388,9 +372,7 @@ class NodeMonitor(ActorShell):
     async def on_stop(self) -> dict:
         for t in list(self.asks):
             t.cancel()
-        never = [[row[0], row[1]] for rows in self.held.values() for row in rows]
-        if never:  # started here, but the run ended before the host had room for them
-            self.log.emit("tasks_lost", framework=self.name, reason="run_ended", tasks=never, requeued_jobs=[])
+        self.handoff.log_never_pulled(self.log, self.name)
         self.log.emit("sparrow_nodemon", host=self.cfg.host, **self.counts,
                       slots=sum(w.slots for w in self.workers.values()))
         return dict(self.counts)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.actors.common.host_handoff import HostHandoff
 from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.usage_sampler import sample_usage_loop
@@ -34,7 +35,6 @@ from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.webfarm.server import Record, Server
 from schedlab.schedulers.archs.webfarm.spec import httpd_name
 from schedlab.schedulers.model.resources import slots_for
-from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
 
 TASK_BITS = 20  # a request's id in its server core: job << TASK_BITS | task (tasks per job < 2**17)
 
@@ -77,10 +77,7 @@ class Httpd(ActorShell):
         self.req: dict[tuple[int, int], tuple[str, list[float]]] = {}  # accepted request -> (balancer, request)
         self.unstarted: dict[int, set[int]] = {}  # job -> its tasks accepted here and not started yet
         self.refused: set[int] = set()  # jobs one request of which was refused here
-        # Started by a core, waiting for the host to have room by its own
-        # account (its slot frees at its next poll after the end).
-        self.held: dict[int, list[list]] = {m: [] for m in cfg.machines}
-        self.on_host: dict[int, set[tuple[int, int]]] = {m: set() for m in cfg.machines}
+        self.handoff = HostHandoff(cfg.machines)  # started by a core, on the way to the host
         self.last_poll = 0.0
         self.frozen = False  # the hosts are stopping: nothing more starts
         self.wake = asyncio.Event()
@@ -142,7 +139,7 @@ class Httpd(ActorShell):
             if self.frozen:
                 continue  # the run is ending: its host would never pull it (pending at the end)
             balancer, request = self.req[(job, task)]
-            self.held[rec.server].append([job, task, rec.server, request, rec.service, rec.start, balancer])
+            self.handoff.hold(rec.server, [job, task, rec.server, request, rec.service, rec.start, balancer])
             by_job.setdefault((balancer, job), []).append([task, rec.server])
             left = self.unstarted.get(job)
             if left is not None:
@@ -212,7 +209,7 @@ class Httpd(ActorShell):
         handed to the host and not ended, standing tasks)."""
         used = np.zeros(self.cfg.capacity.shape[1])
         for m in self.cfg.machines:
-            for key in self.on_host[m]:
+            for key in self.handoff.running(m):
                 used += np.asarray(self.req[key][1], dtype=np.float64)
             for r in self.standing[m].values():
                 used += r
@@ -224,25 +221,13 @@ class Httpd(ActorShell):
         now = self.rt.now()
         self.last_poll = now
         self._complete_due(now)
-        if finished:
-            machines, _requests = unpack_release(finished)
-            for (job, task, _killed), m in zip(unpack_release_keys(finished), machines.tolist()):
-                m = int(m)
-                if job < 0:
-                    if self.standing.get(m, {}).pop((job, task), None) is not None:
-                        self._took(self.servers[m].resize(self._workers(m), now), now)
-                elif m in self.on_host:
-                    self.on_host[m].discard((job, task))
-                    self.req.pop((job, task), None)
-        launches = []
-        for m, rows in self.held.items():
-            room = self.servers[m].workers - len(self.on_host[m])
-            while rows and room > 0:
-                row = rows.pop(0)
-                self.on_host[m].add((row[0], row[1]))
-                launches.append(row)
-                room -= 1
-        return launches
+        for job, task, m in self.handoff.returned(finished):
+            if job < 0:
+                if self.standing.get(m, {}).pop((job, task), None) is not None:
+                    self._took(self.servers[m].resize(self._workers(m), now), now)
+            else:
+                self.req.pop((job, task), None)
+        return self.handoff.hand_out(lambda m: self.servers[m].workers)
 
     async def rejoin(self, host: int) -> list:
         """The host restarted: its servers died with it. What they ran is
@@ -259,11 +244,11 @@ class Httpd(ActorShell):
                     balancer, _ = self.req.pop((job, task), ("?", []))
                     self.unstarted.pop(job, None)
                     self._refuse(job, "server_crashed", balancer)
-            lost += [[j, t] for j, t in sorted(self.on_host[m])]
-            unpulled += [[row[0], row[1]] for row in self.held[m]]
-            for key in [*self.on_host[m], *((row[0], row[1]) for row in self.held[m])]:
-                self.req.pop(key, None)
-            self.held[m], self.on_host[m] = [], set()
+            gone, never = self.handoff.drop(m)
+            lost += gone
+            unpulled += never
+            for j, t in [*gone, *never]:
+                self.req.pop((j, t), None)
             self.standing[m] = {}
             srv.restart()
             srv.resize(self._workers(m), now)
@@ -273,9 +258,7 @@ class Httpd(ActorShell):
         self.frozen = True
 
     async def on_stop(self) -> dict:
-        never = [[row[0], row[1]] for rows in self.held.values() for row in rows]
-        if never:  # started here, but the run ended before the host had room for them
-            self.log.emit("tasks_lost", framework=self.name, reason="run_ended", tasks=never, requeued_jobs=[])
+        self.handoff.log_never_pulled(self.log, self.name)
         for job, tasks in sorted(self.unstarted.items()):
             if job not in self.refused:
                 balancer = next((self.req[(job, t)][0] for t in tasks if (job, t) in self.req), "?")
