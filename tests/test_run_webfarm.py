@@ -115,10 +115,10 @@ def test_a_standby_balancer_takes_over_in_a_lease_a_lone_one_is_down_until_resta
     (f2,) = [f for f in two["failovers"] if f["role"] == "lb"]
     (f1,) = [f for f in one["failovers"] if f["role"] == "lb"]
     assert f2["new_leader"] not in (None, f2["target"])
-    lease = 0.4 * two["time_scale"]
+    lease = data["webfarm"]["lease_ms"] / 1e3 * two["time_scale"]
     assert f2["downtime_emulated_s"] <= lease + 2.0, f2
     assert f1["new_leader"] == "lb-0" and f1["downtime_emulated_s"] >= 30.0, f1
-    assert f1["pages_refused_meanwhile"] > 5 * max(1, f2["pages_refused_meanwhile"])
+    assert f1["pages_refused_meanwhile"] > 2 * max(1, f2["pages_refused_meanwhile"])
     assert two["webfarm"]["pages_refused"].get("client_timeout", 0) == f2["pages_refused_meanwhile"]
 
 
