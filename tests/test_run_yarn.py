@@ -22,6 +22,7 @@ def test_a_queue_bursts_into_idle_capacity_and_preemption_reclaims_it(tmp_path: 
     summary = run_scenario(sc, tmp_path)
     assert not any(summary["invariants"].values()), summary["invariants"]
     events = read_events(tmp_path / "events.jsonl")
+    assert _requests_accounted(events) > 10  # preempted tasks asked again among them
     samples = [(e["t"], {q["queue"]: q for q in e["queues"]}) for e in events if e["event"] == "queue_usage"]
     cell_mem = 16 * 16.0
     prod_arrives = 200.0
@@ -39,6 +40,94 @@ def test_a_queue_bursts_into_idle_capacity_and_preemption_reclaims_it(tmp_path: 
     y = json.loads((tmp_path / "summary.json").read_text())["yarn"]
     assert y["queues"]["root.adhoc"]["preemptions"] == len(pre) and y["queues"]["root.prod"]["preemptions"] == 0
     assert y["queues"]["root.adhoc"]["used_over_entitlement"] > 1.0
+
+
+def _requests_accounted(events: list[dict]) -> int:
+    """Every AM's requests accounted for at the end of a run, from its
+    events. The ResourceManager logs each allocate call's asks (``asked``:
+    accepted and refused), each container it allocates (``attempt``
+    included) and each one's end (finished, preempted, lost, released),
+    and at the end of the run its books (``yarn_books``: every open
+    application's outstanding asks and held containers); each AM pool logs
+    its AMs' books (``am_books``). Checked, for the RM incarnation alive at
+    the end (a restart rebuilds from the AMs' resync, logged as asks too):
+
+    * every task an AM asked for was allocated, is still outstanding, or
+      went with its attempt or application (none vanished), and nothing was
+      allocated unasked;
+    * every container allocated ended once (finished, preempted, lost,
+      released, or with its attempt or application) or is held at the end;
+    * each open application's AM, where it and the RM last spoke in the
+      same call, agrees with the RM: its outstanding asks are the RM's
+      (plus allocations not yet delivered), what it holds the RM holds,
+      and each of its tasks is finished, asked, about to be asked or held.
+
+    Returns the number of AMs compared with the RM's books."""
+    from collections import Counter
+
+    events = sorted(events, key=lambda e: e["t"])
+    rms = {e["actor"] for e in events if e["event"] == "yarn_books"}
+    assert rms, "no yarn_books at the end of the run"
+    final = [e for e in events if e["event"] == "yarn_books"][-1]
+    rm = final["actor"]
+    # The final RM incarnation began at its last (re)start or election.
+    began = max([e["t"] for e in events if e["event"] == "actor_started" and e["actor"] == rm]
+                + [e["t"] for e in events if e["event"] == "rm_elected" and e["actor"] == rm] + [0.0])
+    mine = [e for e in events if e.get("actor") == rm and e["t"] >= began]
+    books = {a[0]: a for a in final["apps"]}
+    ended = {e["app"] for e in events if e["event"] in ("app_finished", "app_failed", "app_killed")}
+    tasks = {e["app"]: e["tasks"] for e in events if e["event"] == "app_submitted"}
+    admitted = tasks.keys() | {e["app"] for e in events if e["event"] == "app_restored"}
+    assert admitted <= ended | books.keys(), sorted(admitted - ended - books.keys())[:10]
+    asked: Counter = Counter()
+    allocated: Counter = Counter()
+    for e in mine:
+        if e["event"] == "asked":
+            assert not set(e["tasks"]) & set(e["refused"])
+            asked.update((e["app"], e["attempt"], t) for t in e["tasks"])
+        elif e["event"] == "container_allocated":
+            allocated[(e["app"], e["attempt"], e["task"])] += 1
+    for key, n in allocated.items():
+        assert n <= asked[key], ("allocated unasked", key)
+    for app, attempt, _state, outstanding, held, undelivered, _done, _calls, _am_ask in books.values():
+        for (a, at, t), n in asked.items():
+            if a == app and at == attempt:
+                assert n == allocated[(a, at, t)] + (t in outstanding), ("an ask vanished", app, attempt, t)
+        assert all(asked[(app, attempt, t)] for t in outstanding), ("outstanding unasked", app, outstanding)
+    # Containers: one end each, or held at the end.
+    ends: Counter = Counter()
+    for e in mine:
+        if e["event"] in ("container_finished", "preempted", "container_lost", "container_released") and e.get("container"):
+            ends[e["container"]] += 1
+    for e in mine:
+        if e["event"] != "container_allocated":
+            continue
+        cid, app = e["container"], e["app"]
+        b = books.get(app)
+        held_now = b is not None and b[1] == e["attempt"] and str(cid) in b[4]
+        gone = app in ended or (b is not None and b[1] > e["attempt"])
+        assert ends[cid] + held_now <= 1 and (ends[cid] + held_now == 1 or gone), ("container", cid, app, ends[cid])
+    # The AMs' own books against the RM's.
+    compared = 0
+    for pools in [e for e in events if e["event"] == "am_books"]:
+        for app, attempt, am_asked, to_ask, holding, releases, calls, finished in pools["ams"]:
+            b = books.get(app)
+            if b is None or b[1] != attempt or b[7] != calls:
+                continue  # ended, a newer attempt, or a call the RM answered after its books were taken
+            _, _, _, outstanding, held, undelivered, completions, _, _ = b
+            held_tasks = set(holding.values())
+            parts = [set(finished), set(am_asked), set(to_ask), held_tasks]
+            assert sum(map(len, parts)) == len(set().union(*parts)) == tasks.get(app, len(set().union(*parts))), (
+                "a task in two places, or in none", app, parts)
+            told = {t for _c, t in undelivered}
+            assert set(am_asked) == set(outstanding) | told and not set(outstanding) & told, (
+                "the AM's asks are not the RM's", app, am_asked, outstanding, undelivered)
+            gone = {str(c) for c, _t, _s in completions}
+            assert set(holding) <= set(held) | gone, ("the AM holds what the RM does not", app, holding, held)
+            pending = {str(c) for c, _t in undelivered} | {str(c) for c in releases}
+            assert set(held) <= set(holding) | pending, ("the RM holds what the AM does not", app, held, holding)
+            compared += 1
+    return compared
 
 
 def _run(tmp_path: Path, name: str, **over: object) -> tuple[dict, list[dict]]:
@@ -71,6 +160,7 @@ def test_drf_equalises_dominant_shares_where_memory_fair_share_lets_the_cpu_pool
     for policy in ("fair", "drf"):
         summary, events = _run(tmp_path / policy, "yarn_fair_drf", duration=300.0, yarn_fair_policy=policy)
         assert not any(summary["invariants"].values()), summary["invariants"]
+        assert _requests_accounted(events) > 5
         cpu_pool_cpu, _ = _mean_used(events, "root.cpu", 60.0)
         _, mem_pool_mem = _mean_used(events, "root.mem", 60.0)
         shares[policy] = (cpu_pool_cpu / cpu_total, mem_pool_mem / mem_total)
@@ -88,8 +178,9 @@ def test_delay_scheduling_makes_nearly_every_task_node_local(tmp_path: Path) -> 
     # yarn_locality: each task's data on 3 of 40 machines, small jobs.
     loc, waits = {}, {}
     for delay in (0, 16):
-        summary, _ = _run(tmp_path / str(delay), "yarn_locality", duration=300.0, yarn_node_locality_delay=delay)
+        summary, events = _run(tmp_path / str(delay), "yarn_locality", duration=300.0, yarn_node_locality_delay=delay)
         assert not any(summary["invariants"].values()), summary["invariants"]
+        assert _requests_accounted(events) > 0
         y = summary["yarn"]
         assert y["containers_allocated"] > 200
         loc[delay], waits[delay] = y["locality"]["node_local"], summary["wait_time_s"]["fully_scheduled"]["p50"]
@@ -102,6 +193,7 @@ def test_a_killed_resourcemanager_restarts_without_losing_a_container(tmp_path: 
     # yarn_failover: the RM killed at 200 s, restarted 30 s later.
     summary, events = _run(tmp_path, "yarn_failover", duration=320.0)
     assert not any(summary["invariants"].values()), summary["invariants"]
+    assert _requests_accounted(events) > 5  # the AMs resynced with the restarted RM
     kinds = [(f["kind"], f["target"]) for f in summary["faults"]]
     assert kinds == [("kill", "resourcemanager"), ("restart", "resourcemanager")]
     killed, restarted = (f["at_s"] for f in summary["faults"])
@@ -139,6 +231,7 @@ def test_a_standby_resourcemanager_takes_over_without_losing_a_container(tmp_pat
     # restart.
     summary, events = _run(tmp_path, "yarn_ha", duration=320.0)
     assert not any(summary["invariants"].values()), summary["invariants"]
+    assert _requests_accounted(events) > 5
     (fault,) = summary["faults"]
     assert fault["kind"] == "kill_rm" and fault["was_leader"] and fault["target"] in ("rm-0", "rm-1")
     killed, victim = fault["at_s"], fault["target"]
@@ -230,3 +323,17 @@ def test_an_rm_cut_off_from_the_coordinator_steps_down_and_the_standby_takes_ove
     assert not [e for e in events if e["event"] == "txn" and e["actor"] == deposed and e["t"] >= elected[1]["t"]]
     assert not [e for e in events if e["event"] == "container_lost"]
     assert sum(e["adopted"] for e in events if e["event"] == "node_recovered") > 20
+
+
+def test_every_request_is_accounted_for_when_ams_and_nodes_die(tmp_path: Path) -> None:
+    # The AM pool killed for 20 s (its AMs expire after 30 s: new attempts,
+    # their old containers stopped) and a NodeManager killed for 20 s (its
+    # containers lost, their tasks asked for again): every ask still ends
+    # allocated, outstanding or with its attempt, every container once.
+    faults = [{"at": 120.0, "action": "kill", "target": "am-pool-0", "restart_after": 20.0},
+              {"at": 200.0, "action": "kill", "target": "machine-host-1", "restart_after": 20.0}]
+    summary, events = _run(tmp_path, "yarn_failover", duration=320.0, yarn_am_expiry=30.0, faults=faults)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    assert summary["yarn"]["am_attempts"].get("am_expired", 0) >= 5
+    assert [e for e in events if e["event"] == "container_lost"]
+    assert _requests_accounted(events) > 5

@@ -111,4 +111,7 @@ class AMPool(ActorShell):
             self.ams[app].needs_resync = True
 
     async def on_stop(self) -> dict:
+        # Every AM's books at the end, for the run's request accounting
+        # (tests/test_run_yarn.py holds them against the RM's yarn_books).
+        self.log.emit("am_books", pool=self.cfg.index, ams=[am.books() for _app, am in sorted(self.ams.items())])
         return {"ams": len(self.ams), "ended": len(self.ended)}

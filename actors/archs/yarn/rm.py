@@ -363,6 +363,13 @@ class ResourceManager(RestartingRM):
 
     async def on_stop(self) -> dict:
         core = self.core
+        if core is not None:
+            # The books at this stop (a single RM is stopped twice: as the
+            # jobs' route, then after the hosts; the last word counts): what
+            # every open application has asked for and holds, for the run's
+            # request accounting (tests/test_run_yarn.py).
+            self._drain()
+            self.log.emit("yarn_books", rm=self.name, apps=core.open_books())
         if core is None or self._stopped_once:  # a standby; or stopped as a routed actor and again as a core one
             return {}
         self._stopped_once = True

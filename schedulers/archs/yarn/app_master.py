@@ -80,6 +80,7 @@ class AppMasterCore:
         self.needs_resync = False
         self.reasked = 0  # tasks asked again after a preemption, a loss or a refusal
         self.released = 0  # containers given back unused
+        self.calls = 0  # OK replies since it started or last resynced (the RM counts the same)
 
     @property
     def done(self) -> bool:
@@ -131,6 +132,7 @@ class AppMasterCore:
             self.needs_resync = True
             return reply.status
         assert reply.status == OK, reply.status
+        self.calls += 1
         for tid in reply.refused_asks:
             # The RM holds a container for it, knows it finished, or cannot
             # place it: not outstanding any more. A container for it will
@@ -171,5 +173,15 @@ class AppMasterCore:
         self.asked.update(self.to_ask)
         self.to_ask = {}
         self.needs_resync = False
+        self.calls = 0
         return AMResync(self.attempt, tuple(self.ask_for(t) for t in self.asked), dict(self.holding),
                         tuple(self.finished))
+
+    def books(self) -> list:
+        """What this AM holds now (the pool's ``am_books`` event at the end
+        of a run): ``[app, attempt, outstanding asks, asks not sent yet,
+        {container: task} held, containers to release, calls answered,
+        tasks finished]``."""
+        return [self.record.app_id, self.attempt, sorted(self.asked), sorted(self.to_ask),
+                {str(c): t for c, t in sorted(self.holding.items())}, sorted(self._releases), self.calls,
+                sorted(self.finished)]

@@ -78,6 +78,7 @@ class AppBook:
     am_launched_before: bool = False
     believed: dict[int, int] | None = None
     attempt_known: bool = True  # False: restored without its attempt; the AM's resync tells it
+    calls: int = 0  # allocate (and resync) calls of the current attempt answered: its AM counts the same
 
 
 @dataclass(frozen=True)

@@ -93,7 +93,7 @@ class EndsMixin:
         book.attempt += 1
         book.state = ACCEPTED
         book.allocated, book.completed, book.asked_at, book.believed = [], [], {}, None
-        book.synced = True
+        book.synced, book.calls = True, 0
         self._ask_am(book, now)
         self._event("am_attempt", app=app_id, attempt=book.attempt, reason=reason, counted=counted,
                     failures=book.failures, at=now)

@@ -5,6 +5,7 @@ entitlements, utilization, what a node holds. A mixin of
 from __future__ import annotations
 
 from schedlab.schedulers.archs.yarn.messages import (
+    AM_TASK,
     AppRecord,
 )
 from schedlab.schedulers.archs.yarn.rm_books import (
@@ -79,3 +80,24 @@ class QueriesMixin:
             elif h.phase == QUEUED:
                 queued.append([h.app_id, h.task_id])
         return started, queued
+
+    def open_books(self) -> list[list]:
+        """Every application not ended, as the books hold it now (the RM's
+        word at the end of a run, the ``yarn_books`` event): ``[app, attempt,
+        state, outstanding task asks, {container: task} held for tasks,
+        [container, task] allocated but not yet told its AM, [container,
+        task, state] completions not yet told it, calls of this attempt
+        answered, AM container asked for]``."""
+        out = []
+        for app_id, book in sorted(self.apps.items()):
+            if book.state in TERMINAL:
+                continue
+            app = self.state.apps[app_id]
+            asks = sorted(int(t.task_id) for t in app.asks.tasks() if t.task_id != AM_TASK)
+            held = {str(cid): self.held[cid].task_id for cid in sorted(app.containers)
+                    if self.held[cid].task_id != AM_TASK}
+            out.append([app_id, book.attempt, book.state, asks, held,
+                        [[a.container_id, a.task_id] for a in book.allocated],
+                        [[c.container_id, c.task_id, c.state] for c in book.completed],
+                        book.calls, AM_TASK in app.asks])
+        return out

@@ -165,7 +165,7 @@ class RecoveryMixin:
             book.attempt, book.attempt_known = int(attempt), True
         self.am_heard[app_id] = now
         book.finished.update(dict.fromkeys(int(t) for t in finished))
-        book.synced = True
+        book.synced, book.calls = True, 1  # the AM counts its calls from its resync
         book.believed = {int(c): int(t) for c, t in containers.items()}
         refused = self._add_asks(book, list(asks), now)
         self._event("app_resynced", app=app_id, attempt=book.attempt, asks=len(asks) - len(refused),

@@ -231,7 +231,8 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
                 level = c.locality.name.lower()
                 book.allocated.append(Allocation(c.container_id, c.task_id, c.node, _t(c.resources), level))
                 self._event("container_allocated", app=c.app_id, task=c.task_id, container=c.container_id,
-                            node=c.node, queue=book.leaf, locality=level, latency=round(now - asked, 9), at=now)
+                            node=c.node, queue=book.leaf, locality=level, latency=round(now - asked, 9),
+                            attempt=book.attempt, at=now)
         return [c.container_id for c in containers]
 
     def _queue_launch(self, cid: int) -> None:
@@ -385,6 +386,7 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
         (or the AM's), finished, already asked, holding a container, or
         malformed."""
         refused: list[int] = []
+        accepted: list[int] = []
         app_id = book.record.app_id
         app = self.state.apps[app_id]
         for t in asks:
@@ -400,6 +402,12 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
                 refused.append(tid)
                 continue
             book.asked_at[tid] = now
+            accepted.append(tid)
+        if asks:
+            # What the AM asked for and what became of it (tests/test_run_yarn.py
+            # accounts for every ask: allocated, still outstanding, or gone
+            # with its attempt or application).
+            self._event("asked", app=app_id, attempt=book.attempt, tasks=accepted, refused=refused, at=now)
         return refused
 
     def _check_caller(self, app_id: int, attempt: int | None) -> tuple[AppBook | None, str]:
@@ -431,10 +439,11 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
         if not book.synced:
             return AllocateReply(RESYNC, book.attempt)
         self.am_heard[app_id] = now
+        book.calls += 1
         for cid in releases:
             h = self.held.get(cid)
             if h is not None and h.app_id == app_id and h.task_id != AM_TASK:
-                self._stop(cid)
+                self._release(book, cid, now, "released")
         refused_asks = self._add_asks(book, list(asks), now)
         refused_starts: list[int] = []
         for cid, task in starts:
@@ -445,13 +454,19 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
             if h.phase != ALLOCATED or h.task_id != task or task in book.finished:
                 refused_starts.append(cid)
                 if h.phase == ALLOCATED:
-                    self._stop(cid)
+                    self._release(book, cid, now, "start_refused")
                 continue
             self._queue_launch(cid)
         reply = AllocateReply(OK, book.attempt, tuple(book.allocated), tuple(book.completed),
                               tuple(refused_starts), tuple(refused_asks))
         book.allocated, book.completed = [], []
         return reply
+
+    def _release(self, book: AppBook, cid: int, now: float, reason: str) -> None:
+        """Stop a container its AM gave back (or started for another task)."""
+        h = self._stop(cid)
+        self._event("container_released", app=h.app_id, task=h.task_id, container=cid, attempt=book.attempt,
+                    reason=reason, at=now)
 
     # ------------------------------------------------------------ nodes lost
 
