@@ -22,7 +22,7 @@ name = "two_node"
 architecture = "borg"
 seed = 4
 time_scale = 20.0
-duration = 300.0
+duration = 500.0
 [cell]
 machines_per_actor = 5
 [[cell.machine_classes]]
