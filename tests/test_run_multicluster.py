@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = tomllib.loads((ROOT / "scenarios/multicluster.toml").read_text())
 
 
-def _data(mode: str, duration: float = 600.0) -> dict:
+def _data(mode: str, duration: float = 400.0) -> dict:
     data = copy.deepcopy(DATA)
     data.update(duration=duration, engine="sim")
     data["multicluster"]["mode"] = mode

@@ -163,6 +163,17 @@ class Submitter(ActorShell):
             self.undelivered.setdefault(name, []).extend(j for j in self.routed.get(name, []) if j["job_id"] not in held)
 
     async def on_stop(self) -> dict:
+        if self.open_ended:
+            # Handed over but not yet released when the run ended: they were
+            # submitted here (a federation counts them routed), and wait.
+            for job in self.jobs[self.next:]:
+                targets = self.routes[job["job_class"]]
+                name, _ = targets[route(job["job_id"], len(targets))]
+                self.log.emit("job_submitted", job_id=job["job_id"], job_class=job["job_class"], kind=job["kind"],
+                              tasks=len(job["durations"]), request=job["request"], scheduler=name)
+                self.log.emit("job_pending", job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]),
+                              orphaned=True)
+            self.next = len(self.jobs)
         # A job whose scheduler was down at the end never got in, or died in
         # its queue, or waits in a successor's unfinished recovery: pending, not lost.
         for name, jobs in self.undelivered.items():
