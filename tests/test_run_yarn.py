@@ -337,3 +337,21 @@ def test_every_request_is_accounted_for_when_ams_and_nodes_die(tmp_path: Path) -
     assert summary["yarn"]["am_attempts"].get("am_expired", 0) >= 5
     assert [e for e in events if e["event"] == "container_lost"]
     assert _requests_accounted(events) > 5
+
+
+def test_an_rm_that_was_paused_does_not_expire_the_ams_it_could_not_hear(tmp_path: Path) -> None:
+    # The RM frozen for 24 s (a chaos pause: a stopped process) with AMs
+    # expiring after 20 s of silence: their heartbeats waited on the RM
+    # itself, so when it thaws none of them has been silent by its own
+    # fault. A single-RM sim soak lost 103 live AMs at once this way. (The
+    # pause stays under the submitter's 1 wall s delivery wait, 25 s at x25:
+    # on sim a submit it stops waiting for is dropped, not delivered late.)
+    faults = [{"at": 150.0, "action": "pause", "target": "resourcemanager", "duration": 24.0}]
+    summary, events = _run(tmp_path, "yarn_failover", duration=260.0, yarn_am_expiry=20.0, faults=faults)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    (pause,) = [f for f in summary["faults"] if f["kind"] == "pause"]
+    assert pause["target"] == "resourcemanager"
+    assert not [e for e in events if e["event"] == "am_expired"], summary["yarn"]["am_attempts"]
+    # The AMs kept going once the RM was back: jobs scheduled after the pause.
+    assert [e for e in events if e["event"] == "job_scheduled" and e["t"] > 180.0]
+    assert _requests_accounted(events) > 5

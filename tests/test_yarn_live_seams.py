@@ -44,6 +44,24 @@ def test_a_silent_am_expires_and_a_new_attempt_completes_the_app() -> None:
     assert loop.done_apps == {1}
 
 
+def test_a_span_the_rm_itself_was_deaf_is_not_an_ams_silence() -> None:
+    # The RM frozen for 25 s: its monitor then credits every AM that span
+    # (never past now), so an AM heard just before is not expired at the
+    # thaw; one silent on its own still is, that much later.
+    loop = fresh("capacity", seed=1)
+    loop.submit(record(1, "a", 4, duration=50.0))
+    _run_until_am(loop, 1)
+    loop.tick()
+    heard = loop.rm.am_heard[1]
+    loop.rm.deaf(25.0, heard + 31.0)
+    assert loop.rm.am_heard[1] == heard + 25.0
+    assert loop.rm.expire_ams(heard + 31.0, 30.0) == []
+    assert loop.rm.expire_ams(heard + 55.0, 30.0) == [1]
+    loop.rm.am_heard[2] = 10.0
+    loop.rm.deaf(100.0, 40.0)  # never into the future
+    assert loop.rm.am_heard[2] == 40.0
+
+
 def test_no_expiry_during_a_recovery_window_or_before_the_am_runs() -> None:
     rm = RMState(make_scheduler("capacity"), epoch=1, recovering=True)
     rm.restore_app(record(1, "a", 2), 0.0, attempt=None, am_launched=False)

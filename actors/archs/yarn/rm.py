@@ -330,9 +330,20 @@ class ResourceManager(RestartingRM):
         return {"epoch": self.epoch, "replies": replies, "start": start, "want_ended": want}
 
     async def _expiry_loop(self) -> None:
-        while await self.nap(min(self.spec.am_expiry / 4, 5.0)):
-            if self.active() and self.core.expire_ams(self.rt.now(), self.spec.am_expiry):  # type: ignore[union-attr]
-                self._drain()
+        every = min(self.spec.am_expiry / 4, 5.0)
+        last = self.rt.now()
+        while await self.nap(every):
+            now = self.rt.now()
+            # Woken late: this RM was frozen (a pause) or starved, and the
+            # AMs' calls waited on it meanwhile; their silence then is its
+            # own (a single-RM sim soak expired 103 live AMs at one thaw).
+            late, last = now - last - every, now
+            if self.active():
+                core = self.core
+                assert core is not None
+                core.deaf(late, now)
+                if core.expire_ams(now, self.spec.am_expiry):
+                    self._drain()
 
     async def _preemption_loop(self) -> None:
         while await self.nap(self.spec.monitor_interval):

@@ -46,6 +46,17 @@ class EndsMixin:
                 self._am_failed(book, now, counted=True, reason="am_expired")
         return out
 
+    def deaf(self, span: float, now: float) -> None:
+        """The RM itself heard nobody for ``span`` emulated seconds (the
+        shell's monitor ran that late: the RM was frozen, or starved): its
+        AMs' calls waited on it, so that span is not their silence. Every
+        AM's clock moves on by it (never past ``now``), as a leader restarts
+        its agents' clocks after its own lapse."""
+        if span <= 0:
+            return
+        for app_id, heard in self.am_heard.items():
+            self.am_heard[app_id] = min(heard + span, now)
+
     def _end_app(self, book: AppBook, state: str, now: float) -> list[int]:
         app_id = book.record.app_id
         stopped = list(self.state.apps[app_id].containers)
