@@ -191,3 +191,37 @@ def test_relaxed_asks_may_leave_their_data_nodes_under_pressure() -> None:
     assert loop.done_apps == {1} and len(nodes) > 1
     loop.tick()  # the finished app's AM container is killed at its node's next heartbeat
     assert np.all(np.array([n.used() for n in loop.nodes]) == 0)
+
+
+def test_the_am_and_the_rm_books_agree_call_by_call() -> None:
+    # What a run's request accounting compares (tests/test_run_yarn.py):
+    # the AM's books and the RM's open books, each counting the calls it
+    # answered, agree after every call; an allocation the AM has not heard
+    # yet is the RM's undelivered one.
+    from schedlab.schedulers.archs.yarn.rm_state import RMState
+
+    from tests.test_yarn_rm_state import make_scheduler, record
+
+    rm = RMState(make_scheduler("fifo", nodes=2))
+    rec = record(1, "a", 3, nodes=2)
+    rm.submit(rec, 0.0)
+    rm.node_heartbeat(0, [], 1.0)  # the AM container starts
+    am = AppMasterCore(rec)
+
+    def books() -> tuple[list, list]:
+        (b,) = rm.open_books()
+        return b, am.books()
+
+    call = am.next_call()
+    am.on_reply(rm.am_allocate(1, call.asks, call.releases, call.starts, 2.0, attempt=1))
+    b, a = books()
+    assert b[7] == a[6] == 1 and b[3] == a[2] == [0, 1, 2] and b[5] == []
+    rm.node_heartbeat(1, [], 3.0)  # containers for some tasks, not told the AM yet
+    b, a = books()
+    told = {str(c): t for c, t in b[5]}
+    assert told and a[2] == [0, 1, 2] and sorted(b[3] + list(told.values())) == [0, 1, 2]
+    call = am.next_call()
+    am.on_reply(rm.am_allocate(1, call.asks, call.releases, call.starts, 4.0, attempt=1))
+    b, a = books()
+    assert b[7] == a[6] == 2 and b[5] == [] and a[2] == b[3] and a[4] == b[4] == told
+    assert a[3] == a[7] == [] and sorted(a[2] + list(a[4].values())) == [0, 1, 2]
