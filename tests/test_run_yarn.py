@@ -355,3 +355,22 @@ def test_an_rm_that_was_paused_does_not_expire_the_ams_it_could_not_hear(tmp_pat
     # The AMs kept going once the RM was back: jobs scheduled after the pause.
     assert [e for e in events if e["event"] == "job_scheduled" and e["t"] > 180.0]
     assert _requests_accounted(events) > 5
+
+
+def test_an_rm_deposed_at_the_end_with_no_successor_reports_its_jobs_pending(tmp_path: Path) -> None:
+    # Both RMs cut off from the coordinator at 244 s until past the end:
+    # the active one's lease runs out, it steps down (dropping its books)
+    # and nobody is elected before the run ends. The applications it held
+    # not yet fully started are reported pending by it, not lost (a live CI
+    # soak lost 8 this way when the coordinator's leader was killed near
+    # the end).
+    cut = [{"at": 244.0, "action": "partition", "target": rm, "peer": "coordinator", "duration": 80.0}
+           for rm in ("rm-0", "rm-1")]
+    summary, events = _run(tmp_path, "yarn_ha", duration=300.0, faults=cut)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    (down,) = [e for e in events if e["event"] == "rm_stepped_down"]
+    assert [e["rm"] for e in events if e["event"] == "rm_elected" and e["t"] > 244.0] == []
+    deposed = {e["job_id"] for e in events if e["event"] == "job_pending" and e.get("deposed")}
+    assert deposed and all(e["actor"] == down["rm"] for e in events if e["event"] == "job_pending" and e.get("deposed"))
+    j = summary["jobs"]
+    assert j["submitted"] == j["scheduled"] + j["pending"] + j["abandoned"] + j["rejected"]

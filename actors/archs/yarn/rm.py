@@ -105,6 +105,7 @@ class ResourceManager(RestartingRM):
         # The RM state store (rms > 1: on the coordinator group, with the lease).
         self.store = None if self.single else StoreLink(cfg.name, cfg.replicas, rt, cfg.lease_wall_s)
         self.unrecovered: list[dict] | None = None  # the submitter's jobs, held until the store is read
+        self.deposed: dict[int, int] = {}  # app -> tasks not started, when it last stepped down
         self._books(rebuilt=cfg.restarted)
 
     def _books(self, rebuilt: bool) -> None:
@@ -381,6 +382,11 @@ class ResourceManager(RestartingRM):
             # request accounting (tests/test_run_yarn.py).
             self._drain()
             self.log.emit("yarn_books", rm=self.name, apps=core.open_books())
+        if core is None and self.deposed:
+            # It stepped down with these and no successor said their fate.
+            for app, left in sorted(self.deposed.items()):
+                self.log.emit("job_pending", job_id=app, scheduler=NAME, unplaced=left, deposed=True)
+            self.deposed = {}
         if core is None or self._stopped_once:  # a standby; or stopped as a routed actor and again as a core one
             return {}
         self._stopped_once = True

@@ -21,7 +21,7 @@ from schedlab.actors.common.submitter import NAME as SUBMITTER
 from schedlab.actors.coordinator.lease import holds_lease
 from schedlab.schedulers.archs.yarn.apps import app_record
 from schedlab.schedulers.archs.yarn.messages import RunningReport
-from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, APP_FINISHED
+from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, APP_FINISHED, TERMINAL
 from schedlab.schedulers.archs.yarn.rm_state import RMState
 from schedlab.schedulers.archs.yarn.spec import RM_NAME
 from schedlab.schedulers.archs.yarn.state_store import StoredApp
@@ -52,6 +52,7 @@ class RestartingRM(ActorShell):
     synced_pools: set[int]
     started_at: float
     unrecovered: list[dict] | None
+    deposed: dict[int, int]
 
     def _incarnate(self, rebuilt: bool) -> None:
         raise NotImplementedError
@@ -85,6 +86,7 @@ class RestartingRM(ActorShell):
         if self.core is not None:  # our own lease lapsed and was won again: those books are stale
             self._step_down()
         self.lease_epoch = epoch
+        self.deposed = {}  # leading again: these books will say every fate
         self._incarnate(rebuilt=epoch > 1)
         assert self.store is not None
         self.store.begin(epoch, fresh=epoch == 1)
@@ -114,6 +116,12 @@ class RestartingRM(ActorShell):
             # The invariant checker traces each commit to its launch or to this.
             self.log.emit("commits_dropped", holder=self.name, epoch=self.lease_epoch, tasks=dropped)
         self.log.emit("rm_stepped_down", rm=self.name, epoch=self.lease_epoch)
+        # Its applications not yet fully started: reported pending at the
+        # end unless this RM leads again (a successor rebuilds them from the
+        # submitter and says their fate itself; a fate it says outranks a
+        # pending). With no successor before the run ended, nobody else would.
+        self.deposed = {app: len(book.tasks) - len(core.scheduled_tasks(app)) for app, book in core.apps.items()
+                        if app not in self.scheduled and book.state not in TERMINAL}
         self.core = None
         assert self.store is not None
         self.store.end()
