@@ -76,6 +76,12 @@ def _requests_accounted(events: list[dict]) -> int:
     mine = [e for e in events if e.get("actor") == rm and e["t"] >= began]
     books = {a[0]: a for a in final["apps"]}
     ended = {e["app"] for e in events if e["event"] in ("app_finished", "app_failed", "app_killed")}
+    # Ended under an earlier RM whose events died with it: the final RM knows
+    # from its state store (jobs_final, abandoned) or its AM pools (recovered).
+    earlier = {a for e in events if e["event"] == "jobs_final" for a in e["scheduled"]}
+    earlier |= {e["job_id"] for e in events if e["event"] == "job_abandoned" or (
+        e["event"] == "job_scheduled" and e.get("recovered") and e.get("attempts") == 0)}
+    ended |= earlier - books.keys()
     tasks = {e["app"]: e["tasks"] for e in events if e["event"] == "app_submitted"}
     admitted = tasks.keys() | {e["app"] for e in events if e["event"] == "app_restored"}
     assert admitted <= ended | books.keys(), sorted(admitted - ended - books.keys())[:10]
