@@ -265,8 +265,10 @@ class SimEngine:
     def _arrive(self, sender: SimHandle | None, target: SimHandle, method: str, args: tuple,
                 fut: asyncio.Future | None) -> None:
         loop = self.loop
-        if fut is not None and fut.done():
-            return
+        # A caller that stopped waiting (it timed out, or died) still sent
+        # the message: as on Ray, the callee takes it; only the answer is
+        # dropped (a submitter that gave a paused scheduler 1 s took the
+        # batch as sent, and here it vanished).
         if target.actor is None:
             self._answer(fut, exc=SimActorError(f"{target.key} is dead ({method})"))
             return
@@ -295,7 +297,7 @@ class SimEngine:
             self._answer(fut, value=task.result())
 
     def _answer(self, fut: asyncio.Future | None, value: Any = None, exc: BaseException | None = None) -> None:
-        if fut is None:
+        if fut is None or fut.done():
             return
         delay = self._latency()
         payload = None if exc is not None else _copy(value)

@@ -109,7 +109,10 @@ class Users(ActorShell):
             try:
                 if h is None:
                     raise RuntimeError(f"{name} is down")
-                await asyncio.wait_for(self.rt.call(h, "submit", batch), self.rt.wall(CALL_WALL_S * self.rt.scale))
+                # No deadline: a slow or paused front end still takes the
+                # batch (a call that timed out has still been sent), and a
+                # dead one raises.
+                await self.rt.call(h, "submit", batch)
             except Exception:
                 if name == "meta" and self.join.on_failure == "home":
                     for job in batch:

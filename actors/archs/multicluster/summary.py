@@ -68,6 +68,7 @@ def federation_summary(fed: Federation, events: list[dict], site_events: dict[st
             "goodput_slot_s": round(done, 3), "utilization_cpu": s["utilization"].get("cpu_mean"),
             "invariants": s["invariants"],
         })
+    held -= set(routed)  # a transfer cut off by the end may still have reached its site
     lost = [j for j in released if j not in routed and j not in held]
     invariants = {"lost_jobs": len(lost)}
     for s in sites:
