@@ -83,7 +83,8 @@ def lb_failovers(ev: dict[str, list[dict]], info: dict[str, Any]) -> list[dict]:
     scale = float(info.get("time_scale") or 1.0)
     elected = sorted(ev.get("lb_elected", []), key=lambda e: e["t"])
     routed = sorted((e["t"], e["scheduler"]) for e in ev.get("job_attempt", []))
-    refusals = sorted(e["t"] for e in ev.get("job_rejected", []) if e.get("reason") in ("client_timeout", "no_server"))
+    refusals = sorted(e["t"] for e in ev.get("job_rejected", [])
+                      if e.get("reason") in ("client_timeout", "no_server", "not_active"))
     lbs = int(info.get("webfarm", {}).get("lbs") or 1)
     out = []
     for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
@@ -135,6 +136,6 @@ ARCHITECTURE = Architecture(
     failovers=lb_failovers,
     table_rows=_rows,
     refused=_refused,
-    refused_means="pages refused (full queue, dead server, no server, client timeout)",
+    refused_means="pages refused (full queue, dead server, no server, no active balancer, client timeout)",
     leaders=(LeaderEvents("lb leader", "lb_elected", lambda e: e["lb"]),),
 )

@@ -72,13 +72,9 @@ def build(b: Build) -> Topology:
                     for m in range(cell.size)],
         "client_timeout": s.client_timeout, "transfer_cost": s.transfer_cost,
     }}
-    # A balancer keeps nothing to recover from, and a standby refuses pages:
-    # the submitter waits for each batch to be taken and resends what was
-    # refused or died with a balancer (it never takes a slow answer for a
-    # delivery, which would lose the pages a standby then refused).
     if s.lbs == 1:
         h = b.members.spawn(ROLE_LB, LoadBalancer, lb_name(0), b.rt, base, b.metrics, flush)
-        topo = Topology(HttpdEndpoint(httpds), [h, *httpds.values()], None, info=info, await_admission=True)
+        topo = Topology(HttpdEndpoint(httpds), [h, *httpds.values()], None, info=info)
         topo.route(job_classes, lb_name(0), h)
         return topo
     group = b.coordinator_group(LeaseMachineFactory(), None)
@@ -86,7 +82,6 @@ def build(b: Build) -> Topology:
     lbs = BalancerSet(base, b.rt, b.metrics, flush, b.members.on_spawn)
     handles = lbs.spawn_all()
     topo = Topology(HttpdEndpoint(httpds), list(group.live.values()), group, controllers={ROLE_LB: lbs},
-                    start_with_hosts=[*handles, *httpds.values()], stop_also=list(httpds.values()), info=info,
-                    await_admission=True)
+                    start_with_hosts=[*handles, *httpds.values()], stop_also=list(httpds.values()), info=info)
     topo.route(job_classes, ROUTE, handles[0], holder=lb_name(0))
     return topo

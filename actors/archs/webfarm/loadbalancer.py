@@ -44,11 +44,6 @@ ROUTE = "loadbalancer"  # the submitter's route with standbys: held by whichever
 CALL_WALL_S = 2.0
 
 
-class NotActive(RuntimeError):
-    """A standby (or a deposed balancer) was handed pages: the submitter
-    keeps them for the active one."""
-
-
 @dataclass(frozen=True)
 class BalancerConfig:
     index: int
@@ -78,7 +73,7 @@ class LoadBalancer(ActorShell):
         self.lease_until = math.inf if s.lbs == 1 else -math.inf
         self.lapsed = False
         self.leader_hint: str | None = None
-        self.counts = {"routed": 0, "client_timeouts": 0, "no_server": 0, "sessions_lost": 0}
+        self.counts = {"routed": 0, "client_timeouts": 0, "no_server": 0, "not_active": 0, "sessions_lost": 0}
 
     async def on_start(self) -> None:
         if self.cfg.spec.lbs == 1:
@@ -122,7 +117,14 @@ class LoadBalancer(ActorShell):
 
     async def submit(self, jobs: list[dict]) -> None:
         if not self.active():
-            raise NotActive(f"{self.name} is not the active balancer")
+            # Pages reaching a balancer that does not hold the address (a
+            # standby, one whose lease lapsed, none elected yet) are refused:
+            # the client's connection fails. Every page delivered here has a
+            # fate at once, so the submitter never waits on a refusal.
+            for wire in jobs:
+                self.counts["not_active"] += 1
+                self.log.emit("job_rejected", job_id=int(wire["job_id"]), reason="not_active", scheduler=self.name)
+            return
         if self.cfg.spec.info == "fresh":
             await self._read_fresh()
         now = self.rt.now()
