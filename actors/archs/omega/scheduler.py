@@ -243,7 +243,15 @@ class OmegaScheduler(ActorShell):
         self.wakeup.set()
 
     async def on_stop(self) -> dict:
-        assert self.core is not None
+        if self.core is None:
+            # Stopped before its first snapshot came (a restart that took
+            # long to start, on a loaded machine): every job handed to it
+            # waits (one placed by a predecessor the summary knows placed).
+            # Asserting here lost them with its events (a CI live soak).
+            early = [*self._early, *map(Job.from_wire, self._early_recover or [])]
+            for job in early:
+                self.log.emit("job_pending", job_id=job.job_id, scheduler=self.name, unplaced=job.tasks, attempts=0)
+            return {"name": self.name, "think_s": self.think_s, "pending": len(early)}
         waiting = list(self.core.queue)
         if self.current is not None:
             waiting.append(self.current)
