@@ -184,7 +184,8 @@ class CellRun:
         # first node, so killing another node takes machines, not the control plane.
         nodes = self.nodes = eng.cluster_nodes()
         eng.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
-        metrics = self.metrics = started.add(eng.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl")))
+        metrics = self.metrics = started.add(eng.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl"),
+                                                         open_ended))
         roster = self.roster = roster_for(sc, tuple(label for label, _ in nodes) if len(nodes) > 1 else ())
         self.inbox = started.add(eng.spawn(ChaosInbox, INBOX_NAME, namespace, rt, {
             "roster": roster.to_wire(), "time_scale": scale, "duration": sc.duration, "architecture": sc.architecture,

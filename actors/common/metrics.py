@@ -11,13 +11,16 @@ class MetricsCollector:
     COUNTED = ("job_submitted", "job_scheduled", "job_abandoned", "job_rejected", "txn")
     LEFT_QUEUE = ("job_scheduled", "job_abandoned", "job_rejected")  # a job no longer waiting
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, track_queue: bool = False) -> None:
+        """``track_queue``: keep which jobs stopped waiting (``left_queue``),
+        for a federation's view of a site; a single run does not pay for it."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.path.open("w")
         self.counts: collections.Counter[str] = collections.Counter()
         self.conflicted_txns = 0
         self.lines = 0
+        self.track_queue = track_queue
         self.left: list[list] = []  # [job, emulated t] of each job that stopped waiting, in arrival order
 
     async def ready(self) -> str:
@@ -40,7 +43,7 @@ class MetricsCollector:
                 self.counts[name] += 1
                 if name == "txn" and '"conflicted":0' not in line:
                     self.conflicted_txns += 1
-                elif name in self.LEFT_QUEUE:
+                elif self.track_queue and name in self.LEFT_QUEUE:
                     e = json.loads(line)
                     self.left.append([e["job_id"], e["t"]])
 

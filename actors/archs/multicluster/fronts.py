@@ -251,12 +251,13 @@ class Peer(_Front):
         await self._refresh()
         home: list[dict] = []
         away: dict[int, list[dict]] = {}
+        probes: dict[int, float] | None = None  # the peers' loads, read once per batch when first needed
         for job in jobs:
             own = self.queue.load()
-            probes: dict[int, float] = {}
-            if own > self.join.threshold:
+            if own > self.join.threshold and probes is None:
                 probes = await self._probe_all()
-            d = self.sharing.decide(self.site, 0, own, lambda p: probes.get(p, float("inf")), self.rt.now(), self.rng)
+            known = probes or {}
+            d = self.sharing.decide(self.site, 0, own, lambda p: known.get(p, float("inf")), self.rt.now(), self.rng)
             if d.to is None:
                 home.append(job)
                 self.queue.handed(job["job_id"], self.rt.now(), job_work(job))
