@@ -343,12 +343,14 @@ def think_time_warnings(sc: Scenario, rtt_emulated: float) -> list[str]:
     for s in deciders:
         think = s.t_job + s.t_task
         if think < rtt_emulated:
-            fit = sc.time_scale * think / rtt_emulated
-            out.append(
-                f"scheduler {s.name}: think time {think:g}s is shorter than the substrate round trip "
-                f"({rtt_emulated:g} emulated s at time_scale {sc.time_scale:g}); results measure Ray more than "
-                f"the scheduler. A time_scale of {fit:.3g} or less fits."
-            )
+            head = (f"scheduler {s.name}: think time {think:g}s is shorter than the substrate round trip "
+                    f"({rtt_emulated:g} emulated s at time_scale {sc.time_scale:g}); results measure Ray more than "
+                    f"the scheduler.")
+            if think > 0:
+                out.append(f"{head} A time_scale of {sc.time_scale * think / rtt_emulated:.3g} or less fits.")
+            else:  # no scale makes a round trip shorter than nothing: say what a lower one buys
+                out.append(f"{head} With zero think time the run measures the substrate; a lower time_scale "
+                           f"shrinks its share of each decision (the sim engine models it exactly).")
     return out
 
 

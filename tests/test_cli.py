@@ -311,3 +311,20 @@ def test_verbose_shows_the_drivers_events_as_they_happen(tmp_path: Path) -> None
     assert len(lines) == 2 and "kind=kill" in lines[0] and "target=machine-host-1" in lines[0], loud.stderr[-2000:]
     assert "kind=restart" in lines[1] and "fault " not in quiet.stderr
     assert (tmp_path / "v" / "events.jsonl").read_bytes() == (tmp_path / "q" / "events.jsonl").read_bytes()
+
+
+def test_the_think_time_warning_suggests_only_a_scale_that_exists() -> None:
+    """A scheduler with zero think time is shorter than any round trip; the
+    warning once suggested "a time_scale of 0 or less", which no run accepts
+    (time_scale must be > 0). A positive think time gets a positive scale."""
+    from schedlab.actors.run import think_time_warnings
+    from schedlab.schedulers.scenario.parse import parse_scenario
+    from tests.conftest import small_scenario_data
+
+    data = small_scenario_data()
+    data["omega"]["schedulers"][0].update(t_job=0.0, t_task=0.0)
+    warnings = think_time_warnings(parse_scenario(data, "t.toml"), rtt_emulated=10.0)
+    zero = [w for w in warnings if w.startswith("scheduler batch")]
+    positive = [w for w in warnings if w.startswith("scheduler service")]
+    assert zero and all("or less fits" not in w and "zero think time" in w for w in zero), zero
+    assert positive and "A time_scale of 25.5 or less fits." in positive[0], positive
