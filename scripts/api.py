@@ -182,7 +182,7 @@ def run(scenario: str | Path | Mapping[str, Any], *, engine: str | None = None, 
 def build_scenario(scenario: str | Path | Mapping[str, Any], *, engine: str | None = None, seed: int | None = None,
                    overrides: Mapping[str, Any] | None = None, address: str | None = None, **settings: Any) -> Scenario:
     """The validated Scenario ``run`` would run (same arguments)."""
-    from schedlab.schedulers.scenario.limits import limits_for
+    from schedlab.actors.engines.limits import limits_for
     from schedlab.scripts.scenario_files import load_data, resolve, set_value
 
     if isinstance(scenario, Mapping):

@@ -61,6 +61,7 @@ from schedlab.actors.engines import ray_engine  # first: it sets Ray's auth mode
 import ray  # noqa: E402
 
 from schedlab.actors.analysis.kept_runs import keep_if_bad, violated  # noqa: E402
+from schedlab.actors.engines.limits import local_limits  # noqa: E402
 from schedlab.actors.run import run_scenario  # noqa: E402
 from schedlab.schedulers.scenario.limits import MAX_JOBS, MAX_TASKS  # noqa: E402
 from schedlab.schedulers.scenario.parse import parse_scenario  # noqa: E402
@@ -196,7 +197,7 @@ def run_step(machines: int, per_actor: int, schedulers: int, duration: float, ba
     directory deleted unless the run broke an invariant: then it is kept
     (actors.analysis.kept_runs) and its path is in the result as ``kept``."""
     w0 = time.perf_counter()
-    sc = parse_scenario(bench_scenario(machines, per_actor, schedulers, duration, batch, load), "bench")
+    sc = parse_scenario(bench_scenario(machines, per_actor, schedulers, duration, batch, load), "bench", local_limits())
     with tempfile.TemporaryDirectory() as out:
         s = run_scenario(sc, out)
         placed, released = window_rates(Path(out) / "events.jsonl", warmup(duration), duration)

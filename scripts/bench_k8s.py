@@ -126,9 +126,10 @@ def bench_scenario(nodes: int, pods: int, init_pods: int, engine: str, duration:
 
 
 def parse_bench(nodes: int, pods: int, init_pods: int, engine: str, duration: float, per_actor: int = PER_ACTOR) -> Any:
+    from schedlab.actors.engines.limits import local_limits
     from schedlab.schedulers.scenario.parse import parse_scenario
 
-    return parse_scenario(bench_scenario(nodes, pods, init_pods, engine, duration, per_actor), "bench_k8s")
+    return parse_scenario(bench_scenario(nodes, pods, init_pods, engine, duration, per_actor), "bench_k8s", local_limits())
 
 
 # ------------------------------------------------------------ CPU of a process tree

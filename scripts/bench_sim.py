@@ -96,15 +96,17 @@ def parse_bench(machines: int, duration: float, engine: str, arch: str, per_acto
     """The bench scenario, parsed, with the architecture's default replica
     count, or 3 (the conformance suite's) when its example section needs
     a coordinator group (standby masters elect through one)."""
+    from schedlab.actors.engines.limits import local_limits
     from schedlab.schedulers.scenario.parse import parse_scenario
     from schedlab.schedulers.scenario.toml_table import ScenarioError
 
     spec = registry.spec_of(arch)
     try:
-        return parse_scenario(bench_scenario(machines, duration, engine, arch, spec.default_replicas, per_actor), "bench_sim")
+        return parse_scenario(bench_scenario(machines, duration, engine, arch, spec.default_replicas, per_actor), "bench_sim",
+                              local_limits())
     except ScenarioError:
         return parse_scenario(bench_scenario(machines, duration, engine, arch, min(3, spec.max_replicas), per_actor),
-                              "bench_sim")
+                              "bench_sim", local_limits())
 
 
 @dataclass(frozen=True)

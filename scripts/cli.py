@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison
-from schedlab.schedulers.scenario.limits import limits_for
+from schedlab.actors.engines.limits import limits_for, local_limits
 from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error, interruptible, verbosity
 from schedlab.scripts.scenario_files import load_data, load_scenario, override as _override, resolve
 
@@ -76,7 +76,7 @@ def _run_federation(data: dict, args: argparse.Namespace, console: Console) -> i
             data[key] = value
     if getattr(args, "engine", None) is not None:
         data["engine"] = args.engine
-    fed = parse_federation(data, str(resolve(args.scenario)))
+    fed = parse_federation(data, str(resolve(args.scenario)), local_limits())
     from schedlab.actors.archs.multicluster.run import run_federation
     from schedlab.actors.engines import ClusterUnreachable
     from schedlab.scripts.display import federation_table

@@ -197,6 +197,7 @@ def multicluster_imbalance(ctx: Context) -> Result:
     import tomllib
 
     from schedlab.actors.archs.multicluster.run import run_federation
+    from schedlab.actors.engines.limits import local_limits
     from schedlab.schedulers.archs.multicluster.federation import parse_federation
 
     path = ROOT / "scenarios" / "multicluster.toml"
@@ -207,7 +208,7 @@ def multicluster_imbalance(ctx: Context) -> Result:
         if ctx.smoke:
             data["duration"] = 300.0
         ctx.log(f"  multicluster_imbalance: {mode}")
-        got[mode] = run_federation(parse_federation(data, str(path)), ctx.out / "multicluster_imbalance" / mode,
+        got[mode] = run_federation(parse_federation(data, str(path), local_limits()), ctx.out / "multicluster_imbalance" / mode,
                                    engine=ctx.engine, address=ctx.address)
     obs, meta = got["observational"]["imbalance"], got["meta"]["imbalance"]
     ow, mw = obs["windows"], meta["windows"]

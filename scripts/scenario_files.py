@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import schedlab
+from schedlab.actors.engines.limits import local_limits
 from schedlab.schedulers.scenario.include import included, merge
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_scenario
 from schedlab.schedulers.scenario.limits import Limits
@@ -148,7 +149,7 @@ def load_data(arg: str | Path, sets: list[str] | None) -> dict:
 def load_scenario(arg: str | Path, sets: list[str] | None = None, limits: Limits | None = None) -> Scenario:
     """Read and validate a scenario; ScenarioError names file, key, problem.
     ``limits``: how big a run may be (default: this machine's)."""
-    return parse_scenario(load_data(arg, sets), str(resolve(arg)), limits)
+    return parse_scenario(load_data(arg, sets), str(resolve(arg)), limits or local_limits())
 
 
 def override(sc: Scenario, args: argparse.Namespace) -> Scenario:

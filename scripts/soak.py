@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.analysis.kept_runs import violated
+from schedlab.actors.engines.limits import local_limits
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison
 from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error
 from schedlab.scripts.scenario_files import load_data, resolve
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.minutes > 0 or not args.every > 0 or not args.hours > 0:
             raise ScenarioError("--minutes, --hours and --every must be > 0")
         data["engine"] = args.engine
-        scenarios = parse_comparison(data, str(resolve(args.scenario)))
+        scenarios = parse_comparison(data, str(resolve(args.scenario)), local_limits())
     except ScenarioError as e:
         error(str(e))
         return EXIT_BAD_INPUT

@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from schedlab.actors.analysis.kept_runs import violated
+from schedlab.actors.engines.limits import local_limits
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison, parse_scenario
 from schedlab.scripts.command import interruptible, verbosity
 from schedlab.scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv, write_tidy_csv
@@ -90,7 +91,8 @@ def plan_sweep(path: str, sets: list[str], seeds: int, seed: int | None, time_sc
         for s in point_sets:
             apply_set(data, s)
         label = f"{path} [{', '.join(point_sets)}]" if point_sets else path
-        scs = parse_comparison(data, label) if "architectures" in data else [parse_scenario(data, label)]
+        limits = local_limits()
+        scs = parse_comparison(data, label, limits) if "architectures" in data else [parse_scenario(data, label, limits)]
         if time_scale is not None:
             if not time_scale > 0:
                 raise ScenarioError(f"--time-scale: must be > 0 (got {time_scale})")

@@ -128,3 +128,53 @@ def test_no_import_cycles() -> None:
         if m not in state:
             visit(m, [m])
     assert not cycles, cycles
+
+
+IMPURE_MODULES = ("ray", "psutil", "time", "socket", "subprocess")
+IMPURE_CALLS = {("os", "environ"), ("os", "getenv"), ("os", "sysconf"), ("os", "cpu_count"), ("os", "getloadavg")}
+
+
+def _impurities(path: Path, package: str) -> list[str]:
+    """What keeps ``path`` from being pure (DESIGN: no Ray, no clock, no I/O,
+    nothing read from the machine): imports of the live half, the scripts,
+    Ray or a clock; reads of the environment or the machine."""
+    import ast
+
+    out = [f"imports {m}" for m in sorted(_imports(path, package))
+           if m.startswith(("schedlab.actors", "schedlab.scripts"))]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [f"imports {a.name}" for a in node.names if a.name.split(".")[0] in IMPURE_MODULES]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] in IMPURE_MODULES:
+                out.append(f"imports {node.module}")
+            if node.module == "os":
+                out += [f"imports os.{a.name}" for a in node.names if ("os", a.name) in IMPURE_CALLS]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (node.value.id, node.attr) in IMPURE_CALLS:
+            out.append(f"reads {node.value.id}.{node.attr} (line {node.lineno})")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("/proc/"):
+            out.append(f"reads {node.value} (line {node.lineno})")
+    return out
+
+
+def test_the_pure_half_imports_no_live_code_and_reads_no_machine() -> None:
+    """Decisions under schedulers/ must run anywhere, unchanged, with no Ray
+    and no machine behind them: what the machine or the environment says
+    (memory, RAY_ADDRESS) is read by the caller and passed in as a value."""
+    found = {}
+    for f in sorted((ROOT / "schedulers").rglob("*.py")):
+        parts = f.relative_to(ROOT).with_suffix("").parts
+        package = ".".join(("schedlab", *parts[:-1]))
+        if bad := _impurities(f, package):
+            found[str(f.relative_to(ROOT))] = bad
+    assert not found, found
+
+
+def test_the_purity_check_can_fail(tmp_path: Path) -> None:
+    """The check above sees each kind of impurity (it is not vacuous)."""
+    f = tmp_path / "m.py"
+    f.write_text("import os\nimport ray\nfrom schedlab.actors import engines\nfrom time import monotonic\n"
+                 "def f():\n    return os.environ.get('X'), os.sysconf('SC_PAGE_SIZE'), open('/proc/meminfo')\n")
+    got = _impurities(f, "schedlab.schedulers")
+    assert sorted(got) == sorted(["imports schedlab.actors", "imports schedlab.actors.engines", "imports ray", "imports time",
+                                  "reads os.environ (line 6)", "reads os.sysconf (line 6)", "reads /proc/meminfo (line 6)"])

@@ -7,7 +7,8 @@ import pytest
 
 from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison, parse_scenario
-from schedlab.schedulers.scenario.limits import CLUSTER, Limits, limits_for, local_limits
+from schedlab.actors.engines.limits import limits_for, local_limits
+from schedlab.schedulers.scenario.limits import CLUSTER, Limits, memory_limits
 from tests.conftest import small_scenario_data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,6 +195,19 @@ def test_the_cluster_limit_is_rays_envelope_and_the_local_one_this_machines(monk
     assert local == local_limits() and 0 < local.actors <= 10_000 and "on this machine" in local.why
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # runtime.connect joins it: so do the limits
     assert limits_for(None) == CLUSTER
+
+
+def test_memory_limits_are_arithmetic_on_the_memory_given() -> None:
+    """The pure half: 80% of the memory at 55 MB per actor, capped by Ray's
+    envelope; the parser, given no limits, never looks at the machine."""
+    assert memory_limits(24 << 30).actors == int(0.8 * (24 << 30) / (55 << 20)) == 357
+    assert "24 GiB" in memory_limits(24 << 30).why
+    assert memory_limits(10 << 40) == Limits(10_000, memory_limits(10 << 40).why)
+    data = small_scenario_data()
+    data["omega"]["schedulers"][1]["count"] = 2_000  # over any laptop's memory, under Ray's envelope
+    assert parse_scenario(data, "ok.toml").section.schedulers[1].count == 2_000
+    with pytest.raises(ScenarioError, match="at most 357 actors on this machine"):
+        parse_scenario(data, "ok.toml", memory_limits(24 << 30))
 
 
 @pytest.mark.parametrize("tasks, problem", [

@@ -5,8 +5,9 @@ same shell classes through the same ``Runtime`` protocol
 (``actors.engines.runtime``); the driver (``actors.run`` and what it calls)
 reaches its engine through ``current()``, set for the run by ``use``.
 
-Engines are registered like architectures: the built-ins here, others under
-the entry point group ``schedlab.engines`` (the value: an Engine class).
+Engines are registered like architectures: the built-ins and the entry point
+group ``schedlab.engines`` (the value: an Engine class) are named in
+``schedulers.engine_names``, where a scenario's ``engine`` is checked.
 Importing this package imports neither Ray nor an engine.
 """
 from __future__ import annotations
@@ -17,12 +18,9 @@ from collections.abc import Iterator
 from importlib.metadata import entry_points
 from typing import Any
 
-BUILTIN = {
-    "ray": "schedlab.actors.engines.ray_engine:RayEngine",
-    "sim": "schedlab.actors.engines.sim_engine:SimEngine",
-}
-ENTRY_POINT_GROUP = "schedlab.engines"
-DEFAULT = "ray"
+from schedlab.schedulers.engine_names import BUILTIN, DEFAULT, ENTRY_POINT_GROUP, names
+
+__all__ = ["BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "ClusterUnreachable", "current", "engine_class", "names", "use"]
 
 _current: Any = None
 
@@ -31,10 +29,6 @@ class ClusterUnreachable(RuntimeError):
     """The engine cannot reach (or host) what it was asked to: no Ray
     cluster at an address, an address given to the sim engine. One line for
     the user, before any actor starts."""
-
-
-def names() -> tuple[str, ...]:
-    return tuple(BUILTIN) + tuple(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in BUILTIN)
 
 
 def engine_class(name: str) -> Any:

@@ -36,7 +36,6 @@ The limits and why (measured on the 2-core, 24 GiB development machine):
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -68,21 +67,14 @@ class Limits:
 CLUSTER = Limits(RAY_ACTORS, "on a Ray cluster (Ray's own release benchmark starts 10,000 actors)")
 
 
-def local_limits() -> Limits:
-    """Actors that fit in this machine's memory at ~55 MB each, capped by
-    Ray's envelope. Depends on the machine, which is the point: it is the
-    machine the embedded Ray runs on."""
-    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    n = min(RAY_ACTORS, int(LOCAL_MEMORY_SHARE * ram / ACTOR_BYTES))
-    return Limits(n, f"on this machine ({ram / 2**30:.0f} GiB at ~55 MB per actor; "
+def memory_limits(ram_bytes: int) -> Limits:
+    """Actors that fit in ``ram_bytes`` of memory at ~55 MB each, capped by
+    Ray's envelope: the limits of the embedded Ray on a machine with that
+    much memory. The caller reads the memory (``actors.engines.limits``):
+    this module never looks at the machine."""
+    n = min(RAY_ACTORS, int(LOCAL_MEMORY_SHARE * ram_bytes / ACTOR_BYTES))
+    return Limits(n, f"on this machine ({ram_bytes / 2**30:.0f} GiB at ~55 MB per actor; "
                      f"a Ray cluster with --address allows {RAY_ACTORS:,})")
-
-
-def limits_for(address: str | None) -> Limits:
-    """The limits of a run started with ``--address address``: a cluster's
-    when an address is given or RAY_ADDRESS is set (as actors.engines.ray_engine.connect
-    decides), else this machine's."""
-    return CLUSTER if address or os.environ.get("RAY_ADDRESS") else local_limits()
 
 
 def check_sizes(top: Table, sc: Scenario, limits: Limits) -> None:

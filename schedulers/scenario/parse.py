@@ -11,8 +11,8 @@ import copy
 import math
 from dataclasses import replace
 
-from schedlab.actors import engines
 from schedlab.schedulers import arch as registry
+from schedlab.schedulers import engine_names as engines
 from schedlab.schedulers.arch import COMMON_ROLES, SectionContext
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec, Roster, parse_fault
@@ -21,7 +21,7 @@ from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.model.workload import Dist, JobClass
 from schedlab.schedulers.scenario.css import read_css
-from schedlab.schedulers.scenario.limits import Limits, check_sizes, local_limits
+from schedlab.schedulers.scenario.limits import CLUSTER, Limits, check_sizes
 from schedlab.schedulers.scenario.swf_class import read_swf_class
 from schedlab.schedulers.scenario.spec import (CellSpec, CoordinatorSpec, MetricsSpec, Scenario, SubstrateSpec,
                                                WorkloadSpec)
@@ -85,10 +85,13 @@ def _job_class(t: Table) -> JobClass:
 def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None = None) -> Scenario:
     """``data`` as a Scenario, or ScenarioError (one line: file, key, problem).
 
-    Also refuses a scenario too big to build under ``limits`` (default: this
-    machine's, the embedded Ray's; ``scenario.limits.limits_for`` gives a
-    cluster's), from its numbers alone and before anything O(machines) or
-    O(jobs) is made, so a typo in a size fails in milliseconds."""
+    Also refuses a scenario too big to build under ``limits``, from its
+    numbers alone and before anything O(machines) or O(jobs) is made, so a
+    typo in a size fails in milliseconds. The caller reads the limits where
+    the run will happen (``actors.engines.limits.limits_for``: this
+    machine's for the embedded Ray, a cluster's with an address); without
+    them the bound is Ray's own envelope (``limits.CLUSTER``), since this
+    module never looks at the machine."""
     top = Table(data, "", source)
     if "sites" in data:
         top.fail("sites", "this file is a federation of sites: run it with `schedlab run` (one cell per scenario elsewhere)")
@@ -152,7 +155,7 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     lt.done()
     sc = Scenario(name, arch, seed, time_scale, duration, cell, workload, section, metrics, substrate, coordinator,
                   (), description, source, liveness, engine)
-    check_sizes(top, sc, limits or local_limits())  # before roster_for: it names every host actor
+    check_sizes(top, sc, limits or CLUSTER)  # before roster_for: it names every host actor
     roster = roster_for(sc)
     faults = tuple(parse_fault(x, duration, roster) for x in (table_array(top, "faults") if "faults" in top.data else []))
     top.done()

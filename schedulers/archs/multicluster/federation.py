@@ -30,6 +30,7 @@ from schedlab.schedulers.archs.multicluster.meta import ON_FAILURE
 from schedlab.schedulers.archs.multicluster.observational import SCORES
 from schedlab.schedulers.model.seeding import rng_for
 from schedlab.schedulers.model.workload import generate_jobs
+from schedlab.schedulers.scenario.limits import Limits
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, table_array
@@ -111,9 +112,10 @@ def _site_data(top: dict, site: dict) -> dict:
     return data
 
 
-def parse_federation(data: dict, source: str) -> Federation:
+def parse_federation(data: dict, source: str, limits: Limits | None = None) -> Federation:
     """``data`` (a federation file) as a Federation, or ScenarioError in one
-    line naming the file and the key (``sites[2].architecture: ...``)."""
+    line naming the file and the key (``sites[2].architecture: ...``).
+    ``limits``: how big each site may be (``parse_scenario``'s)."""
     top = Table(data, "", source)
     name = top.get("name", str, default=source.rsplit("/", 1)[-1].removesuffix(".toml"))
     top.get("description", str, default="")
@@ -152,7 +154,7 @@ def parse_federation(data: dict, source: str) -> Federation:
         if "workload" in st.data:
             st.fail(st.key("workload"), "sites share the federation's [workload] (give users = weight for local users)")
         try:
-            sc = parse_scenario(_site_data(data, st.data), f"{source}\0{st.path}")
+            sc = parse_scenario(_site_data(data, st.data), f"{source}\0{st.path}", limits)
         except ScenarioError as e:
             raise ScenarioError(_site_error(str(e), source, st.path)) from None
         sites.append(dataclasses.replace(sc, source=f"{source}: {st.path}"))
