@@ -112,3 +112,63 @@ def test_nothing_fits_backs_off() -> None:
     assert core.next_job(16.9) is None
     assert core.next_due() == 17.0
     assert core.next_job(17.0) is jp
+
+
+# --- Recovery and the write-off log: decided here, the shell fetches and sends ---
+
+def test_recover_keeps_placed_jobs_resumes_partial_ones_and_requeues_the_rest() -> None:
+    core = core_for(SharedCell(np.full((2, 2), 4.0)))
+    core.begin_recovery()
+    assert core.lost_read_from() is None  # no write-off read while the cell answers
+    got = core.recover([job(1, 2), job(2, 3), job(3, 2)], cursor=7, placed={1: [0, 1], 2: [1]})
+    assert [j.job_id for j in got.placed] == [1] and got.queued == 2
+    assert core.lost_read_from() == 7 and not core.recovering
+    partial = core.next_job(0.0)
+    assert partial is not None and partial.job.job_id == 2
+    assert partial.pending.tolist() == [0, 2] and partial.first_attempt == -1.0  # wait time keeps its start
+    anew = core.next_job(0.0)
+    assert anew is not None and anew.job.job_id == 3 and anew.pending.tolist() == [0, 1] and anew.first_attempt is None
+    assert core.next_job(0.0) is None
+
+
+def test_recover_never_moves_the_cursor_back_and_abort_resumes_reads() -> None:
+    core = core_for(SharedCell(np.full((2, 2), 4.0)))
+    core.lost_cursor = 9
+    core.begin_recovery()
+    core.abort_recovery()
+    assert core.lost_read_from() == 9
+    core.begin_recovery()
+    core.recover([], cursor=4, placed={})  # a stale leader's shorter log
+    assert core.lost_read_from() == 9
+
+
+def test_lost_tasks_of_own_jobs_are_requeued_in_task_order() -> None:
+    core = core_for(SharedCell(np.full((2, 2), 4.0)))
+    known = {1: job(1, 4), 2: job(2, 2)}
+    mine = core.requeue_lost(0, 5, [(1, 3), (9, 0), (1, 0), (2, 1)], known)  # job 9 is another scheduler's
+    assert mine == {1: [3, 0], 2: [1]} and core.lost_read_from() == 5
+    first = core.next_job(0.0)
+    assert first is not None and first.job.job_id == 1 and first.pending.tolist() == [0, 3]
+    second = core.next_job(0.0)
+    assert second is not None and second.job.job_id == 2 and second.pending.tolist() == [1]
+
+
+def test_a_lost_log_answer_overtaken_by_a_recovery_is_dropped() -> None:
+    known = {1: job(1, 2)}
+    core = core_for(SharedCell(np.full((2, 2), 4.0)))
+    core.begin_recovery()  # began while the read was out
+    assert core.requeue_lost(0, 3, [(1, 0)], known) == {} and not core.queue
+    core.recover([], cursor=2, placed={})
+    assert core.requeue_lost(0, 3, [(1, 0)], known) == {}  # the cursor moved meanwhile: stale
+    assert core.lost_read_from() == 2 and not core.queue
+    assert core.requeue_lost(2, 1, [], known) == {} and core.lost_read_from() == 2  # a stale leader: forward only
+
+
+def test_put_back_returns_a_stopped_attempt_to_the_head() -> None:
+    core = core_for(SharedCell(np.full((2, 2), 4.0)))
+    core.submit([job(1, 1), job(2, 1)])
+    jp = core.next_job(0.0)
+    assert jp is not None
+    core.put_back(jp)
+    again = core.next_job(0.0)
+    assert again is jp

@@ -48,8 +48,6 @@ class OmegaScheduler(ActorShell):
         self._early: list[Job] = []
         self._early_recover: list[dict] | None = None
         self.jobs: dict[int, Job] = {}  # every job routed here: lost tasks are found by job
-        self.lost_cursor = 0
-        self.recovering = False  # between recover's jobs and its cursor: no lost-log poll meanwhile
 
     async def on_start(self) -> None:
         self.cell.bind(self.rt, self.name, self.log)
@@ -86,34 +84,21 @@ class OmegaScheduler(ActorShell):
         await self._recover(jobs)
 
     async def _recover(self, wire_jobs: list[dict]) -> None:
-        assert self.core is not None
+        core = self.core
+        assert core is not None
         jobs = [j for j in map(Job.from_wire, wire_jobs) if j.job_id not in self.jobs]  # not resubmitted meanwhile
         self.jobs.update((j.job_id, j) for j in jobs)
-        # A lost-log poll while the cell answers would read from this new
-        # incarnation's cursor (0: the whole day's write-offs) and requeue, for
-        # the jobs just added, every task ever lost, one copy per loss (a
-        # 24-hour sim soak placed one task 5 times in one transaction).
-        self.recovering = True
+        core.begin_recovery()
         try:
             cursor, placed = await self.cell.recover([j.job_id for j in jobs])
-        finally:
-            self.recovering = False
-        self.lost_cursor = max(self.lost_cursor, int(cursor))
-        queued = done = 0
-        for job in jobs:
-            have = placed.get(job.job_id, [])
-            pending = np.setdiff1d(np.arange(job.tasks), np.asarray(have, dtype=np.int64))
-            if pending.size == 0:
-                # Its job_scheduled event may have died with the old incarnation.
-                self.log.emit("job_scheduled", job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
-                done += 1
-            elif len(have):
-                self.core.resume(job, pending)
-                queued += 1
-            else:
-                self.core.submit([job])
-                queued += 1
-        self.log.emit("scheduler_recovered", jobs=len(jobs), already_placed=done, queued=queued)
+        except BaseException:
+            core.abort_recovery()
+            raise
+        got = core.recover(jobs, cursor, placed)
+        for job in got.placed:
+            # Its job_scheduled event may have died with the old incarnation.
+            self.log.emit("job_scheduled", job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+        self.log.emit("scheduler_recovered", jobs=len(jobs), already_placed=len(got.placed), queued=got.queued)
         self.wakeup.set()
 
     async def _lost_loop(self) -> None:
@@ -123,29 +108,18 @@ class OmegaScheduler(ActorShell):
             await self._poll_lost()
 
     async def _poll_lost(self) -> None:
-        """Read the cell's write-off log past the cursor. The read may come
-        from a stale leader (deposed and not yet told, or just elected and
-        behind): its log is a prefix of the real one, so what it returns is
-        right but its length may be short. The cursor only moves forward, or
-        a later read would hand back entries already requeued, and tasks
-        running since would be placed a second time (seen in a sim soak)."""
-        if self.recovering:
+        """Read the cell's write-off log past the core's cursor; the core
+        decides what of the answer is still news and requeues it."""
+        core = self.core
+        assert core is not None
+        asked = core.lost_read_from()
+        if asked is None:
             return
-        asked = self.lost_cursor
         try:
             cursor, lost = await self.cell.lost(asked)
         except Exception:  # the cell state is between leaders: next time
             return
-        if self.recovering or self.lost_cursor != asked:  # a recovery began or moved the cursor meanwhile
-            return
-        self.lost_cursor = max(self.lost_cursor, int(cursor))
-        mine: dict[int, list[int]] = {}
-        for job_id, task in lost:
-            if job_id in self.jobs:
-                mine.setdefault(int(job_id), []).append(int(task))
-        for job_id, tasks in mine.items():
-            assert self.core is not None
-            self.core.resume(self.jobs[job_id], np.asarray(sorted(tasks)))
+        mine = core.requeue_lost(asked, cursor, lost, self.jobs)
         if mine:
             self.log.emit("tasks_requeued", scheduler=self.name, tasks=sum(map(len, mine.values())), jobs=len(mine))
             self.wakeup.set()
@@ -189,7 +163,7 @@ class OmegaScheduler(ActorShell):
         think = core.think_time(jp)
         t0 = self.rt.now()
         if not await self.nap(think):
-            core.queue.appendleft(jp)  # stopping: back in the queue, reported pending
+            core.put_back(jp)  # stopping: reported pending
             return
         spent = self.rt.now() - t0
         self.think_s += spent

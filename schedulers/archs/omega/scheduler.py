@@ -8,6 +8,7 @@ decided here so they can be unit-tested without an event loop.
 from __future__ import annotations
 
 import collections
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,12 +51,32 @@ class Outcome:
     machines: np.ndarray  # machine per committed task
 
 
+@dataclass(frozen=True)
+class Recovered:
+    """What a restarted scheduler made of its predecessor's jobs."""
+
+    placed: list[Job]  # every task already placed: nothing to queue (the shell reports them scheduled)
+    queued: int  # jobs queued again, whole or their unplaced tasks
+
+
 @dataclass
 class OmegaSchedulerCore:
+    """One scheduler's queue and its decisions. It also follows the cell's
+    write-off log (tasks lost with a failed machine) through ``lost_cursor``,
+    which only moves forward: a read from a stale cell-state leader returns
+    a prefix of the real log, and moving the cursor back would hand out
+    entries already requeued (tasks running since would be placed twice)."""
+
     params: SchedulerParams
     local: LocalCopy
     rng: np.random.Generator
     queue: collections.deque[JobProgress] = field(default_factory=collections.deque)
+    lost_cursor: int = 0
+    # Between asking the cell for a recovery and its answer: a lost-log read
+    # meanwhile would come from the new incarnation's cursor (0: the whole
+    # day's write-offs) and requeue every task ever lost of the jobs just
+    # added, one copy per loss (a 24-hour sim soak placed one task 5 times).
+    recovering: bool = False
 
     def submit(self, jobs: list[Job]) -> None:
         for job in jobs:
@@ -68,6 +89,66 @@ class OmegaSchedulerCore:
         jp = JobProgress(job, np.asarray(pending, dtype=np.int64), attempts=0, first_attempt=-1.0)
         self.queue.append(jp)
         return jp
+
+    def put_back(self, jp: JobProgress) -> None:
+        """An attempt that stopped before it planned (the run is ending):
+        the job goes back to the head of the queue, to be reported pending."""
+        self.queue.appendleft(jp)
+
+    def recover(self, jobs: Sequence[Job], cursor: int, placed: Mapping[int, Sequence[int]]) -> Recovered:
+        """A restarted scheduler's queue from the jobs routed to its
+        predecessor and what the cell holds placed of each (``placed``: job
+        -> task indices) as of write-off log position ``cursor``: a job with
+        every task placed stays placed, one with some is resumed with the
+        rest (its wait time keeps its start), one with none is submitted
+        anew. Ends the recovery ``begin_recovery`` started."""
+        self.recovering = False
+        self.lost_cursor = max(self.lost_cursor, int(cursor))
+        done: list[Job] = []
+        queued = 0
+        for job in jobs:
+            have = placed.get(job.job_id, [])
+            pending = np.setdiff1d(np.arange(job.tasks), np.asarray(have, dtype=np.int64))
+            if pending.size == 0:
+                done.append(job)
+            elif len(have):
+                self.resume(job, pending)
+                queued += 1
+            else:
+                self.submit([job])
+                queued += 1
+        return Recovered(done, queued)
+
+    def begin_recovery(self) -> None:
+        """A recovery was asked of the cell: no write-off read until it ends."""
+        self.recovering = True
+
+    def abort_recovery(self) -> None:
+        """The cell did not answer the recovery: write-off reads resume."""
+        self.recovering = False
+
+    def lost_read_from(self) -> int | None:
+        """Where a write-off log read should start (None: not now, a
+        recovery is under way)."""
+        return None if self.recovering else self.lost_cursor
+
+    def requeue_lost(self, asked: int, cursor: int, lost: Iterable[tuple[int, int]],
+                     known: Mapping[int, Job]) -> dict[int, list[int]]:
+        """The answer to a write-off read from position ``asked``: ``lost``
+        (job, task) pairs up to ``cursor``. The tasks of jobs this scheduler
+        owns (``known``) are queued again, per job in task order; returned,
+        job -> tasks. An answer that a recovery overtook (one began, or moved
+        the cursor, while the read was out) is dropped whole."""
+        if self.recovering or self.lost_cursor != asked:
+            return {}
+        self.lost_cursor = max(self.lost_cursor, int(cursor))
+        mine: dict[int, list[int]] = {}
+        for job_id, task in lost:
+            if job_id in known:
+                mine.setdefault(int(job_id), []).append(int(task))
+        for job_id, tasks in mine.items():
+            self.resume(known[job_id], np.asarray(sorted(tasks)))
+        return mine
 
     def next_job(self, now: float) -> JobProgress | None:
         """Pop the first job that is due (FIFO otherwise); None if none is."""
