@@ -31,10 +31,11 @@ from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.usage_sampler import sample_usage_loop
 from schedlab.actors.engines.runtime import Runtime
-from schedlab.schedulers.archs.sparrow.hybrid import partition, stealable, steal_targets
+from schedlab.schedulers.archs.sparrow.hybrid import partition
 from schedlab.schedulers.archs.sparrow.nodes import drop_running, set_slots
 from schedlab.schedulers.model.resources import slots_for
 from schedlab.schedulers.archs.sparrow.spec import nodemon_name, scheduler_name
+from schedlab.schedulers.archs.sparrow.stealing import Stealing
 from schedlab.schedulers.archs.sparrow.worker import GetTask, Outputs, Reservation, Task, Worker
 from schedlab.schedulers.model.seeding import rng_for
 
@@ -83,8 +84,8 @@ class NodeMonitor(ActorShell):
         self.frozen = False  # the hosts are stopping: nothing more starts
         self.wake = asyncio.Event()
         self.asks: set[asyncio.Task] = set()
-        self.last_steal: dict[int, float] = {}
-        self.victims = partition(cfg.cell_size, cfg.short_fraction)[0] if cfg.steal else ()
+        self.stealing = Stealing(cfg.steal, partition(cfg.cell_size, cfg.short_fraction)[0] if cfg.steal else (),
+                                 cfg.steal_attempts, cfg.steal_interval, cfg.machines_per_host)
         self.counts = {"get_task": 0, "cancels": 0, "retries": 0, "steals": 0, "stolen": 0, "steal_messages": 0,
                        "probes": 0}
 
@@ -236,27 +237,25 @@ class NodeMonitor(ActorShell):
         """Worker ``m`` may have just gone idle (a task ended, a GetTask was
         cancelled): Hawk's worker tries to steal at that moment, not at its
         next periodic retry."""
-        w = self.workers[m]
-        if self.cfg.steal and not w.queue and w.free_slots() > 0:
-            self.last_steal.pop(m, None)
+        if self.stealing.went_idle(m, self.workers[m]):
             self.wake.set()
 
     async def _steal_for(self, thief: int) -> None:
-        """Contact ``steal_attempts`` random general workers in turn (2
-        messages each) and steal from the first with short entries blocked
-        behind a long task (2 more). Transport: the first contact on another
+        """One try of ``thief`` (``Stealing`` decides whom and what): contact
+        the targets in turn (2 messages each) and steal from the first with
+        something to take (2 more). Transport: the first contact on another
         host fetches the views of every target there in one call."""
-        cfg = self.cfg
-        targets = steal_targets(thief, self.victims, cfg.steal_attempts, self.rng)
+        cfg, stealing = self.cfg, self.stealing
+        targets = stealing.targets(thief, self.rng)
         fetched: dict[int, dict[int, Any]] = {}
         for victim in targets:
-            host = victim // cfg.machines_per_host
+            host = stealing.host_of(victim)
             self.counts["steal_messages"] += 2
             if host == cfg.host:
                 view = self.workers[victim].view()
             else:
                 if host not in fetched:
-                    on_host = [t for t in targets if t // cfg.machines_per_host == host]
+                    on_host = stealing.on_host(targets, host)
                     handle = self.rt.lookup(nodemon_name(host))
                     try:
                         got_views = await self.rt.call(handle, "views", on_host) if handle is not None else []
@@ -264,9 +263,7 @@ class NodeMonitor(ActorShell):
                         got_views = []
                     fetched[host] = dict(zip(on_host, got_views))
                 view = fetched[host].get(victim)
-                if view is None:
-                    continue
-            group = stealable(view)
+            group = stealing.take(view)
             if not group:
                 continue
             self.counts["steal_messages"] += 2
@@ -314,9 +311,7 @@ class NodeMonitor(ActorShell):
             self._complete_due(now)
             if self.cfg.steal and not self.frozen:
                 for m, w in self.workers.items():
-                    if (w.slots > 0 and not w.queue and w.free_slots() > 0
-                            and now - self.last_steal.get(m, -math.inf) >= self.cfg.steal_interval):
-                        self.last_steal[m] = now
+                    if self.stealing.due(m, w, now):
                         await self._steal_for(m)
             wait = cap if not self.ends else min(cap, max(0.0, self.rt.wall(self.ends[0][0] - self.rt.now())))
             try:

@@ -21,6 +21,8 @@ import numpy as np
 
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.sparrow.holdings import (Holdings, add_long_work, merge_holdings, missing, not_started,
+                                                        reservations_to_add)
 from schedlab.schedulers.archs.sparrow.hybrid import LongScheduler, partition
 from schedlab.schedulers.archs.sparrow.nodes import mean_duration, rebuild_book
 from schedlab.schedulers.archs.sparrow.placement import (
@@ -129,26 +131,10 @@ class _Base(ActorShell):
     def _finished(self, finished: list) -> None:
         pass
 
-    async def _holdings(self) -> tuple[dict[int, set[int]], dict[int, set[int]], dict[int, int], list]:
-        """What every node monitor holds of ours: started and queued task
-        indices per job, reservations per job, and running tasks."""
-        reps = await asyncio.gather(*(self._call(nodemon_name(h), "owned", self.name, self.cfg.index)
-                                      for h in range(self.cfg.hosts)), return_exceptions=True)
-        started: dict[int, set[int]] = {}
-        queued: dict[int, set[int]] = {}
-        res: dict[int, int] = {}
-        running: list = []
-        for rep in reps:
-            if isinstance(rep, BaseException):
-                continue
-            for j, t in rep["started"]:
-                started.setdefault(int(j), set()).add(int(t))
-            for j, ts in rep["queued"].items():
-                queued.setdefault(int(j), set()).update(int(t) for t in ts)
-            for j, n in rep["reservations"].items():
-                res[int(j)] = res.get(int(j), 0) + int(n)
-            running += rep["running"]
-        return started, queued, res, running
+    async def _holdings(self) -> Holdings:
+        """What every node monitor holds of ours (``holdings.merge_holdings``)."""
+        return merge_holdings(await asyncio.gather(*(self._call(nodemon_name(h), "owned", self.name, self.cfg.index)
+                                                     for h in range(self.cfg.hosts)), return_exceptions=True))
 
     async def on_stop(self) -> dict:
         for t in list(self.work):
@@ -285,7 +271,8 @@ class SparrowScheduler(_Base):
     # ------------------------------------------------------------- recovery
 
     async def recover(self, jobs: list[dict]) -> None:
-        started, queued, res, _running = await self._holdings()
+        held = await self._holdings()
+        started, queued = held.started, held.queued
         replace: list[tuple[Job, list[int]]] = []
         for w in jobs:
             job = Job.from_wire(w)
@@ -295,10 +282,10 @@ class SparrowScheduler(_Base):
             self._note_started(j, started.get(j, ()), recovered=True)
             if j in self.long:
                 continue  # the central scheduler places it (forwarded again; it ignores what it has)
-            left = [i for i in range(job.tasks) if i not in started.get(j, set())]
+            left = not_started(job.tasks, started.get(j, ()))
             if self.cfg.policy == "late_binding" or self.cfg.hawk:
-                have = res.get(j, 0)
-                extra = self.cfg.d * (len(left) - have) if len(left) > have else 0
+                have = held.reservations.get(j, 0)
+                extra = reservations_to_add(self.cfg.d, len(left), have)
                 rebuild_book(self.lb, j, [Task(j, i, float(job.durations[i])) for i in left], have + extra)
                 if extra:
                     r = Reservation(j, self.cfg.index)
@@ -306,12 +293,12 @@ class SparrowScheduler(_Base):
                     self.log.emit("sparrow_placed", job_id=j, tasks=0, probes=extra, messages=extra)
                     self._spawn(self._send(job, [(int(m), r) for m in self.lb.targets(extra, self.rng)]))
             else:
-                missing = [i for i in left if i not in queued.get(j, set())]
-                if missing:
-                    replace.append((job, missing))
+                lost = missing(job.tasks, started.get(j, ()), queued.get(j, ()))
+                if lost:
+                    replace.append((job, lost))
         self.recovering = False
-        for job, missing in replace:
-            self._spawn(self._place(job, missing))
+        for job, lost in replace:
+            self._spawn(self._place(job, lost))
         self.log.emit("scheduler_recovered", jobs=len(jobs), replaced=len(replace), scheduled=len(self.scheduled))
 
 
@@ -387,20 +374,17 @@ class CentralScheduler(_Base):
         wires = [w for g in got if not isinstance(g, BaseException) for w in g]
         self.recovering = True
         await self.submit_long(wires)
-        started, queued, _res, running = await self._holdings()
-        index = {w: i for i, w in enumerate(self.core.general)}
-        for m, j, _t in running:
-            if int(m) in index and np.isfinite(self.estimate.get(int(j), np.inf)):
-                self.core.waiting[index[int(m)]] += self.estimate[int(j)]
+        held = await self._holdings()
+        add_long_work(self.core.waiting, self.core.general, held.running, self.estimate)
         again = []
         for j, job in self.jobs.items():
-            self._note_started(j, started.get(j, ()), recovered=True)
-            missing = [i for i in range(job.tasks) if i not in started.get(j, set()) and i not in queued.get(j, set())]
-            if missing:
-                again.append((job, missing))
+            self._note_started(j, held.started.get(j, ()), recovered=True)
+            lost = missing(job.tasks, held.started.get(j, ()), held.queued.get(j, ()))
+            if lost:
+                again.append((job, lost))
         self.recovering = False
-        for job, missing in again:
+        for job, lost in again:
             self._attempt(job)
-            await self._place(job, missing)
+            await self._place(job, lost)
         self.log.emit("scheduler_recovered", jobs=len(self.jobs), replaced=len(again), scheduled=len(self.scheduled))
         self.kick.set()
