@@ -12,7 +12,6 @@ import math
 from dataclasses import replace
 
 from schedlab.schedulers import arch as registry
-from schedlab.schedulers import engine_names as engines
 from schedlab.schedulers.arch import COMMON_ROLES, SectionContext
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec, Roster, parse_fault
@@ -20,12 +19,14 @@ from schedlab.schedulers.model.cluster import MachineClass, host_count
 from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.model.workload import Dist, JobClass
+from schedlab.schedulers.scenario import section_fields as fields
 from schedlab.schedulers.scenario.css import read_css
+from schedlab.schedulers.scenario.fields import parse_fields
 from schedlab.schedulers.scenario.limits import CLUSTER, Limits, check_sizes
 from schedlab.schedulers.scenario.swf_class import read_swf_class
 from schedlab.schedulers.scenario.spec import (CellSpec, CoordinatorSpec, MetricsSpec, Scenario, SubstrateSpec,
                                                WorkloadSpec)
-from schedlab.schedulers.scenario.toml_table import (ScenarioError, Table, fraction, non_negative, one_of, positive,
+from schedlab.schedulers.scenario.toml_table import (ScenarioError, Table, non_negative, one_of, positive,
                                                      read_dist, table_array)
 
 __all__ = ["FaultSpec", "roster_for", "Scenario", "ScenarioError", "parse_comparison", "parse_scenario"]
@@ -97,18 +98,13 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
         top.fail("sites", "this file is a federation of sites: run it with `schedlab run` (one cell per scenario elsewhere)")
     if "architectures" in data:
         top.fail("architectures", "this file compares architectures: run it with `schedlab compare`")
-    name = top.get("name", str, default=source.rsplit("/", 1)[-1].removesuffix(".toml"))
-    description = top.get("description", str, default="")
-    arch = top.get("architecture", str, default=registry.default_name(), check=one_of(registry.names()))
+    head = parse_fields(top, fields.TOP, values={"source": source})
+    arch, duration = head["architecture"], head["duration"]
     spec = registry.spec_of(arch)
-    seed = top.get("seed", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0")
-    engine = top.get("engine", str, default=engines.DEFAULT, check=one_of(engines.names()))
-    time_scale = top.get("time_scale", float, default=100.0, check=positive)
-    duration = top.get("duration", float, check=positive)
 
     ct = top.sub("cell")
     mclasses = tuple(_machine_class(x, i) for i, x in enumerate(table_array(ct, "machine_classes")))
-    cell = CellSpec(mclasses, ct.get("machines_per_actor", int, default=1, check=lambda v: None if v > 0 else "must be > 0"))
+    cell = CellSpec(mclasses, **parse_fields(ct, fields.CELL))
     ct.done()
 
     wt = top.sub("workload")
@@ -121,7 +117,7 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     names = [jc.name for jc in jclasses]
     if len(set(names)) != len(names):
         wt.fail(wt.key("classes"), "job class names must be unique")
-    workload = WorkloadSpec(jclasses, wt.get("prefill_utilization", float, default=0.0, check=fraction), standing, standing_limit)
+    workload = WorkloadSpec(jclasses, parse_fields(wt, fields.WORKLOAD)["prefill_utilization"], standing, standing_limit)
     wt.done()
     _check_fit(wt, cell, jclasses)
 
@@ -140,21 +136,16 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
             top.fail(other, f"is for architecture = {other!r}; this scenario is {arch!r}")
 
     mt = top.sub("metrics", default={})
-    metrics = MetricsSpec(sample_interval=mt.get("sample_interval", float, default=5.0, check=positive))
+    metrics = MetricsSpec(**parse_fields(mt, fields.METRICS))
     mt.done()
     st = top.sub("substrate", default={})
-    substrate = SubstrateSpec(batch_interval=st.get("batch_interval", float, default=0.05, check=positive),
-                              latency=read_dist(st, "latency", default=SubstrateSpec().latency))
+    substrate = SubstrateSpec(**parse_fields(st, fields.SUBSTRATE), latency=read_dist(st, "latency", default=SubstrateSpec().latency))
     st.done()
     lt = top.sub("liveness", default={})
-    liveness = LivenessSpec(
-        disruption_share=lt.get("disruption_share", float, default=0.55,
-                                check=lambda v: None if 0 < v <= 1 else "must be in (0, 1]"),
-        disruption_min_hosts=lt.get("disruption_min_hosts", int, default=2, check=lambda v: None if v >= 1 else "must be >= 1"),
-    )
+    liveness = LivenessSpec(**parse_fields(lt, fields.LIVENESS))
     lt.done()
-    sc = Scenario(name, arch, seed, time_scale, duration, cell, workload, section, metrics, substrate, coordinator,
-                  (), description, source, liveness, engine)
+    sc = Scenario(head["name"], arch, head["seed"], head["time_scale"], duration, cell, workload, section, metrics, substrate,
+                  coordinator, (), head["description"], source, liveness, head["engine"])
     check_sizes(top, sc, limits or CLUSTER)  # before roster_for: it names every host actor
     roster = roster_for(sc)
     faults = tuple(parse_fault(x, duration, roster) for x in (table_array(top, "faults") if "faults" in top.data else []))
@@ -201,22 +192,9 @@ def _unavailable_leader_kills(members: dict[str, list[str]]) -> dict[str, str]:
 
 
 def _coordinator(t: Table) -> CoordinatorSpec:
-    replicas = t.get("replicas", int, default=1, check=lambda v: None if v == 1 or 3 <= v <= 9 else "must be 1 (no replication) or 3 to 9")
-    ticks = t.get("election_ticks", list, default=[10, 20])
-    if len(ticks) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in ticks) or not 0 < ticks[0] <= ticks[1]:
-        t.fail(t.key("election_ticks"), f"must be [low, high] integers with 0 < low <= high (got {ticks!r})")
-    heartbeat = t.get("heartbeat_ticks", int, default=3, check=lambda v: None if v > 0 else "must be > 0")
-    if heartbeat >= ticks[0]:
-        t.fail(t.key("heartbeat_ticks"), f"must be below election_ticks low ({ticks[0]}) (got {heartbeat})")
-    spec = CoordinatorSpec(
-        replicas=replicas,
-        tick_ms=t.get("tick_ms", float, default=15.0, check=lambda v: None if v >= 5 else "must be >= 5 (timers are not precise below)"),
-        election_ticks=(ticks[0], ticks[1]),
-        heartbeat_ticks=heartbeat,
-        snapshot_threshold=t.get("snapshot_threshold", int, default=1000, check=lambda v: None if v > 0 else "must be > 0"),
-    )
+    got = parse_fields(t, fields.COORDINATOR)
     t.done()
-    return spec
+    return CoordinatorSpec(**dict(got, election_ticks=tuple(got["election_ticks"])))
 
 
 def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:

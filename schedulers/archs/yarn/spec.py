@@ -38,10 +38,10 @@ from schedlab.schedulers.archs.yarn.scheduler import (
 from schedlab.schedulers.model.cluster import MachineClass
 from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.scenario.spec import Scenario
+from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields, read_field
 from schedlab.schedulers.scenario.toml_table import (
     Table,
     non_negative,
-    one_of,
     positive,
 )
 
@@ -53,11 +53,6 @@ MEM = RESOURCES.index("mem")
 
 # Keys only one scheduler reads. monitor_interval is read by both preemptive
 # schedulers (their preemption check's period) and refused under FIFO.
-CAPACITY_KEYS = ("node_locality_delay", "rack_locality_additional_delay", "resource_calculator",
-                 "max_off_switch_per_heartbeat", "max_wait_before_kill", "total_preemption_per_round",
-                 "max_ignored_over_capacity", "natural_termination_factor")
-FAIR_KEYS = ("fair_policy", "locality_threshold_node", "locality_threshold_rack", "min_share_preemption_timeout",
-             "fair_share_preemption_timeout", "fair_share_preemption_threshold")
 PREEMPTION_KEYS = ("preemption", "monitor_interval")
 MONITOR_INTERVAL = {"capacity": 3.0, "fair": 0.5}
 def _count(v: int) -> str | None:
@@ -192,6 +187,81 @@ class YarnSpec:
 # ------------------------------------------------------------ parsing
 
 
+_D = YarnSpec(queues=())
+CAP, FAIR, CAP_FAIR = ("capacity",), ("fair",), ("capacity", "fair")
+
+# Every key of [yarn], in the order parse_yarn reads them (the first bad one
+# is the one reported). Variants: the scheduler that reads a key.
+FIELDS = (
+    Field("scheduler", str, _D.scheduler, choices=SCHEDULERS, doc="yarn.resourcemanager.scheduler.class."),
+    Field("am", dict, None, nested=True,
+          doc="The AM container per resource ({cpu = 1, mem = 1.5}): yarn.app.mapreduce.am.resource.cpu-vcores / .resource.mb."),
+    Field("queues", list, None, nested=True,
+          doc="[[yarn.queues]]: the queue tree (default: one root.default leaf taking every class)."),
+    Field("rms", int, _D.rms, check=lambda v: None if 1 <= v <= 9 else "must be 1 to 9", schema={"minimum": 1, "maximum": 9},
+          doc="ResourceManagers; > 1 is active/standby (yarn.resourcemanager.ha.rm-ids), elected through the "
+              "coordinator group, so [coordinator] replicas >= 3."),
+    Field("am_heartbeat", float, _D.am_heartbeat, unit="emulated s", check=positive,
+          doc="Between an AM's allocate calls: yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms."),
+    Field("max_am_attempts", int, _D.max_am_attempts, check=lambda v: None if v >= 1 else "must be >= 1",
+          schema={"minimum": 1}, doc="yarn.resourcemanager.am.max-attempts."),
+    Field("global_scheduling", bool, _D.global_scheduling,
+          doc="Allocate on a timer over the whole cluster, not per node heartbeat: Capacity's "
+              "schedule-asynchronously.enable, Fair's continuous-scheduling-enabled."),
+    Field("assign_multiple", bool, Computed(lambda v: v["variant"] != "fair", "true; false under Fair, as Hadoop"),
+          doc="Several containers per node heartbeat (Capacity's per-node-heartbeat.multiple-assignments-enabled, "
+              "Fair's assignmultiple); under FIFO false means one per heartbeat."),
+    Field("max_assign", int, _D.max_assign, check=_count, schema={"minimum": 0},
+          doc="Containers per heartbeat, 0 = no limit (Fair's max.assign)."),
+    Field("node_locality_delay", int, _D.node_locality_delay, check=_count, schema={"minimum": 0}, variants=CAP,
+          unit="missed opportunities", doc="yarn.scheduler.capacity.node-locality-delay."),
+    Field("rack_locality_additional_delay", int, _D.rack_locality_additional_delay, check=_count, schema={"minimum": 0},
+          variants=CAP, unit="missed opportunities",
+          doc="yarn.scheduler.capacity.rack-locality-additional-delay (Hadoop's -1 is not modelled)."),
+    Field("resource_calculator", str, _D.resource_calculator, choices=CALCULATORS, variants=CAP,
+          doc="yarn.scheduler.capacity.resource-calculator: memory (DefaultResourceCalculator) or dominant."),
+    Field("max_off_switch_per_heartbeat", int, _D.max_off_switch_per_heartbeat, check=_count, schema={"minimum": 0},
+          variants=CAP, doc="per-node-heartbeat.maximum-offswitch-assignments; 0 = no limit."),
+    Field("fair_policy", str, _D.fair_policy, choices=POLICIES, variants=FAIR, doc="defaultQueueSchedulingPolicy."),
+    Field("locality_threshold_node", float, 0.0, check=_closed, schema={"minimum": 0, "maximum": 1}, variants=FAIR,
+          otherwise=0.0, doc="yarn.scheduler.fair.locality.threshold.node, a fraction of the cluster (Hadoop's -1 is 0)."),
+    Field("locality_threshold_rack", float, 0.0, check=_closed, schema={"minimum": 0, "maximum": 1}, variants=FAIR,
+          otherwise=0.0, doc="yarn.scheduler.fair.locality.threshold.rack, a fraction of the cluster."),
+    Field("preemption", bool, False,
+          against=lambda v, got: "the FIFO scheduler never preempts" if v and got["variant"] not in CAP_FAIR else None,
+          doc="Capacity's yarn.resourcemanager.scheduler.monitor.enable, Fair's yarn.scheduler.fair.preemption."),
+    Field("monitor_interval", float, Computed(lambda v: MONITOR_INTERVAL.get(v["variant"], _D.monitor_interval),
+                                              "3 under Capacity, 0.5 under Fair"),
+          unit="emulated s", check=positive, variants=CAP_FAIR, otherwise=_D.monitor_interval,
+          doc="Between preemption checks: Capacity's monitor.capacity.preemption.monitoring_interval, "
+              "Fair's update-interval-ms."),
+    Field("max_wait_before_kill", float, _D.max_wait_before_kill, unit="emulated s", check=non_negative, variants=CAP,
+          doc="yarn.resourcemanager.monitor.capacity.preemption.max_wait_before_kill."),
+    Field("total_preemption_per_round", float, _D.total_preemption_per_round, check=_unit,
+          schema={"exclusiveMinimum": 0, "maximum": 1}, variants=CAP, doc="...preemption.total_preemption_per_round."),
+    Field("max_ignored_over_capacity", float, _D.max_ignored_over_capacity, check=non_negative, variants=CAP,
+          doc="...preemption.max_ignored_over_capacity."),
+    Field("natural_termination_factor", float, _D.natural_termination_factor, check=_unit,
+          schema={"exclusiveMinimum": 0, "maximum": 1}, variants=CAP, doc="...preemption.natural_termination_factor."),
+    Field("min_share_preemption_timeout", float, math.inf, unit="emulated s", check=non_negative, variants=FAIR,
+          otherwise=math.inf, doc="Allocation file; omit the key for never."),
+    Field("fair_share_preemption_timeout", float, math.inf, unit="emulated s", check=non_negative, variants=FAIR,
+          otherwise=math.inf, doc="Allocation file; omit the key for never."),
+    Field("fair_share_preemption_threshold", float, _D.fair_share_preemption_threshold, check=_closed,
+          schema={"minimum": 0, "maximum": 1}, variants=FAIR, doc="Allocation file."),
+    Field("rm_lease_ms", float, _D.rm_lease_ms, unit="wall ms", check=lambda v: None if v >= 50 else "must be >= 50",
+          schema={"minimum": 50}, doc="How long an active RM's lease lasts unrenewed."),
+    Field("am_pools", int, _D.am_pools, check=lambda v: None if 1 <= v <= MAX_AM_POOLS else f"must be 1 to {MAX_AM_POOLS}",
+          schema={"minimum": 1, "maximum": MAX_AM_POOLS},
+          doc="Actors the ApplicationMasters' logic runs in (schedlab's; each AM is a process in Hadoop)."),
+    Field("am_expiry", float, _D.am_expiry, unit="emulated s", check=positive,
+          doc="How long an AM may stay silent before the RM starts a new attempt: yarn.am.liveness-monitor.expiry-interval-ms."),
+)
+FIELD = {f.name: f for f in FIELDS}
+CAPACITY_KEYS = tuple(f.name for f in FIELDS if f.variants == CAP)
+FAIR_KEYS = tuple(f.name for f in FIELDS if f.variants == FAIR)
+
+
 def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
     """The ``[yarn]`` section (``t``) as a YarnSpec, or ScenarioError (one
     line: file, key, problem).
@@ -202,68 +272,19 @@ def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
     parent can only have capacity 100 and adds no setting; any other
     undeclared parent is an error, since its capacity or weight among its
     siblings would be a guess."""
-    scheduler = t.get("scheduler", str, default="capacity", check=one_of(SCHEDULERS))
+    scheduler = read_field(t, FIELD["scheduler"])
     _refuse_other_keys(t, scheduler)
-    cap, fair = scheduler == "capacity", scheduler == "fair"
     am = _am(t, ctx.machine_classes)
     queues, implied = parse_queues(t, ctx, scheduler)
-    rms = t.get("rms", int, default=1, check=lambda v: None if 1 <= v <= 9 else "must be 1 to 9")
+    rms = read_field(t, FIELD["rms"])
     if rms > 1 and ctx.coordinator.replicas < 3:
         t.fail(t.key("rms"), "standby ResourceManagers elect their leader through the coordinator: "
                              "set [coordinator] replicas >= 3")
     if rms == 1 and ctx.coordinator.replicas > 1:
         ctx.top.fail("coordinator.replicas", "a single ResourceManager runs no coordinator group: set replicas = 1, "
                                              "or yarn.rms > 1 (standby RMs elect the active one through it)")
-    d = YarnSpec(queues=())
-    spec = YarnSpec(
-        queues=queues,
-        implied=implied,
-        scheduler=scheduler,
-        am=am,
-        am_heartbeat=t.get("am_heartbeat", float, default=d.am_heartbeat, check=positive),
-        max_am_attempts=t.get("max_am_attempts", int, default=d.max_am_attempts,
-                              check=lambda v: None if v >= 1 else "must be >= 1"),
-        global_scheduling=t.get("global_scheduling", bool, default=d.global_scheduling),
-        assign_multiple=t.get("assign_multiple", bool, default=not fair),
-        max_assign=t.get("max_assign", int, default=d.max_assign, check=_count),
-        node_locality_delay=t.get("node_locality_delay", int, default=d.node_locality_delay, check=_count)
-        if cap else d.node_locality_delay,
-        rack_locality_additional_delay=t.get("rack_locality_additional_delay", int,
-                                             default=d.rack_locality_additional_delay, check=_count)
-        if cap else d.rack_locality_additional_delay,
-        resource_calculator=t.get("resource_calculator", str, default=d.resource_calculator, check=one_of(CALCULATORS))
-        if cap else d.resource_calculator,
-        max_off_switch_per_heartbeat=t.get("max_off_switch_per_heartbeat", int,
-                                           default=d.max_off_switch_per_heartbeat, check=_count)
-        if cap else d.max_off_switch_per_heartbeat,
-        fair_policy=t.get("fair_policy", str, default=d.fair_policy, check=one_of(POLICIES)) if fair else d.fair_policy,
-        locality_threshold_node=t.get("locality_threshold_node", float, default=0.0, check=_closed) if fair else 0.0,
-        locality_threshold_rack=t.get("locality_threshold_rack", float, default=0.0, check=_closed) if fair else 0.0,
-        preemption=t.get("preemption", bool, default=False,
-                         check=lambda v: "the FIFO scheduler never preempts" if v and not (cap or fair) else None),
-        monitor_interval=t.get("monitor_interval", float, default=MONITOR_INTERVAL.get(scheduler, d.monitor_interval),
-                               check=positive) if cap or fair else d.monitor_interval,
-        max_wait_before_kill=t.get("max_wait_before_kill", float, default=d.max_wait_before_kill, check=non_negative)
-        if cap else d.max_wait_before_kill,
-        total_preemption_per_round=t.get("total_preemption_per_round", float, default=d.total_preemption_per_round,
-                                         check=_unit) if cap else d.total_preemption_per_round,
-        max_ignored_over_capacity=t.get("max_ignored_over_capacity", float, default=d.max_ignored_over_capacity,
-                                        check=non_negative) if cap else d.max_ignored_over_capacity,
-        natural_termination_factor=t.get("natural_termination_factor", float, default=d.natural_termination_factor,
-                                         check=_unit) if cap else d.natural_termination_factor,
-        min_share_preemption_timeout=t.get("min_share_preemption_timeout", float, default=math.inf,
-                                           check=non_negative) if fair else math.inf,
-        fair_share_preemption_timeout=t.get("fair_share_preemption_timeout", float, default=math.inf,
-                                            check=non_negative) if fair else math.inf,
-        fair_share_preemption_threshold=t.get("fair_share_preemption_threshold", float,
-                                              default=d.fair_share_preemption_threshold, check=_closed)
-        if fair else d.fair_share_preemption_threshold,
-        rms=rms,
-        rm_lease_ms=t.get("rm_lease_ms", float, default=d.rm_lease_ms, check=lambda v: None if v >= 50 else "must be >= 50"),
-        am_pools=t.get("am_pools", int, default=d.am_pools, check=lambda v: None if 1 <= v <= MAX_AM_POOLS
-                       else f"must be 1 to {MAX_AM_POOLS}"),
-        am_expiry=t.get("am_expiry", float, default=d.am_expiry, check=positive),
-    )
+    spec = YarnSpec(queues=queues, implied=implied, scheduler=scheduler, am=am, rms=rms,
+                    **parse_fields(t, FIELDS, variant=scheduler, skip=("scheduler", "rms")))
     if spec.am_expiry <= 2 * spec.am_heartbeat:
         t.fail(t.key("am_expiry"), f"must be more than twice am_heartbeat ({spec.am_heartbeat:g} s): "
                                    "a live AM would be expired between two calls")

@@ -1,0 +1,161 @@
+"""Scenario sections described as tables of fields, parsed from the table.
+
+A section's plain keys (a number, a string, a flag) are each described once
+by a ``Field``: name, TOML type, default, unit, check, meaning, and which
+variant of the section reads it (YARN's ``scheduler``: a Capacity key is not
+read under Fair). ``parse_fields`` reads a ``Table`` from that description,
+with ``Table.get``'s one-line errors (file, key, problem); ``json_schema``
+turns the same description into a JSON Schema, and a key reference can be
+generated from it, so the parser, the reference and the schema cannot drift.
+
+Structured keys (sub-tables, arrays of tables, distributions) are listed
+too, as ``nested`` fields, so the description covers every key of the
+section; their own parsers read them.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, positive
+
+REQUIRED: Any = ...  # Table.get's marker for "no default"
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A default that depends on what was read before it (``values``: the
+    section's fields so far, and ``variant``): ``doc`` says how, for readers."""
+
+    fn: Callable[[Mapping[str, Any]], Any]
+    doc: str
+
+    def __call__(self, values: Mapping[str, Any]) -> Any:
+        return self.fn(values)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a section.
+
+    ``choices``: the allowed strings (a tuple, or a function returning them:
+    registries are read when the key is, not at import). ``check``: a further
+    test returning the problem or None (``Table.get``'s). ``schema``: JSON
+    Schema bounds the check implies, for ``json_schema``. ``variants``: the
+    variants that read the key (empty: all); under another the key is left
+    unread (the section refuses or reports it) and its value is
+    ``otherwise`` (default: the default)."""
+
+    name: str
+    kind: type | tuple[type, ...]
+    default: Any = REQUIRED
+    doc: str = ""
+    unit: str = ""
+    check: Callable[[Any], str | None] | None = None
+    choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
+    schema: Mapping[str, Any] | None = None
+    variants: tuple[str, ...] = ()
+    otherwise: Any = REQUIRED
+    nested: bool = False  # read by its own parser (a sub-table, an array of tables, a distribution)
+    against: Callable[[Any, Mapping[str, Any]], str | None] | None = None  # a check against the fields read before
+
+    def options(self) -> tuple[str, ...] | None:
+        return self.choices() if callable(self.choices) else self.choices
+
+    def reads(self, variant: str | None) -> bool:
+        return not self.variants or variant is None or variant in self.variants
+
+
+def _default(f: Field, values: Mapping[str, Any]) -> Any:
+    return f.default(values) if isinstance(f.default, Computed) else f.default
+
+
+def _check(f: Field, values: Mapping[str, Any]) -> Callable[[Any], str | None] | None:
+    options = f.options()
+    if options is None and f.against is None:
+        return f.check
+    inner, against = f.check, f.against
+
+    def check(v: Any) -> str | None:
+        if options is not None and v not in options:
+            return f"must be one of {', '.join(options)}"  # toml_table.one_of's wording
+        problem = inner(v) if inner is not None else None
+        return problem or (against(v, values) if against is not None else None)
+    return check
+
+
+def read_field(t: Table, f: Field, values: Mapping[str, Any] | None = None) -> Any:
+    """One field of ``t`` (consumed), its default when absent, or ScenarioError."""
+    return t.get(f.name, f.kind, default=_default(f, values or {}), check=_check(f, values or {}))
+
+
+def parse_fields(t: Table, fields: Sequence[Field], variant: str | None = None,
+                 values: Mapping[str, Any] | None = None, skip: Sequence[str] = ()) -> dict[str, Any]:
+    """The plain fields of ``t`` in table order (so the first bad key is the
+    one reported), as name -> value: each read, or under a variant that does
+    not read it, its ``otherwise``. ``values``: fields read before (for
+    computed defaults); ``skip``: names the caller reads itself. Nested
+    fields are left to their parsers. Does not call ``t.done()``."""
+    ctx: dict[str, Any] = {**(values or {}), "variant": variant}
+    out: dict[str, Any] = {}
+    for f in fields:
+        if f.nested or f.name in skip:
+            continue
+        if f.reads(variant):
+            out[f.name] = read_field(t, f, {**ctx, **out})
+        else:
+            out[f.name] = _default(f, {**ctx, **out}) if f.otherwise is REQUIRED else f.otherwise
+    return out
+
+
+def field_names(fields: Sequence[Field], variant: str | None = None) -> tuple[str, ...]:
+    """The keys a section (under ``variant``) may have."""
+    return tuple(f.name for f in fields if f.reads(variant))
+
+
+# What the shared checks say, as JSON Schema bounds (a field with another check gives ``schema``).
+CHECK_SCHEMA: dict[Any, dict[str, Any]] = {positive: {"exclusiveMinimum": 0}, non_negative: {"minimum": 0},
+                                           fraction: {"minimum": 0, "exclusiveMaximum": 1}}
+
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def json_schema(fields: Sequence[Field], title: str = "") -> dict[str, Any]:
+    """A JSON Schema (draft 2020-12) of a section described by ``fields``:
+    types, enums, bounds the checks imply, defaults that are plain values,
+    units and meanings as descriptions; required keys; no other keys."""
+    props: dict[str, Any] = {}
+    for f in fields:
+        kinds = f.kind if isinstance(f.kind, tuple) else (f.kind,)
+        types = sorted({_JSON_TYPES[k] for k in kinds})
+        if "number" in types and "integer" in types:
+            types.remove("integer")
+        p: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
+        if (options := f.options()) is not None:
+            p["enum"] = list(options)
+        p.update(f.schema if f.schema is not None else CHECK_SCHEMA.get(f.check, {}))
+        if f.default is not REQUIRED and not isinstance(f.default, Computed) and _plain(f.default):
+            p["default"] = f.default
+        text = " ".join(x for x in (f.doc, f"Unit: {f.unit}." if f.unit else "",
+                                    f"Default: {f.default.doc}." if isinstance(f.default, Computed) else "",
+                                    f"Read only when the variant is {' or '.join(f.variants)}." if f.variants else "")
+                        if x)
+        if text:
+            p["description"] = text
+        props[f.name] = p
+    out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+                           "properties": props, "additionalProperties": False}
+    if title:
+        out["title"] = title
+    required = [f.name for f in fields if f.default is REQUIRED]
+    if required:
+        out["required"] = required
+    return out
+
+
+def _plain(v: Any) -> bool:
+    """A default JSON can carry (not infinity, not a tuple of floats with NaN)."""
+    if isinstance(v, float):
+        return v == v and abs(v) != float("inf")
+    return isinstance(v, (bool, int, str)) or (isinstance(v, list) and all(_plain(x) for x in v))

@@ -1,0 +1,120 @@
+"""Field tables (``schedulers.scenario.fields``): a section parsed from its
+description, and that description as a JSON Schema covering every key the
+parser accepts (each shipped scenario's keys of a converted section validate)."""
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schedlab.schedulers import arch as registry
+from schedlab.schedulers.archs.yarn import spec as yarn
+from schedlab.schedulers.scenario import section_fields as common
+from schedlab.schedulers.scenario.fields import Computed, Field, json_schema, parse_fields
+from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, positive
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = sorted((ROOT / "scenarios").rglob("*.toml"))
+SECTIONS = {  # path in the file -> its field table
+    (): common.TOP, ("cell",): common.CELL, ("workload",): common.WORKLOAD, ("metrics",): common.METRICS,
+    ("substrate",): common.SUBSTRATE, ("liveness",): common.LIVENESS, ("coordinator",): common.COORDINATOR,
+    ("yarn",): yarn.FIELDS,
+}
+TYPES = {"boolean": bool, "integer": int, "number": (int, float), "string": str, "array": list, "object": dict}
+OTHER_TOP = {"include", "sites", "architectures", "sweep"}  # read before parse_scenario, or by another command
+
+
+def _errors(schema: dict, data: dict, ignore: set[str] = frozenset()) -> list[str]:
+    """The keyword subset json_schema emits, checked (jsonschema is no dependency)."""
+    out = []
+    props = schema["properties"]
+    for k, v in data.items():
+        if k not in props:
+            if k not in ignore:
+                out.append(f"{k}: not in the schema")
+            continue
+        p = props[k]
+        types = p["type"] if isinstance(p["type"], list) else [p["type"]]
+        if isinstance(v, bool) and "boolean" not in types or not any(isinstance(v, TYPES[t]) for t in types):
+            out.append(f"{k}: {v!r} is not {types}")
+            continue
+        if "enum" in p and v not in p["enum"]:
+            out.append(f"{k}: {v!r} not in {p['enum']}")
+        for word, ok in (("minimum", lambda b: v >= b), ("maximum", lambda b: v <= b),
+                         ("exclusiveMinimum", lambda b: v > b), ("exclusiveMaximum", lambda b: v < b)):
+            if word in p and isinstance(v, (int, float)) and not ok(p[word]):
+                out.append(f"{k}: {v!r} breaks {word} {p[word]}")
+    return out + [f"{k}: required" for k in schema.get("required", []) if k not in data]
+
+
+def _section(data: dict, path: tuple[str, ...]) -> dict | None:
+    for k in path:
+        data = data.get(k) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_key_of_a_shipped_scenario_validates_against_its_sections_schema(path: Path) -> None:
+    data = tomllib.loads(path.read_text())
+    for where, fields in SECTIONS.items():
+        section = _section(data, where)
+        if section is None or (where == () and ("sites" in data or "include" in data)):
+            continue  # a federation's or an included fragment's top level is another command's
+        schema, ignore = json_schema(fields), set()
+        if where == ():  # architecture sections have tables of their own; a comparison may leave cell/workload to a fragment
+            ignore = OTHER_TOP | set(registry.names())
+            schema = dict(schema, required=[k for k in schema.get("required", []) if k not in ("cell", "workload")])
+        errors = _errors(schema, section, ignore)
+        assert not errors, (".".join(where) or "<top level>", errors)
+
+
+def test_the_schema_check_can_fail() -> None:
+    schema = json_schema(yarn.FIELDS)
+    assert _errors(schema, {"scheduler": "lottery", "am_pools": 0, "rms": True, "nonsense": 1}) == [
+        "scheduler: 'lottery' not in ['capacity', 'fair', 'fifo']", "am_pools: 0 breaks minimum 1",
+        "rms: True is not ['integer']", "nonsense: not in the schema"]
+
+
+def test_the_schema_carries_types_defaults_units_and_variants() -> None:
+    props = json_schema(yarn.FIELDS, "[yarn]")["properties"]
+    assert props["am_expiry"]["type"] == "number" and props["am_expiry"]["default"] == 600.0
+    assert "Unit: emulated s." in props["am_expiry"]["description"]
+    assert "Read only when the variant is capacity." in props["node_locality_delay"]["description"]
+    assert "default" not in props["min_share_preemption_timeout"]  # infinity is no JSON
+    assert "Default: 3 under Capacity, 0.5 under Fair." in props["monitor_interval"]["description"]
+    top = json_schema(common.TOP)
+    assert top["required"] == ["duration", "cell", "workload"] and top["additionalProperties"] is False
+    assert "sim" in top["properties"]["engine"]["enum"] and "yarn" in top["properties"]["architecture"]["enum"]
+
+
+FIELDS = (
+    Field("kind", str, "a", choices=("a", "b")),
+    Field("size", float, Computed(lambda v: 2.0 if v["variant"] == "b" else 1.0, "2 for b"), check=positive),
+    Field("only_b", int, 7, variants=("b",), otherwise=0),
+    Field("below", int, 1, against=lambda v, got: None if v < got["size"] else f"must be below size ({got['size']:g})"),
+    Field("nested", dict, None, nested=True),
+)
+
+
+def test_parse_fields_reads_in_order_with_computed_defaults_and_variants() -> None:
+    t = Table({"only_b": 3}, "s", "f.toml")
+    assert parse_fields(t, FIELDS, variant="b") == {"kind": "a", "size": 2.0, "only_b": 3, "below": 1}
+    t = Table({"only_b": 3}, "s", "f.toml")
+    assert parse_fields(t, FIELDS, variant="a") == {"kind": "a", "size": 1.0, "only_b": 0, "below": 1}
+    assert "only_b" not in t.used  # unread under a variant that does not read it: the section refuses or reports it
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"kind": "c"}, "f.toml: s.kind: must be one of a, b (got 'c')"),
+    ({"size": -1}, "f.toml: s.size: must be > 0 (got -1.0)"),
+    ({"size": math.inf}, "f.toml: s.size: must be finite"),
+    ({"below": 5, "size": 2}, "f.toml: s.below: must be below size (2) (got 5)"),
+    ({"kind": 3, "size": -1}, "f.toml: s.kind: expected str, got int"),  # the first bad key in table order
+])
+def test_parse_fields_errors_are_one_line_naming_file_and_key(data: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        parse_fields(Table(data, "s", "f.toml"), FIELDS)
+    assert str(e.value) == message
