@@ -18,7 +18,7 @@ from schedlab.actors.analysis.stats import by_event
 from schedlab.actors.analysis.summary import first_attempts
 from schedlab.actors.analysis import plots
 from schedlab.actors.arch import of_summary
-from schedlab.scripts.compare import ROWS, compare_row
+from schedlab.api.compare import ROWS, compare_row
 from schedlab.actors.analysis.report_parts import Events, Figure, PlotSpec, ReportError, Skip, figure_md, load_json, md_table
 
 
@@ -30,7 +30,7 @@ def write_report(path: Path) -> Path:
     try:
         plots.pyplot()  # fail before writing anything when matplotlib is missing
         if kind == "sweep":
-            from schedlab.scripts.report_sweep import sweep_report
+            from schedlab.api.report_sweep import sweep_report
 
             text = sweep_report(path)
         else:

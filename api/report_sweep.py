@@ -13,7 +13,7 @@ from pathlib import Path
 
 from schedlab.actors.analysis import plots
 from schedlab.actors.analysis.report_parts import Figure, ReportError, figure_md, load_json, md_table
-from schedlab.scripts.sweep_grid import toml_value
+from schedlab.api.scenario_files import toml_value
 
 
 @dataclass(frozen=True)

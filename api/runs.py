@@ -183,7 +183,7 @@ def build_scenario(scenario: str | Path | Mapping[str, Any], *, engine: str | No
                    overrides: Mapping[str, Any] | None = None, address: str | None = None, **settings: Any) -> Scenario:
     """The validated Scenario ``run`` would run (same arguments)."""
     from schedlab.schedulers.scenario.limits import limits_for
-    from schedlab.scripts.scenario_files import load_data, resolve, set_value
+    from schedlab.api.scenario_files import load_data, resolve, set_value
 
     if isinstance(scenario, Mapping):
         data, source = copy.deepcopy(dict(scenario)), "<dict>"

@@ -14,13 +14,13 @@ import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import schedlab
 from schedlab.schedulers.scenario.include import included, merge
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_scenario
 from schedlab.schedulers.scenario.limits import Limits
 from schedlab.schedulers.scenario.toml_table import read_toml
-from schedlab.scripts.sweep_grid import toml_value
 
 SHIPPED = Path(schedlab.__file__).resolve().parent / "scenarios"
 
@@ -95,6 +95,15 @@ def copy_shipped(dest: Path, force: bool = False) -> list[Path]:
         d.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, d)
     return [d for _, d in plan]
+
+
+def toml_value(raw: str) -> Any:
+    """A ``--set`` value as TOML reads it (30 a number, "x" a string, true a
+    bool); a bare word is a string."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
 
 
 def apply_set(data: dict, assignment: str) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.schedulers.scenario.calibration import Spread, empirical, latency_toml, spread, stalled, to_emulated
-from schedlab.scripts.command import EXIT_BAD_INPUT, error, interruptible, live_ray, verbosity
+from schedlab.cli.command import EXIT_BAD_INPUT, error, interruptible, live_ray, verbosity
 
 MAX_MESSAGES = 100_000
 

@@ -21,7 +21,7 @@ from schedlab.actors.chaos.inbox import cluster_dir
 from schedlab.schedulers.arch import all_roles
 from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Monkey, Roster, check, parse_plan
 from schedlab.schedulers.scenario.toml_table import ScenarioError, read_toml
-from schedlab.scripts.command import EXIT_BAD_INPUT, error
+from schedlab.cli.command import EXIT_BAD_INPUT, error
 
 OUTCOME_WAIT_S = 30.0
 

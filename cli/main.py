@@ -11,8 +11,8 @@ from rich.console import Console
 
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison
 from schedlab.schedulers.scenario.limits import limits_for
-from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error, interruptible, verbosity
-from schedlab.scripts.scenario_files import load_data, load_scenario, override as _override, resolve
+from schedlab.cli.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error, interruptible, verbosity
+from schedlab.api.scenario_files import load_data, load_scenario, override as _override, resolve
 
 
 @interruptible
@@ -30,7 +30,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from schedlab.actors.engines import ClusterUnreachable
     from schedlab.actors.run import run_scenario
     from schedlab.actors.analysis.summary import violations
-    from schedlab.scripts.display import RunProgress, summary_table
+    from schedlab.cli.display import RunProgress, summary_table
 
     out = Path(args.out or f"runs/{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     console.print(f"schedlab: running [bold]{sc.name}[/] ({sc.architecture}), seed {sc.seed}, time_scale {sc.time_scale:g}, out {out}")
@@ -66,7 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _run_federation(data: dict, args: argparse.Namespace, console: Console) -> int:
     """``schedlab run`` on a federation file (``[[sites]]``): every site a
     cell of its own architecture, joined as its ``[multicluster]`` says."""
-    from schedlab.schedulers.archs.multicluster.federation import parse_federation
+    from schedlab.schedulers.federation.spec import parse_federation
 
     for flag, key, ok in (("seed", "seed", lambda v: v >= 0), ("time_scale", "time_scale", lambda v: v > 0)):
         value = getattr(args, flag, None)
@@ -77,9 +77,9 @@ def _run_federation(data: dict, args: argparse.Namespace, console: Console) -> i
     if getattr(args, "engine", None) is not None:
         data["engine"] = args.engine
     fed = parse_federation(data, str(resolve(args.scenario)))
-    from schedlab.actors.archs.multicluster.run import run_federation
+    from schedlab.actors.federation.run import run_federation
     from schedlab.actors.engines import ClusterUnreachable
-    from schedlab.scripts.display import federation_table
+    from schedlab.cli.display import federation_table
 
     out = Path(args.out or f"runs/{fed.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     console.print(f"schedlab: running [bold]{fed.name}[/] (federation of {len(fed.sites)} sites, {fed.join.mode}), "
@@ -110,7 +110,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from schedlab.actors.engines import ClusterUnreachable, engine_class
     from schedlab.actors.run import run_scenario
     from schedlab.actors.analysis.summary import violations
-    from schedlab.scripts.compare import compare_table
+    from schedlab.api.compare import compare_table
 
     out = Path(args.out or f"runs/{scenarios[0].name}-compare-{time.strftime('%Y%m%d-%H%M%S')}")
     archs = ", ".join(sc.architecture for sc in scenarios)
@@ -146,7 +146,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _report(path: Path) -> bool:
     """Write path/report.md with plots; False (after a one-line error) if it cannot."""
-    from schedlab.scripts.report import ReportError, write_report
+    from schedlab.api.report import ReportError, write_report
 
     try:
         print(f"wrote {write_report(path)}")
@@ -179,7 +179,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     """A run's tables (jobs, tasks, samples, events) as CSV or Parquet files."""
     from schedlab.actors.analysis.tables import need
-    from schedlab.scripts.api import TABLES, NotARun, Run
+    from schedlab.api.runs import TABLES, NotARun, Run
 
     which = tuple(t.strip() for t in args.tables.split(",")) if args.tables else TABLES
     unknown = [t for t in which if t not in TABLES]
@@ -206,7 +206,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
     """List the shipped scenarios, or copy them out for editing."""
-    from schedlab.scripts.scenario_files import copy_shipped, shipped
+    from schedlab.api.scenario_files import copy_shipped, shipped
 
     if args.action == "copy":
         if not args.dir:
@@ -257,9 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("scenario", help="scenario TOML file (or shipped name) with a section per architecture (or `architectures = [...]`)")
     _common(c, "output directory (default runs/<name>-compare-<time>); one subdirectory per architecture")
     c.set_defaults(fn=cmd_compare)
-    from schedlab.scripts.calibrate import add_parser as add_calibrate
-    from schedlab.scripts.chaos import add_parser as add_chaos
-    from schedlab.scripts.sweep import add_parser as add_sweep
+    from schedlab.cli.calibrate import add_parser as add_calibrate
+    from schedlab.cli.chaos import add_parser as add_chaos
+    from schedlab.cli.sweep import add_parser as add_sweep
 
     add_chaos(sub)
     add_sweep(sub)

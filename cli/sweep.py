@@ -33,8 +33,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from schedlab.actors.analysis.kept_runs import violated
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison, parse_scenario
-from schedlab.scripts.command import interruptible, verbosity
-from schedlab.scripts.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv, write_tidy_csv
+from schedlab.cli.command import interruptible, verbosity
+from schedlab.cli.sweep_grid import aggregate, expand, parse_sets, point_name, write_csv, write_tidy_csv
 
 
 @dataclass
@@ -75,7 +75,7 @@ def plan_sweep(path: str, sets: list[str], seeds: int, seed: int | None, time_sc
                engine: str | None = None) -> Sweep:
     """Build and validate every point before anything starts: a typo in the
     last value fails now, not an hour into the sweep."""
-    from schedlab.scripts.scenario_files import apply_set, load_data
+    from schedlab.api.scenario_files import apply_set, load_data
 
     if seeds < 1:
         raise ScenarioError(f"--seeds: must be >= 1 (got {seeds})")
@@ -217,7 +217,7 @@ def finish(sweep: Sweep, out: Path) -> tuple[list[dict[str, Any]], int]:
 
 @interruptible
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error
+    from schedlab.cli.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error
 
     console = Console(quiet=args.quiet)
     try:
@@ -264,7 +264,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     rows, bad = finish(sweep, out)
     console.print(f"wrote {out / 'sweep.csv'} ({len(rows)} rows), {out / 'sweep_tidy.csv'} (a row per run) and {out / 'sweep.json'}")
     if args.report:
-        from schedlab.scripts.report import write_report
+        from schedlab.api.report import write_report
 
         console.print(f"wrote {write_report(out)}")
     if bad:

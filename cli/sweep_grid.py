@@ -13,22 +13,12 @@ import csv
 import itertools
 import math
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
 from schedlab.schedulers.scenario.parse import ScenarioError
-
-
-def toml_value(raw: str) -> Any:
-    """A ``--set`` value as TOML reads it (30 a number, "x" a string, true a
-    bool); a bare word is a string."""
-    try:
-        return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        return raw
 
 
 def split_values(raw: str) -> list[str]:

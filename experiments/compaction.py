@@ -1,6 +1,6 @@
 """Cell compaction: the smallest cell each Borg scoring policy needs.
 
-    python -m schedlab.scripts.compaction SCENARIO.toml [--seeds 11] [--policies best_fit,worst_fit,hybrid] [--sample N]
+    python -m schedlab.experiments.compaction SCENARIO.toml [--seeds 11] [--policies best_fit,worst_fit,hybrid] [--sample N]
 
 The workload snapshot is the scenario's standing load (prefill) plus every
 job arriving in its first ``duration`` seconds, all running at once (the
@@ -24,8 +24,8 @@ from schedlab.schedulers.archs.borg.placement import SCORING, PlacementParams
 from schedlab.schedulers.model.cluster import build_cell
 from schedlab.schedulers.scenario.parse import ScenarioError
 from schedlab.schedulers.model.workload import generate_jobs, prefill
-from schedlab.scripts.scenario_files import load_scenario
-from schedlab.scripts.command import error
+from schedlab.api.scenario_files import load_scenario
+from schedlab.cli.command import error
 
 
 def snapshot(sc) -> list[SnapshotJob]:  # type: ignore[no-untyped-def]

@@ -31,10 +31,10 @@ from typing import Any, Callable
 
 from schedlab.schedulers.scenario.calibration import dist_toml, empirical, spread as latency_spread, to_emulated
 from schedlab.schedulers.scenario.parse import ScenarioError
-from schedlab.scripts.calibrate import stall_warning
-from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error, interruptible, live_ray, verbosity
-from schedlab.scripts.crosscheck_table import TOLERANCES, Row, compare, pair, render
-from schedlab.scripts.sweep import Sweep, finish, plan_sweep, run_dir, run_inline
+from schedlab.cli.calibrate import stall_warning
+from schedlab.cli.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error, interruptible, live_ray, verbosity
+from schedlab.experiments.crosscheck_table import TOLERANCES, Row, compare, pair, render
+from schedlab.cli.sweep import Sweep, finish, plan_sweep, run_dir, run_inline
 
 # One small shipped scenario per built-in architecture (a failover one where it has a replicated master);
 # ``uncovered`` names a registered architecture none of the chosen scenarios runs.

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schedlab.scripts.sweep import Sweep, finish, plan_sweep, run_dir, run_inline
+from schedlab.cli.sweep import Sweep, finish, plan_sweep, run_dir, run_inline
 
 SCENARIO = str(Path(__file__).resolve().parents[1] / "scenarios" / "paper" / "css_example.toml")
 T_JOB = ("0.1", "1", "10")  # CSS's constantRange
@@ -71,7 +71,7 @@ def waits(run: Path) -> dict[str, list[float]]:
     """Per job class, each attempted job's wait to first attempt (s), from
     the run's per-job table (jobs never attempted have none: they are
     counted as unscheduled instead)."""
-    from schedlab.scripts.api import load
+    from schedlab.api.runs import load
 
     out: dict[str, list[float]] = {c: [] for c in CLASSES}
     for r in load(run).jobs():
@@ -136,7 +136,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def run_setup(setup: Setup, sweep: Sweep, out: Path, args: argparse.Namespace, timing: dict[str, float]) -> list[dict]:
     """Run one set-up's sweep (inline, or ``--parallel`` processes through
     the sweep's own runner) and return finish()'s rows."""
-    from schedlab.scripts import sweep as sweep_cmd
+    from schedlab.cli import sweep as sweep_cmd
 
     clock = {"cpu": time.process_time(), "wall": time.perf_counter()}
 

@@ -63,7 +63,7 @@ class Context:
         runs on the sim engine add ``sim_sets`` (longer, larger: what live
         runs cannot afford), smoke runs ``smoke_sets`` (shorter durations,
         fewer points), each after ``sets``."""
-        from schedlab.scripts.sweep import finish, plan_sweep, run_inline
+        from schedlab.cli.sweep import finish, plan_sweep, run_inline
 
         if self.smoke:
             sets = sets + (smoke_sets or [])

@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from schedlab.scripts import mesos_model
-from schedlab.scripts.fidelity import Context, Finding, Result, metric, schedulers
-from schedlab.scripts.findings_sampling import multicluster_imbalance, sparrow_vs_omniscient, supermarket
+from schedlab.schedulers.archs.mesos import analytic_model as mesos_model
+from schedlab.experiments.fidelity import Context, Finding, Result, metric, schedulers
+from schedlab.experiments.findings_sampling import multicluster_imbalance, sparrow_vs_omniscient, supermarket
 
 BORG = ['architectures=["borg"]', "coordinator.replicas=3"]
 MESOS = ['architectures=["mesos"]']
@@ -241,9 +241,9 @@ def borg_compaction(ctx: Context) -> Result:
     from schedlab.schedulers.archs.borg.compaction import smallest_cell
     from schedlab.schedulers.archs.borg.placement import SCORING, PlacementParams
     from schedlab.schedulers.model.cluster import build_cell
-    from schedlab.scripts.scenario_files import load_scenario
-    from schedlab.scripts.compaction import snapshot
-    from schedlab.scripts.fidelity import PAPER
+    from schedlab.api.scenario_files import load_scenario
+    from schedlab.experiments.compaction import snapshot
+    from schedlab.experiments.fidelity import PAPER
 
     seeds = 3 if ctx.smoke else 11  # the paper: 11 trials per cell
     p90: dict[str, dict[str, float]] = {}

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from schedlab.scripts.fidelity import ROOT, Context, Result
+from schedlab.experiments.fidelity import ROOT, Context, Result
 
 
 # ------------------------------------------------------ Sparrow, the supermarket model
@@ -196,8 +196,8 @@ def multicluster_imbalance(ctx: Context) -> Result:
     joined by observational clients and by a meta-scheduler."""
     import tomllib
 
-    from schedlab.actors.archs.multicluster.run import run_federation
-    from schedlab.schedulers.archs.multicluster.federation import parse_federation
+    from schedlab.actors.federation.run import run_federation
+    from schedlab.schedulers.federation.spec import parse_federation
 
     path = ROOT / "scenarios" / "multicluster.toml"
     got = {}

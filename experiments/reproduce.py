@@ -25,9 +25,9 @@ import time
 import traceback
 from pathlib import Path
 
-from schedlab.scripts.fidelity import Context, Finding, Result, render, update_readme
-from schedlab.scripts.findings import FINDINGS
-from schedlab.scripts.command import error
+from schedlab.experiments.fidelity import Context, Finding, Result, render, update_readme
+from schedlab.experiments.findings import FINDINGS
+from schedlab.cli.command import error
 
 
 def engine_of(f: Finding, override: str | None) -> str | None:

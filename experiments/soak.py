@@ -31,8 +31,8 @@ import numpy as np
 
 from schedlab.actors.analysis.kept_runs import violated
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison
-from schedlab.scripts.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error
-from schedlab.scripts.scenario_files import load_data, resolve
+from schedlab.cli.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error
+from schedlab.api.scenario_files import load_data, resolve
 
 # The live monkey's defaults (schedlab chaos monkey), in wall seconds.
 MONKEY_LASTING_WALL_S = 2.0

@@ -182,8 +182,8 @@ def css_runs(seconds: float) -> list[Measured]:
     """CSS's default experiment (``paper/css_example``: 10,000 machines, its
     example workload; the t_job 0.1 point) for ``seconds`` emulated, once per
     architecture the scenario compares that is registered here."""
-    from schedlab.scripts.api import build_scenario
-    from schedlab.scripts.scenario_files import load_data
+    from schedlab.api.runs import build_scenario
+    from schedlab.api.scenario_files import load_data
 
     data = load_data(CSS_SCENARIO, None)
     archs = [a for a in data.get("architectures", [data.get("architecture")]) if a in registry.names()]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from schedlab.schedulers import arch as registry
-from schedlab.scripts import crosscheck
-from schedlab.scripts.crosscheck_table import (
+from schedlab.experiments import crosscheck
+from schedlab.experiments.crosscheck_table import (
     TOLERANCES, Row, Tolerance, compare, metrics, pair, render, spread, tolerance,
 )
 

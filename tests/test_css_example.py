@@ -9,7 +9,7 @@ import pytest
 
 import schedlab
 from schedlab.actors.analysis.kept_runs import violated
-from schedlab.scripts import css_compare
+from schedlab.experiments import css_compare
 
 # The default batch interval: fewer exchanges to run (the file's 0.1 emulated
 # s sharpens waits to first attempt, which these tests do not measure).

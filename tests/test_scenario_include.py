@@ -9,7 +9,7 @@ import pytest
 
 from schedlab.schedulers.scenario.include import included, merge
 from schedlab.schedulers.scenario.toml_table import ScenarioError
-from schedlab.scripts.scenario_files import load_data, load_scenario
+from schedlab.api.scenario_files import load_data, load_scenario
 
 
 def test_a_fragment_adds_tables_and_values() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from schedlab.schedulers.scenario.parse import parse_comparison
-from schedlab.scripts.soak import soak_one
+from schedlab.experiments.soak import soak_one
 from tests.conftest import assert_invariants_hold
 
 pytestmark = pytest.mark.ray

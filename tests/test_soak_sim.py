@@ -13,7 +13,7 @@ import pytest
 
 from schedlab.schedulers.faults.plan import Monkey, monkey_plan
 from schedlab.schedulers.scenario.parse import parse_comparison, roster_for
-from schedlab.scripts.soak import soak_sim
+from schedlab.experiments.soak import soak_sim
 from tests.conftest import assert_invariants_hold
 
 ROOT = Path(__file__).resolve().parent.parent

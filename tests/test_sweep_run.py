@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.scripts.cli import main
+from schedlab.cli.main import main
 from tests.test_cli import schedlab
 
 SHORT = ["--set", "duration=60", "--set", "time_scale=30", "--no-progress"]

@@ -3,7 +3,7 @@ bulletin board (``board``), and the front ends that choose a site: an
 observational client per home site (``client-<i>``), a meta-scheduler
 (``meta``), or a peer gateway per site for sender-initiated load sharing
 (``peer-<i>``). Decisions are the pure cores'
-(``schedulers.archs.multicluster``); a site is reached only through its
+(``schedulers.federation``); a site is reached only through its
 submitter (``inject``) and its metrics collector (``left_queue``), so any
 architecture can be a site.
 
@@ -18,12 +18,12 @@ from typing import Any
 
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
-from schedlab.schedulers.archs.multicluster.bulletin import Board, Publication
-from schedlab.schedulers.archs.multicluster.federation import JoinSpec, client_name, job_work, peer_name
-from schedlab.schedulers.archs.multicluster.meta import MetaScheduler
-from schedlab.schedulers.archs.multicluster.observational import ObservationalClient
-from schedlab.schedulers.archs.multicluster.p2p import ThresholdSharing
-from schedlab.schedulers.archs.multicluster.site_queue import SiteQueue
+from schedlab.schedulers.federation.bulletin import Board, Publication
+from schedlab.schedulers.federation.spec import JoinSpec, client_name, job_work, peer_name
+from schedlab.schedulers.federation.meta import MetaScheduler
+from schedlab.schedulers.federation.observational import ObservationalClient
+from schedlab.schedulers.federation.p2p import ThresholdSharing
+from schedlab.schedulers.federation.site_queue import SiteQueue
 from schedlab.schedulers.model.seeding import rng_for
 
 CALL_WALL_S = 2.0

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.actors import engines, interrupt
-from schedlab.actors.archs.multicluster.fronts import BoardActor, Client, Meta, Peer, Sites, Users
-from schedlab.actors.archs.multicluster.summary import federation_summary
+from schedlab.actors.federation.fronts import BoardActor, Client, Meta, Peer, Sites, Users
+from schedlab.actors.federation.summary import federation_summary
 from schedlab.actors.common.metrics import MetricsCollector, read_events
 from schedlab.actors.run import CellRun, Started, connected, plan_run, run_id
 from schedlab.schedulers.arch import spec_of
-from schedlab.schedulers.archs.multicluster.federation import Federation, client_name, peer_name
+from schedlab.schedulers.federation.spec import Federation, client_name, peer_name
 from schedlab.schedulers.placement.policies import get_policy
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.analysis.stats import percentiles
-from schedlab.schedulers.archs.multicluster import imbalance as im
-from schedlab.schedulers.archs.multicluster.federation import Federation
+from schedlab.schedulers.federation import imbalance as im
+from schedlab.schedulers.federation.spec import Federation
 
 
 def _num(x: float) -> float | None:

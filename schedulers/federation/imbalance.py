@@ -24,7 +24,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from schedlab.schedulers.archs.multicluster.site import Job, Run
+from schedlab.schedulers.federation.site import Job, Run
 
 
 @dataclass(frozen=True)

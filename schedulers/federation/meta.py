@@ -41,7 +41,7 @@ from typing import TypeAlias
 
 import numpy as np
 
-from schedlab.schedulers.archs.multicluster.bulletin import Publication
+from schedlab.schedulers.federation.bulletin import Publication
 
 Tree: TypeAlias = int | Sequence["Tree"]
 ON_FAILURE = ("wait", "home")

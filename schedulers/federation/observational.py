@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from schedlab.schedulers.archs.multicluster.bulletin import Board, Publication
+from schedlab.schedulers.federation.bulletin import Board, Publication
 
 SCORES = ("queue", "wait", "start")
 

@@ -25,7 +25,7 @@ import heapq
 import math
 from dataclasses import dataclass
 
-from schedlab.schedulers.archs.multicluster.bulletin import Publication, WaitWindow
+from schedlab.schedulers.federation.bulletin import Publication, WaitWindow
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from schedlab.schedulers.archs.multicluster.bulletin import Publication, WaitWindow
+from schedlab.schedulers.federation.bulletin import Publication, WaitWindow
 
 
 class SiteQueue:

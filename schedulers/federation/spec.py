@@ -1,6 +1,6 @@
 """A federation file: several sites, each a cell of any registered
 architecture, and one way of joining them. Parsed and checked here, pure,
-before anything starts; ``actors.archs.multicluster`` runs it.
+before anything starts; ``actors.federation`` runs it.
 
 A federation file has ``[[sites]]`` instead of a single cell::
 
@@ -26,8 +26,8 @@ import math
 from dataclasses import dataclass
 import numpy as np
 
-from schedlab.schedulers.archs.multicluster.meta import ON_FAILURE
-from schedlab.schedulers.archs.multicluster.observational import SCORES
+from schedlab.schedulers.federation.meta import ON_FAILURE
+from schedlab.schedulers.federation.observational import SCORES
 from schedlab.schedulers.model.seeding import rng_for
 from schedlab.schedulers.model.workload import generate_jobs
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
