@@ -1,8 +1,9 @@
 """``schedlab report DIR``: write DIR/report.md with PNG plots in DIR/plots/.
 
-DIR is a run (summary.json + events.jsonl), a comparison (subdirectories that
-are runs, one per architecture: OUT/<architecture>) or a sweep (sweep.json +
-sweep.csv). This module decides *what* to plot from events and summaries
+DIR is a sweep (sweep.json + sweep.csv) or a run of any kind
+(``api.kinds``): one cell's (summary.json + events.jsonl), a comparison's
+(subdirectories that are runs, one per architecture: OUT/<architecture>) or
+a federation's (its sites' runs under OUT/sites/<name>/). This module decides *what* to plot from events and summaries
 (pure, no matplotlib) and writes the markdown; ``actors.analysis.plots`` draws.
 A plot whose data is absent is skipped with a line saying why, never an error.
 """
@@ -18,6 +19,8 @@ from schedlab.actors.analysis.stats import by_event
 from schedlab.actors.analysis.summary import first_attempts
 from schedlab.actors.analysis import plots
 from schedlab.actors.arch import of_summary
+from schedlab.actors.analysis.saved_run import NotARun
+from schedlab.api import kinds
 from schedlab.api.compare import ROWS, compare_row
 from schedlab.actors.analysis.report_parts import Events, Figure, PlotSpec, ReportError, Skip, figure_md, load_json, md_table
 
@@ -34,7 +37,7 @@ def write_report(path: Path) -> Path:
 
             text = sweep_report(path)
         else:
-            text = run_report(path) if kind == "run" else comparison_report(path)
+            text = kinds.kind(kind).fn("report")(path)
     except plots.MatplotlibMissing as e:
         raise ReportError(str(e)) from e
     out = path / "report.md"
@@ -44,25 +47,18 @@ def write_report(path: Path) -> Path:
 
 # ---- what kind of directory --------------------------------------------------
 
-def is_run_dir(path: Path) -> bool:
-    return (path / "summary.json").is_file() and (path / "events.jsonl").is_file()
-
-
-def run_subdirs(path: Path) -> list[Path]:
-    return sorted(p for p in path.iterdir() if p.is_dir() and is_run_dir(p))
-
-
 def directory_kind(path: Path) -> str:
+    """"sweep", or the name of the run kind (``api.kinds``) ``path`` holds;
+    ReportError naming it when it is neither."""
     if not path.is_dir():
         raise ReportError(f"{path}: no such directory")
     if (path / "sweep.json").is_file() and (path / "sweep.csv").is_file():
         return "sweep"
-    if is_run_dir(path):
-        return "run"
-    if not (path / "summary.json").exists() and run_subdirs(path):
-        return "comparison"
-    raise ReportError(f"{path}: not a run, comparison or sweep directory (expected summary.json and events.jsonl, "
-                      "subdirectories holding them, or sweep.json and sweep.csv)")
+    try:
+        return kinds.of_out(path).name
+    except NotARun:
+        raise ReportError(f"{path}: not a run, comparison, federation or sweep directory (expected summary.json and "
+                          "events.jsonl, subdirectories holding them, sites/ beside them, or sweep.json and sweep.csv)") from None
 
 
 def load_run(path: Path) -> tuple[dict, Events]:
@@ -242,7 +238,7 @@ def run_report(path: Path) -> str:
 
 
 def comparison_report(path: Path) -> str:
-    runs = [(d, *load_run(d)) for d in run_subdirs(path)]
+    runs = [(d, *load_run(d)) for d in kinds.comparison_runs(path)]
     summaries = [s for _d, s, _ev in runs]
     seeds = ", ".join(sorted({str(s["seed"]) for s in summaries}))
     parts = [f"# {summaries[0]['scenario']}: {', '.join(s['architecture'] for s in summaries)}, seed {seeds}\n",
@@ -256,6 +252,37 @@ def comparison_report(path: Path) -> str:
     for d, s, ev in runs:
         parts.append(f"## {_run_label(d, s)}\n\n{_run_line(s)}\n")
         # The comparison table above already holds each run's headline numbers.
+        parts.append(run_body(path, s, ev, f"plots/{d.name}", "###", headline=False))
+    return "\n".join(parts)
+
+
+def federation_report(path: Path) -> str:
+    """A federation's report: how its sites were joined and what that did
+    (jobs routed, held, moved; imbalance), its sites side by side as a
+    comparison's runs are, then each site's own plots."""
+    fed = load_json(path / "summary.json")
+    try:
+        names = [s["name"] for s in fed["sites"]]
+        j, im = fed["jobs"], fed["imbalance"]
+    except (KeyError, TypeError) as e:
+        raise ReportError(f"{path / 'summary.json'}: not a federation's summary ({type(e).__name__}: {e})") from None
+    runs = [(path / "sites" / n, *load_run(path / "sites" / n)) for n in names]
+    win = im["windows"]
+    joined = md_table(["", "value"], [
+        ["mode", str(fed["mode"])],
+        ["jobs released / routed / held at the end", f"{j['released']} / {j['routed']} / {j['held_at_end']}"],
+        ["jobs moved between sites", str(j["transferred"])],
+        ["imbalance overall (busiest / least busy site, work per capacity)", str(im["overall"]["max_min"])],
+        [f"imbalance per {win['window_s']:g}-s window: median; windows with an idle site",
+         f"{win['median_max_min']}; {win['with_an_idle_site']} of {win['n']}"],
+        ["wait from release p50 / p90 (s)", " / ".join(_num(fed["wait_from_release_s"].get(k)) for k in ("p50", "p90"))],
+        ["invariants broken", ", ".join(f"{k} {v}" for k, v in fed["invariants"].items() if v) or "none"],
+    ])
+    parts = [f"# {fed['scenario']}: federation of {len(names)} sites ({fed['mode']}), seed {fed['seed']}\n",
+             f"{fed['emulated_seconds']:g} emulated s (time scale {fed['time_scale']:g}×), engine {fed['engine']}.\n",
+             joined, md_table(["", *(f"{d.name} ({s['architecture']})" for d, s, _ in runs)], headline_rows([s for _, s, _ in runs]))]
+    for d, s, ev in runs:
+        parts.append(f"## {d.name} ({s['architecture']})\n\n{_run_line(s)}\n")
         parts.append(run_body(path, s, ev, f"plots/{d.name}", "###", headline=False))
     return "\n".join(parts)
 

@@ -28,7 +28,8 @@ from typing import Any
 from schedlab.actors.analysis import tables
 from schedlab.actors.analysis.saved_run import NotARun
 from schedlab.actors.common.metrics import read_events
-from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison, parse_scenario
+from schedlab.api import kinds
+from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison
 from schedlab.schedulers.scenario.toml_table import read_text
 
 __all__ = ["NotARun", "Run", "ScenarioError", "load", "run"]
@@ -58,16 +59,26 @@ class Run:
         """The run in directory ``path``; NotARun (one line) when it has no
         run.json and events.jsonl."""
         d = Path(path)
-        if not (d / "run.json").is_file() or not (d / "events.jsonl").is_file():
-            raise NotARun(f"{d}: not a schedlab run directory (no run.json and events.jsonl)")
+        kind = kinds.of_out(d)
+        if kind.execute is None:  # several runs: open each
+            raise NotARun(f"{d}: {kind.what}, not one run: open one of {', '.join(p.name for p in kinds.comparison_runs(d))}")
         return cls(d)
+
+    def sites(self) -> dict[str, Run]:
+        """A federation's sites by name, each a run of its own (its tables
+        are theirs); empty for one cell."""
+        if not kinds.kind("federation").fn("is_out")(self.path):
+            return {}
+        from schedlab.actors.federation.saved_run import site_dirs
+
+        return {d.name: Run(d, None, self._tmp) for d in site_dirs(self.path)}  # they live in its directory
 
     def __repr__(self) -> str:
         try:
             s = self.summary
         except NotARun:
             return f"<Run (unfinished) at {self.path}>"
-        return f"<Run {s['scenario']} ({s['architecture']}, {s['engine']}, seed {s['seed']}) at {self.path}>"
+        return f"<Run {s['scenario']} ({s.get('architecture', s.get('kind'))}, {s['engine']}, seed {s['seed']}) at {self.path}>"
 
     @property
     def summary(self) -> dict:
@@ -84,6 +95,8 @@ class Run:
 
     def _read_events(self) -> list[dict]:
         if self._events is None:
+            if self.sites():
+                raise NotARun(f"{self.path}: a federation: its tables are its sites' (Run.sites())")
             f = self.path / "events.jsonl"
             try:
                 self._events = read_events(f)
@@ -146,7 +159,8 @@ def run(scenario: str | Path | Mapping[str, Any], *, engine: str | None = None, 
 
     ``scenario``: a TOML file's path, the name of a shipped one
     (``"quickstart"``, ``"paper/omega_service_tjob"``), or the scenario
-    itself as a dict shaped like the TOML. ``engine``: ``"sim"`` (virtual
+    itself as a dict shaped like the TOML; a federation file (``[[sites]]``)
+    runs all its sites, whose tables the Run's ``sites()`` hold. ``engine``: ``"sim"`` (virtual
     clock, deterministic, no Ray) or ``"ray"`` (live); default the
     scenario's own (``ray`` unless it says). ``seed`` overrides the
     scenario's. ``**settings`` set top-level keys (``duration=600``,
@@ -160,9 +174,8 @@ def run(scenario: str | Path | Mapping[str, Any], *, engine: str | None = None, 
     Every input is checked before anything starts: ScenarioError (one line:
     file, key, problem) for a bad one. A live run that cannot reach its
     cluster raises ``schedlab.actors.engines.ClusterUnreachable``."""
-    sc = build_scenario(scenario, engine=engine, seed=seed, overrides=overrides, address=address, **settings)
+    kind, spec = prepare(scenario, engine=engine, seed=seed, overrides=overrides, address=address, **settings)
     from schedlab.actors import interrupt
-    from schedlab.actors.run import run_scenario
 
     tmp = tempfile.TemporaryDirectory(prefix="schedlab-run-") if out is None else None
     where = Path(tmp.name) if tmp is not None else Path(out)  # type: ignore[arg-type]
@@ -171,7 +184,7 @@ def run(scenario: str | Path | Mapping[str, Any], *, engine: str | None = None, 
         # (its actors killed, a Ray it started shut down) and raises
         # schedlab.actors.interrupt.Interrupted.
         with interrupt.deferred():
-            summary = run_scenario(sc, where, address=address)
+            summary = kind.fn("execute")(spec, where, address=address)
     except BaseException:
         if tmp is not None:
             tmp.cleanup()
@@ -181,7 +194,20 @@ def run(scenario: str | Path | Mapping[str, Any], *, engine: str | None = None, 
 
 def build_scenario(scenario: str | Path | Mapping[str, Any], *, engine: str | None = None, seed: int | None = None,
                    overrides: Mapping[str, Any] | None = None, address: str | None = None, **settings: Any) -> Scenario:
-    """The validated Scenario ``run`` would run (same arguments)."""
+    """The validated Scenario ``run`` would run (same arguments); one cell's
+    only (ScenarioError for a federation)."""
+    kind, spec = prepare(scenario, engine=engine, seed=seed, overrides=overrides, address=address, **settings)
+    if not isinstance(spec, Scenario):
+        raise ScenarioError(f"scenario: {kind.what}, not one cell: schedlab.run runs it")
+    return spec
+
+
+def prepare(scenario: str | Path | Mapping[str, Any], *, engine: str | None = None, seed: int | None = None,
+            overrides: Mapping[str, Any] | None = None, address: str | None = None,
+            **settings: Any) -> tuple[kinds.RunKind, Any]:
+    """What ``run`` would run (same arguments), checked, and its kind
+    (``api.kinds``): one cell's Scenario, or a federation. A comparison
+    file runs one of its architectures (``architecture=NAME``)."""
     from schedlab.schedulers.scenario.limits import limits_for
     from schedlab.api.scenario_files import load_data, resolve, set_value
 
@@ -213,10 +239,11 @@ def build_scenario(scenario: str | Path | Mapping[str, Any], *, engine: str | No
         if not isinstance(archs, list) or arch not in archs:
             raise ScenarioError(f"{source}: architecture: {arch!r} is not one this scenario compares ({archs!r})")
         data["architectures"] = [arch]
-        return parse_comparison(data, source, limits)[0]
+        return kinds.kind("cell"), parse_comparison(data, source, limits)[0]
     if arch is not None:
         data["architecture"] = arch
-    return parse_scenario(data, source, limits)
+    kind = kinds.of_data(data, source)
+    return kind, kind.fn("parse")(data, source, limits)
 
 
 def _plain(value: Any) -> Any:

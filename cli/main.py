@@ -9,23 +9,30 @@ from pathlib import Path
 
 from rich.console import Console
 
-from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison
+from schedlab.api import kinds
+from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison, parse_scenario
 from schedlab.schedulers.scenario.limits import limits_for
 from schedlab.cli.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error as _error, interruptible, verbosity
-from schedlab.api.scenario_files import load_data, load_scenario, override as _override, resolve
+from schedlab.api.scenario_files import load_data, override as _override, resolve
 
 
 @interruptible
 def cmd_run(args: argparse.Namespace) -> int:
+    """``schedlab run FILE``: what runs it is the file's kind's (``api.kinds``)."""
     console = Console(stderr=False, quiet=args.quiet)
     try:
         data = load_data(args.scenario, args.set)
-        if "sites" in data:  # a federation of cells, each its own scenario
-            return _run_federation(data, args, console)
-        sc = _override(load_scenario(args.scenario, args.set, limits_for(args.address)), args)
+        return int(kinds.of_data(data, str(resolve(args.scenario)), "run").fn("cli")(data, args, console))
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT
+
+
+def run_cell_file(data: dict, args: argparse.Namespace, console: Console) -> int:
+    """``schedlab run`` on one cell's file: a live progress line, the
+    summary's table, exit 3 when an invariant broke. ScenarioError for bad
+    input, before anything starts."""
+    sc = _override(parse_scenario(data, str(resolve(args.scenario)), limits_for(args.address)), args)
     # Imported here so a bad scenario fails fast, before Ray is even loaded.
     from schedlab.actors.engines import ClusterUnreachable
     from schedlab.actors.run import run_scenario
@@ -63,7 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_federation(data: dict, args: argparse.Namespace, console: Console) -> int:
+def run_federation_file(data: dict, args: argparse.Namespace, console: Console) -> int:
     """``schedlab run`` on a federation file (``[[sites]]``): every site a
     cell of its own architecture, joined as its ``[multicluster]`` says."""
     from schedlab.schedulers.federation.spec import parse_federation
@@ -102,8 +109,9 @@ def _run_federation(data: dict, args: argparse.Namespace, console: Console) -> i
 def cmd_compare(args: argparse.Namespace) -> int:
     console = Console(stderr=False, quiet=args.quiet)
     try:
-        scenarios = [_override(sc, args) for sc in parse_comparison(load_data(args.scenario, args.set), str(resolve(args.scenario)),
-                                                                    limits_for(args.address))]
+        data, source = load_data(args.scenario, args.set), str(resolve(args.scenario))
+        kinds.of_data(data, source, "compare")  # a federation is refused in one line
+        scenarios = [_override(sc, args) for sc in parse_comparison(data, source, limits_for(args.address))]
     except ScenarioError as e:
         _error(str(e))
         return EXIT_BAD_INPUT
@@ -161,10 +169,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from schedlab.actors.analysis.saved_run import NotARun, check_saved
+    """Recompute a saved run's invariants: a cell's, a comparison's runs'
+    (summed) or a federation's (its sites' and its own), by its kind."""
+    from schedlab.actors.analysis.saved_run import NotARun
 
     try:
-        inv = check_saved(args.run)
+        inv = kinds.of_out(args.run).fn("check")(args.run)
     except NotARun as e:
         _error(str(e))
         return EXIT_BAD_INPUT

@@ -22,23 +22,37 @@ def _num(x: float) -> float | None:
     return None if math.isnan(x) else (round(x, 4) if math.isfinite(x) else None)
 
 
-def federation_summary(fed: Federation, events: list[dict], site_events: dict[str, list[dict]],
-                       site_summaries: dict[str, dict], faults: list[dict], engine: str) -> dict[str, Any]:
+def routing(events: list[dict], site_events: list[list[dict]]) -> tuple[dict[int, dict], dict[int, dict], dict[int, list[int]]]:
+    """(jobs released, where each was routed first, the sites each reached)
+    from the federation's events and its sites' (in site order)."""
     released = {e["job_id"]: e for e in events if e["event"] == "fed_released"}
-    names = list(fed.site_names)
     routed: dict[int, dict] = {}
     for e in sorted((e for e in events if e["event"] == "fed_routed"), key=lambda e: e["t"]):
         routed.setdefault(e["job_id"], e)
     # A site's own log is the record of what reached it: a front end killed
     # after handing jobs over but before shipping its events said nothing.
     at_sites: dict[int, list[int]] = {}
-    for i, name in enumerate(names):
-        for e in site_events[name]:
+    for i, ev in enumerate(site_events):
+        for e in ev:
             if e["event"] == "job_submitted":
                 at_sites.setdefault(e["job_id"], []).append(i)
                 if e["job_id"] not in routed and e["job_id"] in released:
                     work = released[e["job_id"]]["work"]
                     routed[e["job_id"]] = {"job_id": e["job_id"], "t": e["t"], "site": i, "work": work}
+    return released, routed, at_sites
+
+
+def lost_jobs(events: list[dict], released: dict[int, dict], routed: dict[int, dict]) -> list[int]:
+    """Jobs released that reached no site and are not held at the end: the
+    federation's own invariant (each site keeps its own)."""
+    held = {e["job_id"] for e in events if e["event"] == "fed_held"}
+    return [j for j in released if j not in routed and j not in held]
+
+
+def federation_summary(fed: Federation, events: list[dict], site_events: dict[str, list[dict]],
+                       site_summaries: dict[str, dict], faults: list[dict], engine: str) -> dict[str, Any]:
+    names = list(fed.site_names)
+    released, routed, at_sites = routing(events, [site_events[n] for n in names])
     held = {e["job_id"] for e in events if e["event"] == "fed_held"}
     transfers = [e for e in events if e["event"] == "fed_transfer"]
     records = [im.Accepted(e["t"], e["site"], e["work"]) for e in routed.values()]
@@ -69,8 +83,7 @@ def federation_summary(fed: Federation, events: list[dict], site_events: dict[st
             "invariants": s["invariants"],
         })
     held -= set(routed)  # a transfer cut off by the end may still have reached its site
-    lost = [j for j in released if j not in routed and j not in held]
-    invariants = {"lost_jobs": len(lost)}
+    invariants = {"lost_jobs": len(lost_jobs(events, released, routed))}
     for s in sites:
         for k, v in s["invariants"].items():
             invariants[k] = invariants.get(k, 0) + int(v)
