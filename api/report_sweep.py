@@ -1,7 +1,7 @@
 """The sweep part of ``schedlab report``: each headline metric against the
 first swept key (one line per architecture or scheduler, and per value of a
 second key), error bars ± MAD, then every point as a table. Reads only
-sweep.json and sweep.csv (``scripts.sweep`` wrote them)."""
+sweep.json and sweep.csv (``cli.sweep`` wrote them)."""
 from __future__ import annotations
 
 import collections

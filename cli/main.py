@@ -271,9 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
     from schedlab.cli.chaos import add_parser as add_chaos
     from schedlab.cli.sweep import add_parser as add_sweep
 
+    from schedlab.cli.tools import add_parsers as add_tools
+
     add_chaos(sub)
     add_sweep(sub)
     add_calibrate(sub)
+    add_tools(sub)
     rp = sub.add_parser("report", help="write report.md with plots for a run, comparison or sweep directory")
     rp.add_argument("dir", help="a run's, comparison's or sweep's OUT directory")
     rp.set_defaults(fn=cmd_report)
@@ -296,6 +299,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from schedlab.cli import tools
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in tools.names():  # a tool reads its own options
+        return tools.run(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
     return int(args.fn(args))
 

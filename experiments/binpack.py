@@ -2,7 +2,7 @@
 algorithm (next fit, next-k fit, first fit, best fit, worst fit, almost worst
 fit) and offline first fit decreasing uses on random item lists.
 
-    python -m schedlab.experiments.binpack [--items 1000] [--trials 20] [--seed 0] [--dist uniform|small|large|bimodal] [--k 3]
+    schedlab binpack [--items 1000] [--trials 20] [--seed 0] [--dist uniform|small|large|bimodal] [--k 3]
 
 Each trial draws ``--items`` sizes from ``--dist`` (a seeded numpy
 Generator, so a seed gives the same lists every time) and packs the same

@@ -1,6 +1,6 @@
 """Cell compaction: the smallest cell each Borg scoring policy needs.
 
-    python -m schedlab.experiments.compaction SCENARIO.toml [--seeds 11] [--policies best_fit,worst_fit,hybrid] [--sample N]
+    schedlab compaction SCENARIO.toml [--seeds 11] [--policies best_fit,worst_fit,hybrid] [--sample N]
 
 The workload snapshot is the scenario's standing load (prefill) plus every
 job arriving in its first ``duration`` seconds, all running at once (the
@@ -36,7 +36,7 @@ def snapshot(sc) -> list[SnapshotJob]:  # type: ignore[no-untyped-def]
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="compaction", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="schedlab compaction", description=__doc__.split("\n\n")[0])
     p.add_argument("scenario")
     p.add_argument("--seeds", type=int, default=11)
     p.add_argument("--policies", default=",".join(SCORING))

@@ -1,18 +1,18 @@
 """Cross-check the engines: shipped scenarios live on Ray and on the sim
 engine (with this machine's calibrated latency), over the same seeds.
 
-    python scripts/crosscheck.py             # DEFAULT_SCENARIOS (one per architecture) x 3 seeds
-    python scripts/crosscheck.py --quick     # quickstart, 1 seed, 200 emulated s (CI size, ~20 s)
-    python scripts/crosscheck.py --scenarios omega_conflicts,mesos_failover --seeds 5
+    schedlab crosscheck             # DEFAULT_SCENARIOS (one per architecture) x 3 seeds
+    schedlab crosscheck --quick     # quickstart, 1 seed, 200 emulated s (CI size, ~20 s)
+    schedlab crosscheck --scenarios omega_conflicts,mesos_failover --seeds 5
 
 Steps: start Ray (or join --address); measure its one-way message latency
 (``schedlab calibrate``'s probes, --messages); run every scenario live
-over the seeds (the sweep machinery: ``scripts.sweep``); shut Ray down;
+over the seeds (the sweep machinery: ``cli.sweep``); shut Ray down;
 run each again on the sim engine with ``[substrate] latency`` = the
 measured one-way table in that scenario's emulated seconds (wall x its
 time_scale); print per scenario and metric live against sim, median
 [range over seeds], with a verdict against the tolerance stated in
-``scripts.crosscheck_table``. README "Engines" says what differs and why.
+``experiments.crosscheck_table``. README "Engines" says what differs and why.
 
 Writes OUT/crosscheck.md (the table), OUT/crosscheck.json (every value,
 the calibration's spread and table), OUT/calibration.json (the pooled
@@ -202,7 +202,7 @@ def crosscheck(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="crosscheck", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="schedlab crosscheck", description=__doc__.split("\n\n")[0])
     p.add_argument("--scenarios", help=f"comma-separated shipped names or files (default: {','.join(DEFAULT_SCENARIOS)})")
     p.add_argument("--seeds", type=int, help=f"runs per scenario and engine, seeds SEED, SEED+1, ... (default {DEFAULT_SEEDS})")
     p.add_argument("--seed", type=int, help="first seed (default: each scenario's)")

@@ -1,4 +1,4 @@
-"""The pure half of ``scripts/crosscheck.py``: which numbers of a summary
+"""The pure half of ``experiments/crosscheck.py``: which numbers of a summary
 are compared, how close live and sim must be, and the table.
 
 Runs are paired by seed (one seed, one workload, on both engines); a seed

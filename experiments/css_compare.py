@@ -1,8 +1,8 @@
 """CSS side by side: the default experiment of the Omega paper's simulator
 (google/cluster-scheduler-simulator, "CSS") on schedlab's sim engine.
 
-    python scripts/css_compare.py                          # 10,000 machines, one day (CSS's own size)
-    python scripts/css_compare.py --machines 1000 --hours 2 --out runs/css
+    schedlab css-compare                          # 10,000 machines, one day (CSS's own size)
+    schedlab css-compare --machines 1000 --hours 2 --out runs/css
 
 CSS sweeps t_job over 0.1, 1 and 10 s (t_task 5 ms) for one scheduler per
 set-up (its ``Simulation.scala``): the monolithic scheduler on a single path

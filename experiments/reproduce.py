@@ -1,10 +1,10 @@
 """Reproduce published scheduler findings and write the Fidelity table.
 
-    python scripts/reproduce.py                      # every finding, full size (~14 wall minutes here)
-    python scripts/reproduce.py --only drf_example,raft_election
-    python scripts/reproduce.py --update-readme      # also replace the table in README.md
-    python scripts/reproduce.py --smoke              # shortened runs: checks the pipeline (CI)
-    python scripts/reproduce.py --engine ray         # every finding live (default: each finding's own engine)
+    schedlab reproduce                      # every finding, full size (~14 wall minutes here)
+    schedlab reproduce --only drf_example,raft_election
+    schedlab reproduce --update-readme      # also replace the table in README.md
+    schedlab reproduce --smoke              # shortened runs: checks the pipeline (CI)
+    schedlab reproduce --engine ray         # every finding live (default: each finding's own engine)
 
 Each finding runs on its own engine unless --engine says otherwise: the
 sim engine where the finding is about scheduling (longer, larger runs
@@ -58,7 +58,7 @@ def run_findings(findings: list[Finding], ctx: Context, engine: str | None = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="reproduce", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="schedlab reproduce", description=__doc__.split("\n\n")[0])
     p.add_argument("--only", default="", help="comma-separated finding keys: " + ", ".join(f.key for f in FINDINGS))
     p.add_argument("--smoke", action="store_true", help="shortened runs, for CI")
     p.add_argument("--out", default=f"runs/reproduce-{time.strftime('%Y%m%d-%H%M%S')}")

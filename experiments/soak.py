@@ -1,7 +1,7 @@
 """Soak: each architecture runs for a while under the chaos monkey.
 
-    python scripts/soak.py [SCENARIO.toml] [--arch NAME,NAME] [--minutes 10] [--every 5] [--seed 0]
-    python scripts/soak.py --engine sim [--hours 24] [--every 5] [--seed 0]
+    schedlab soak [SCENARIO.toml] [--arch NAME,NAME] [--minutes 10] [--every 5] [--seed 0]
+    schedlab soak --engine sim [--hours 24] [--every 5] [--seed 0]
 
 Live (the default): for each architecture the scenario runs here (embedded
 Ray, or --address), ``schedlab chaos --run OUT monkey`` runs as a separate

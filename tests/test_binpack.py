@@ -1,5 +1,5 @@
 """One-dimensional bin packing (schedulers.placement.binpack) and the script
-that prints its approximation ratios (scripts.binpack). Pure: no Ray.
+that prints its approximation ratios (experiments.binpack). Pure: no Ray.
 
 Only theorems are asserted as properties: each holds for every list, and
 the proof (or the paper) is cited beside it."""

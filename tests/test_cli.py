@@ -139,7 +139,7 @@ def test_a_path_wins_over_a_shipped_name(tmp_path: Path) -> None:
 
 # --- Refusals that must come before anything starts --------------------------
 #
-# Each runs the real entry point (scripts.cli.main) in a fresh interpreter
+# Each runs the real entry point (cli.main.main) in a fresh interpreter
 # that reports on stdout's last line whether Ray was ever imported: a refusal
 # with Ray never loaded cannot have started an actor (run_scenario imports
 # Ray first), which is the structural form of "refused within a second".

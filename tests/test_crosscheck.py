@@ -1,5 +1,5 @@
-"""scripts/crosscheck.py: the metrics it compares, the verdict against its
-stated tolerances and the table (scripts/crosscheck_table.py), on synthetic
+"""experiments/crosscheck.py: the metrics it compares, the verdict against its
+stated tolerances and the table (experiments/crosscheck_table.py), on synthetic
 summaries; bad arguments; and one CI-sized run on both engines."""
 from __future__ import annotations
 

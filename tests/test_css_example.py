@@ -1,6 +1,6 @@
 """``scenarios/paper/css_example.toml`` (CSS's default experiment) shrunk to
 300 machines and 5 emulated minutes on the sim engine, and the pure parts
-of ``scripts/css_compare.py``. Seconds of wall time; no Ray."""
+of ``experiments/css_compare.py``. Seconds of wall time; no Ray."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,5 @@
 """A scenario's ``include`` (schedulers/scenario/include.py, read by
-scripts/scenario_files.load_data): a fragment only adds; a clash, a
+api/scenario_files.load_data): a fragment only adds; a clash, a
 fragment that includes, a missing file are one-line errors."""
 from __future__ import annotations
 
