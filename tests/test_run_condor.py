@@ -143,7 +143,7 @@ def test_condor_against_a_central_dispatcher_moves_the_bottleneck(tmp_path: Path
     """condor_vs_dispatcher (condor_scale included): the dispatcher's one
     head, paying a shadow's cost for every task, saturates; the schedds do not."""
     from schedlab.schedulers.scenario.parse import parse_comparison
-    from schedlab.scripts.scenario_files import load_data
+    from schedlab.api.scenario_files import load_data
 
     path = ROOT / "scenarios" / "condor_vs_dispatcher.toml"
     data = load_data(path, ["engine=\"sim\"", "duration=300"])

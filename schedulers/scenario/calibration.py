@@ -1,7 +1,7 @@
 """Measured message latencies as a scenario's ``[substrate] latency`` table.
 
 The pure half of ``schedlab calibrate`` (the measuring is
-``actors.calibrate``, the command ``scripts.calibrate``): a spread of
+``actors.calibrate``, the command ``cli.calibrate``): a spread of
 samples (percentiles), samples binned into an ``empirical`` distribution,
 wall seconds turned into emulated ones, and the TOML text a scenario
 reads. No Ray, no clock, no I/O.
