@@ -40,7 +40,7 @@ class Spread:
     p999: float
     max: float
 
-    def scaled(self, factor: float) -> "Spread":
+    def scaled(self, factor: float) -> Spread:
         """The same spread in another unit (seconds to ms: 1e3)."""
         return Spread(self.n, *(v * factor for v in (self.mean, self.min, self.p50, self.p90, self.p99, self.p999, self.max)))
 

@@ -26,7 +26,7 @@ from schedlab.schedulers.archs.sparrow.nodes import mean_duration, rebuild_book
 from schedlab.schedulers.archs.sparrow.placement import (
     Placement, batch_sampling, late_binding, per_task_sampling, random_placement,
 )
-from schedlab.schedulers.archs.sparrow.spec import CENTRAL, CENTRAL_ID, nodemon_name, scheduler_name
+from schedlab.schedulers.archs.sparrow.spec import CENTRAL, nodemon_name, scheduler_name
 from schedlab.schedulers.archs.sparrow.worker import Reservation, Task
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.seeding import rng_for
@@ -355,7 +355,7 @@ class CentralScheduler(_Base):
                 self.kick.clear()
                 try:
                     await asyncio.wait_for(self.kick.wait(), self.flush_interval * 10)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 continue
             j = self.queue.pop(0)
