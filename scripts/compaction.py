@@ -28,7 +28,7 @@ from schedlab.scripts.scenario_files import load_scenario
 from schedlab.scripts.command import error
 
 
-def snapshot(sc) -> list[SnapshotJob]:  # type: ignore[no-untyped-def]
+def snapshot(sc) -> list[SnapshotJob]:
     cell = build_cell(sc.cell.machine_classes)
     pre = prefill(cell, sc.workload.classes, sc.workload.prefill_utilization, sc.seed)
     jobs = [*pre.jobs, *generate_jobs(sc.workload.classes, sc.duration, sc.seed)]

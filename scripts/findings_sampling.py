@@ -73,7 +73,8 @@ def _supermarket_model(n: int, lam: float, d: int, warm: int, jobs: int, seed: i
     total = warm + jobs
     gaps, service = rng.exponential(1.0 / (lam * n), total), rng.exponential(1.0, total)
     picks = [rng.choice(n, size=d, replace=False) for _ in range(total)] if d > 1 else rng.integers(0, n, (total, 1))
-    queue, last, ends = [0] * n, [0.0] * n, []
+    queue, last = [0] * n, [0.0] * n
+    ends: list = []
     t, acc = 0.0, 0.0
     for k in range(total):
         t += gaps[k]

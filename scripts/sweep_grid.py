@@ -34,7 +34,9 @@ def toml_value(raw: str) -> Any:
 def split_values(raw: str) -> list[str]:
     """``5,10,[1,2],"a,b"`` -> ['5', '10', '[1,2]', '"a,b"']: commas inside
     brackets or quotes belong to the value (TOML arrays and strings)."""
-    out, cur, depth, quote = [], [], 0, ""
+    out: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, ""
     for ch in raw:
         if quote:
             quote = "" if ch == quote else quote

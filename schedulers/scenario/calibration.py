@@ -58,8 +58,8 @@ def spread(samples: Iterable[float]) -> Spread:
     """Mean, extremes and the 50th, 90th, 99th and 99.9th percentiles
     (numpy's linear interpolation) of positive samples."""
     a = _positive(samples, "spread")
-    p = np.percentile(a, [50, 90, 99, 99.9])
-    return Spread(int(a.size), float(a.mean()), float(a.min()), *(float(x) for x in p), float(a.max()))
+    p50, p90, p99, p999 = (float(x) for x in np.percentile(a, [50, 90, 99, 99.9]))
+    return Spread(int(a.size), float(a.mean()), float(a.min()), p50, p90, p99, p999, float(a.max()))
 
 
 def stalled(s: Spread) -> bool:

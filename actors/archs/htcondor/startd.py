@@ -172,7 +172,8 @@ class StartdService(ActorShell):
         """The host restarted: what ran there died with it. Every job it ran
         goes back to its schedd (as a vacate: the run is badput); queued
         launches were never pulled; the slots start over Unclaimed."""
-        lost, unpulled = [], []
+        lost: list[list] = []
+        unpulled: list[list] = []
         queued = {(ln[0], ln[1]) for ln in self.outbox}
         now = self.rt.now()
         for s in self.slots.values():

@@ -24,7 +24,7 @@ from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.sparrow.hybrid import LongScheduler, partition
 from schedlab.schedulers.archs.sparrow.nodes import mean_duration, rebuild_book
 from schedlab.schedulers.archs.sparrow.placement import (
-    Placement, batch_sampling, late_binding, per_task_sampling, random_placement,
+    PerTaskSampling, Placement, batch_sampling, late_binding, per_task_sampling, random_placement,
 )
 from schedlab.schedulers.archs.sparrow.spec import CENTRAL, nodemon_name, scheduler_name
 from schedlab.schedulers.archs.sparrow.worker import Reservation, Task
@@ -245,7 +245,7 @@ class SparrowScheduler(_Base):
             assert self.sampler is not None
             targets = self.sampler.targets(m, self.rng)
             loads = await self._probe(np.asarray(targets).ravel())
-            if cfg.policy == "per_task":
+            if isinstance(self.sampler, PerTaskSampling):  # policy "per_task"
                 p = self.sampler.choose(targets, loads.reshape(targets.shape), self.rng)
             else:
                 p = self.sampler.choose(targets, loads, m, self.rng)
