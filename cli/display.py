@@ -50,7 +50,7 @@ class RunProgress:
         )
         self.task = self.progress.add_task("run", total=duration, stats="starting")
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         self.progress.start()
         return self
 
@@ -84,7 +84,8 @@ def summary_table(s: dict) -> Table:
     t.add_row("cell", f"{s['cell']['machines']} machines on {s['cell']['host_actors']} host actors (K={s['cell']['machines_per_actor']})")
     virtual = "" if engine == "ray" else "virtual "
     t.add_row("run", f"{s['emulated_seconds']:g} emulated s in {s['wall_seconds']:.1f} {virtual}wall s")
-    t.add_row("jobs", f"submitted {j['submitted']}  scheduled {j['scheduled']}  completed {j['completed']}  abandoned {j['abandoned']}  pending {j['pending']}")
+    t.add_row("jobs", f"submitted {j['submitted']}  scheduled {j['scheduled']}  completed {j['completed']}  "
+                      f"abandoned {j['abandoned']}  pending {j['pending']}")
     t.add_row("wait to first attempt (s)", f"p50/p90/p99 {_p(s['wait_time_s']['first_attempt'])}")
     t.add_row("wait to fully scheduled (s)", f"p50/p90/p99 {_p(s['wait_time_s']['fully_scheduled'])}")
     for sc in s["schedulers"]:

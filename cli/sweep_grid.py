@@ -24,7 +24,9 @@ from schedlab.schedulers.scenario.parse import ScenarioError
 def split_values(raw: str) -> list[str]:
     """``5,10,[1,2],"a,b"`` -> ['5', '10', '[1,2]', '"a,b"']: commas inside
     brackets or quotes belong to the value (TOML arrays and strings)."""
-    out, cur, depth, quote = [], [], 0, ""
+    out: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, ""
     for ch in raw:
         if quote:
             quote = "" if ch == quote else quote

@@ -76,7 +76,7 @@ def measure(items: int, trials: int, seed: int, dist: str, k: int) -> list[Row]:
     draw = DISTRIBUTIONS[dist][0]
     rng = np.random.default_rng(seed)
     packers = algorithms(k)
-    bins = {name: [] for name in packers}
+    bins: dict[str, list] = {name: [] for name in packers}
     bounds = []
     for _ in range(trials):
         sizes = draw(rng, items)

@@ -30,7 +30,7 @@ from schedlab.cli.command import error
 TOOL_HELP = "the smallest cell each Borg scoring policy needs"  # one line in `schedlab --help` (cli.tools)
 
 
-def snapshot(sc) -> list[SnapshotJob]:  # type: ignore[no-untyped-def]
+def snapshot(sc) -> list[SnapshotJob]:
     cell = build_cell(sc.cell.machine_classes)
     pre = prefill(cell, sc.workload.classes, sc.workload.prefill_utilization, sc.seed)
     jobs = [*pre.jobs, *generate_jobs(sc.workload.classes, sc.duration, sc.seed)]

@@ -34,7 +34,7 @@ class Finding:
     claim: str  # the finding, in a few words
     published: str  # the published number or shape
     tolerance: str  # how schedlab's value is judged
-    measure: Callable[["Context"], Result]
+    measure: Callable[[Context], Result]
     # The engine its runs use unless ``reproduce --engine`` says otherwise:
     # "sim" where the finding is about scheduling (the virtual clock runs
     # longer, larger, repeatable experiments), "ray" where the substrate is

@@ -73,7 +73,8 @@ def _supermarket_model(n: int, lam: float, d: int, warm: int, jobs: int, seed: i
     total = warm + jobs
     gaps, service = rng.exponential(1.0 / (lam * n), total), rng.exponential(1.0, total)
     picks = [rng.choice(n, size=d, replace=False) for _ in range(total)] if d > 1 else rng.integers(0, n, (total, 1))
-    queue, last, ends = [0] * n, [0.0] * n, []
+    queue, last = [0] * n, [0.0] * n
+    ends: list = []
     t, acc = 0.0, 0.0
     for k in range(total):
         t += gaps[k]
@@ -123,7 +124,8 @@ def supermarket(ctx: Context) -> Result:
                 stderr[policy][n] = float(np.std(per, ddof=1) / math.sqrt(len(per))) if len(per) > 1 else float("nan")
     # The same windows of the model itself, a few replications: what a
     # finite cell of that size should give, and how much one window varies.
-    warm_jobs = (lambda n: int(SM_LAMBDA * n * SM_RUNS["per_task"][0] / SM_MEAN))
+    def warm_jobs(n: int) -> int:
+        return int(SM_LAMBDA * n * SM_RUNS["per_task"][0] / SM_MEAN)
     model = {n: [_supermarket_model(n, SM_LAMBDA, SM_D, 100 if ctx.smoke else warm_jobs(n), jobs["per_task"][n], seed)
                  for seed in range(2 if ctx.smoke else SM_MODEL_REPS)] for n in cells}
     model_mean = {n: float(np.mean(v)) for n, v in model.items()}
@@ -151,9 +153,11 @@ def supermarket(ctx: Context) -> Result:
                   f"n -> infinity closed form (schedulers/archs/sparrow/supermarket.py); a finite cell's d=2 mean lies "
                   f"above it, by less as n grows. 'model' is the supermarket model itself, simulated directly over the "
                   f"same windows ({SM_MODEL_REPS if not ctx.smoke else 2} replications, mean ± sd of one window): what a "
-                  f"finite cell of that size gives, and how much one window varies; the emulated d=2 means are " + ", ".join(f"{(d2[n] - model_mean[n]) / model_sd[n]:+.1f}" for n in cells)
+                  f"finite cell of that size gives, and how much one window varies; the emulated d=2 means are "
+                  + ", ".join(f"{(d2[n] - model_mean[n]) / model_sd[n]:+.1f}" for n in cells)
                   + f" sd from them. One window of d=2 at n={big} varies by {model_sd[big] / model_mean[big]:.0%} (the "
-                  f"cell's total load drifts over tens of service times), so the largest cell's mean, {excess[big]:+.1%} from the limit, may land on either "
+                  f"cell's total load drifts over tens of service times), so the largest cell's mean, "
+                  f"{excess[big]:+.1%} from the limit, may land on either "
                   f"side of it. Jobs unfinished at the end (counted with their wait so far): {unfinished}.",
                   {"cells": list(cells), "random": rnd, "d2": d2, "random_stderr": stderr["random"], "ratio": ratio,
                    "d2_excess": excess, "limit_d2": limit["per_task"], "limit_random": limit["random"],

@@ -42,7 +42,7 @@ def _drive(fed: Federation, out: Path, run_id: str, home: str, started: Started)
     eng = engines.current()
     flush = fed.sites[0].substrate.batch_interval
     sites: list[CellRun] = []
-    for i, (sc, site) in enumerate(zip(fed.sites, fed.site_names)):
+    for sc, site in zip(fed.sites, fed.site_names):
         policy_fns = {d.name: get_policy(d.policy) for d in spec_of(sc.architecture).deciders(sc) if d.policy is not None}
         sites.append(CellRun(plan_run(sc), out / "sites" / site, f"schedlab-{run_id}-{site}", started, policy_fns,
                              open_ended=True))

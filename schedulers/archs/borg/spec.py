@@ -63,7 +63,7 @@ def parse_borg(t: Table, ctx: SectionContext) -> BorgSpec:
             rt.fail(rt.key(cls), "is not a job class")
         requires.append((cls, tuple(rt.names(cls, machine_names, "machine class or label"))))
     rt.done()
-    spec = BorgSpec(
+    borg = BorgSpec(
         scoring=t.get("scoring", str, default="best_fit", check=one_of(SCORING)),
         sample=t.get("sample", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0"),
         spread_service=t.get("spread_service", bool, default=True),
@@ -81,7 +81,7 @@ def parse_borg(t: Table, ctx: SectionContext) -> BorgSpec:
         requires=tuple(requires),
     )
     t.done()
-    return spec
+    return borg
 
 
 FRONTEND = "borg-frontend"

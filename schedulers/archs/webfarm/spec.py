@@ -82,7 +82,7 @@ def parse_webfarm(t: Table, ctx: SectionContext) -> WebfarmSpec:
     d = t.get("d", int, default=2, check=_positive_int)
     if d > n:
         t.fail(t.key("d"), f"power of d choices needs d <= the {n} servers of the cell, got {d}")
-    servers = []
+    servers: list = []
     for s in (table_array(t, "servers") if "servers" in t.data else []):
         mc = s.get("class", str, check=lambda v: None if v in known else f"no machine class {v!r} (known: {sorted(known)})")
         if any(x.machine_class == mc for x in servers):

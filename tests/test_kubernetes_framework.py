@@ -373,10 +373,12 @@ def scenes(draw):
     app = draw(st.sampled_from(APPS))
     terms = []
     if draw(st.booleans()):
-        terms.append(PodAffinityTerm(Selector.of_labels({"app": draw(st.sampled_from(APPS))}), draw(st.sampled_from([ZONE, HOSTNAME])), anti=draw(st.booleans())))
+        terms.append(PodAffinityTerm(Selector.of_labels({"app": draw(st.sampled_from(APPS))}), draw(st.sampled_from([ZONE, HOSTNAME])),
+                                     anti=draw(st.booleans())))
     spread = ()
     if draw(st.booleans()):
-        spread = (SpreadConstraint(draw(st.integers(1, 2)), draw(st.sampled_from([ZONE, HOSTNAME])), Selector.of_labels({"app": app}), draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]))),)
+        spread = (SpreadConstraint(draw(st.integers(1, 2)), draw(st.sampled_from([ZONE, HOSTNAME])), Selector.of_labels({"app": app}),
+                                   draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]))),)
     incoming = Pod(
         (5, 0),
         (float(draw(st.integers(0, 4))), float(draw(st.integers(0, 8)))),
