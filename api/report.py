@@ -122,7 +122,7 @@ def leader_changes(ev: Events, summary: dict) -> dict[str, list[tuple[float, str
     out = {}
     for label, name, who in leader_events(summary):
         changes: list[tuple[float, str]] = []
-        seen: set[tuple[str, Any]] = set()
+        seen: set[tuple[str | None, Any]] = set()
         for e in sorted(ev.get(name, []), key=lambda e: e["t"]):
             leader = who(e)
             # A leader re-announces itself (raft_role on every commit-index

@@ -136,7 +136,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             console.print(f"  {sc.architecture}: {sc.duration:g} emulated s at x{sc.time_scale:g} ({sc.engine}) ...")
             summaries.append(run_scenario(sc, out / sc.architecture, address=args.address))
     finally:
-        if started:
+        if started and live is not None:
             live.shutdown()
     table = compare_table(summaries)
     if not console.is_terminal:  # a file or a pipe: the table at its own width, not squeezed into 80 columns

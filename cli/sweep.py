@@ -261,7 +261,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             else:
                 run_inline(sweep, out, args.address, advance)
     finally:
-        if started:
+        if started and live is not None:
             live.shutdown()
     rows, bad = finish(sweep, out)
     console.print(f"wrote {out / 'sweep.csv'} ({len(rows)} rows), {out / 'sweep_tidy.csv'} (a row per run) and {out / 'sweep.json'}")

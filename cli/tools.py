@@ -40,8 +40,8 @@ def _declared(folder: str, pattern: str, strip: str = "") -> tuple[Tool, ...]:
         consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
                   for t in n.targets if isinstance(t, ast.Name)}
         if "TOOL_HELP" in consts and any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body):
-            name = consts.get("TOOL_NAME") or f.stem.removeprefix(strip).replace("_", "-")
-            out.append(Tool(name, f"schedlab.{folder}.{f.stem}", consts["TOOL_HELP"]))
+            name = str(consts.get("TOOL_NAME") or f.stem.removeprefix(strip).replace("_", "-"))
+            out.append(Tool(name, f"schedlab.{folder}.{f.stem}", str(consts["TOOL_HELP"])))
     return tuple(out)
 
 
