@@ -247,7 +247,8 @@ class CellRun:
             self.driver_log.echo_to(sys.stderr)
         self.live_hosts = self.members.handles  # a host killed by a fault leaves it (and a restarted one comes back)
         self.faults = FaultTimeline(sc.faults, self.roster, self.members, topo.all_controllers(), self.driver_log, sc.seed,
-                                    sc.time_scale, [eng.actor_key(self.metrics)])
+                                    sc.time_scale, [eng.actor_key(self.metrics)],
+                                    {h: where[0] for h, where in self.host_node.items()})
         self.end_wall = epoch + sc.duration / sc.time_scale
         self.wall0 = eng.time()
         self.last_node_check = 0.0

@@ -20,6 +20,9 @@ PY="${PYTHON:-python3}"
 # ~/.ray/auth_token, made if missing) but a joining node or driver only sends
 # it when told to: tell every process this script starts.
 export RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}"
+# A node told to stop (down) stops now: Ray 2.60 otherwise drains it first,
+# for up to 30 s (for Serve's proxies, which an emulation has none of).
+export RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="${RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S:-0}"
 
 die() { echo "error: $*" >&2; exit 2; }
 

@@ -171,6 +171,18 @@ def test_killed_host_ends_its_tasks() -> None:
     assert check_machines(relaunch_events(("fault", skipped)), CELL, K)[1] == 1
 
 
+def test_a_node_kill_kills_the_hosts_it_took_then_whenever_the_driver_notices() -> None:
+    """The hosts placed on a killed node die with it: their tasks end at the
+    node kill, and a commit to one after it can never launch, though the
+    driver logs the host's death later (node_down) or never (the run ended)."""
+    from schedlab.actors.analysis.invariants import untraced_commits
+
+    kill = {"t": 2.0, "role": "node", "kind": "kill_node", "target": "node-1", "took": ["machine-host-0"]}
+    assert check_machines(relaunch_events(("fault", kill)), CELL, K) == (1, 0)
+    assert check_machines(relaunch_events(("fault", {**kill, "took": ["machine-host-1"]})), CELL, K)[1] == 1
+    assert untraced_commits({"txn": [txn(10.0, 1, [[1, 5]])], "fault": [{**kill, "took": ["machine-host-1"]}]}, 4) == 0
+
+
 def test_a_written_off_host_launching_before_its_reset_is_a_zombie_not_a_placement() -> None:
     """Host 0 is written off at t=2 while paused; task (1, 0) is placed again on
     machine 4; host 0 wakes and starts (1, 0) from a reply it got before the

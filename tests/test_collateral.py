@@ -96,3 +96,24 @@ def test_a_hosts_kill_without_the_leaders_record_is_judged_on_its_own() -> None:
     assert collateral(events(tasks_killed=[killed(70.0, 1, (1, 1, 5))]), K) == 1
     slow = [fault(60.0, "slow", "machine-host-1", duration_s=5.0, delay_s=0.5)]
     assert collateral(events(fault=slow, tasks_killed=[killed(70.0, 1, (1, 1, 5))]), K) == 0
+
+
+def test_a_node_kill_excuses_the_hosts_it_took_whenever_the_driver_notices() -> None:
+    # The node kill names the hosts placed on its node when it was carried
+    # out. The watcher writes host 2 off at 40, before the driver logs the
+    # host's death at 60, or the run ends before the driver ever notices:
+    # either way the write-off is the node kill's doing.
+    kill = fault(20.0, "kill_node", "node-1", role="node", took=["machine-host-2"])
+    noticed = fault(60.0, "node_down", "machine-host-2", role="machine", node="node-1")
+    assert fault_windows({"fault": [kill]}) == {2: [(20.0, math.inf)]}
+    for faults in ([kill, noticed], [kill]):
+        assert collateral(events(fault=faults, machines_down=[down(40.0, [2], [[2, 0]])]), K) == 0
+        # A write-off before the kill was not its doing; a host the node kill
+        # did not take (host 0) is not excused by it.
+        assert collateral(events(fault=faults, machines_down=[down(15.0, [2], [[2, 0]])]), K) == 1
+        assert collateral(events(fault=faults, machines_down=[down(40.0, [0], [[1, 0]])]), K) == 1
+    # A host of the node restarted later is excused only until then.
+    back = [kill, fault(100.0, "restart", "machine-host-2")]
+    assert fault_windows({"fault": back}) == {2: [(20.0, 100.0)]}
+    # A skipped node kill (the node was already down) took nothing.
+    assert fault_windows({"fault": [{**kill, "skipped": "node-1 is already down"}]}) == {}

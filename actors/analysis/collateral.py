@@ -16,7 +16,11 @@ aimed at it, or its node's death) while its silence could have been
 building: within twice the watcher's timeout (``timeout_s`` on the record,
 which includes a new leader's give-up grace) before the write-off, or at any
 time after the fault began until it ended (a killed host: until it was
-restarted). A host that writes itself off (a restarted host's first word)
+restarted). A node kill names the hosts it took (``took``: those placed on
+the node and running when it was carried out), and each is killed from
+that moment: the watcher may write one off before the driver logs its death
+(``node_down``, once Ray declares the node dead, seconds later) or the run
+may end before the driver ever does. A host that writes itself off (a restarted host's first word)
 is always a fault's doing: only the driver restarts hosts.
 
 Pure: events in, a number out; run at the end of every run and by
@@ -34,7 +38,8 @@ from schedlab.schedulers.faults.plan import member_index
 _HOST = "machine-host-"
 
 
-def _hosts_of(value: Any) -> list[int]:
+def hosts_named(value: Any) -> list[int]:
+    """The machine hosts among a fault's actor names (one name or a list)."""
     names = value if isinstance(value, list) else [value]
     return [member_index(n) for n in names if isinstance(n, str) and n.startswith(_HOST)]
 
@@ -48,7 +53,9 @@ def fault_windows(ev: dict[str, list[dict]]) -> dict[int, list[tuple[float, floa
         t, kind = float(f["t"]), f.get("kind")
         if kind == "kill_node":
             node_killed[str(f.get("target"))] = t
-        hosts = _hosts_of(f.get("target")) + _hosts_of(f.get("peer"))
+            for h in hosts_named(f.get("took", [])):
+                killed.setdefault(h, t)
+        hosts = hosts_named(f.get("target")) + hosts_named(f.get("peer"))
         for h in hosts:
             if kind in ("pause", "slow", "partition"):
                 windows[h].append((t, t + float(f.get("duration_s") or 0.0)))

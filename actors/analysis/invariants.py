@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.actors.analysis.collateral import collateral
+from schedlab.actors.analysis.collateral import collateral, hosts_named
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
 from schedlab.schedulers.model.resources import NDIM
@@ -30,10 +30,15 @@ from schedlab.schedulers.model.resources import NDIM
 
 def machine_faults(ev: dict[str, list[dict]]) -> list[tuple[float, int, bool]]:
     """(time, host, killed) for every fault that killed a machine host
-    (killed True) or restarted it as a new incarnation (False)."""
+    (killed True) or restarted it as a new incarnation (False). A node kill
+    kills the hosts it took (``took``) when it was carried out; the driver's
+    later ``node_down`` for one of them, if the run lasted long enough, is
+    the same death noticed."""
     out = []
     for f in ev.get("fault", []):
-        if f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
+        if f.get("kind") == "kill_node" and not f.get("skipped"):
+            out.extend((f["t"], h, True) for h in hosts_named(f.get("took", [])))
+        elif f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
             host = member_index(f["target"])
             if f.get("kind") in ("kill", "host_lost", "node_down"):
                 out.append((f["t"], host, True))

@@ -63,7 +63,7 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     return out
 
 
-_FAULT_DETAIL = ("role", "source", "duration_s", "delay_s", "peer", "restart_after_s", "was_leader", "node", "skipped")
+_FAULT_DETAIL = ("role", "source", "duration_s", "delay_s", "peer", "restart_after_s", "was_leader", "node", "took", "skipped")
 
 
 def fault_record(f: dict) -> dict:

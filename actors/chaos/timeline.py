@@ -48,10 +48,12 @@ class Due:
 
 class FaultTimeline:
     def __init__(self, faults: tuple[FaultSpec, ...], roster: Roster, members: Members, controllers: dict[str, ReplicaSet],
-                 log: EventLog, seed: int, scale: float, exempt: list[str]) -> None:
+                 log: EventLog, seed: int, scale: float, exempt: list[str], placement: dict[str, str] | None = None) -> None:
         """``controllers``: role -> the controller of a role whose members are
         numbered (``<role>-<i>``) and elect a leader (the coordinator group, an
-        architecture's masters); every other actor is a singleton in ``members``."""
+        architecture's masters); every other actor is a singleton in ``members``.
+        ``placement``: actor name -> the label of the cluster node it was placed
+        on, for the actors placed on a node of their own (a node kill takes them)."""
         self.pending = sorted((Due(f, "scenario") for f in faults), key=lambda d: d.spec.at)
         self.roster = roster
         self.members = members
@@ -60,6 +62,7 @@ class FaultTimeline:
         self.rng = np.random.default_rng([seed, 0xC4A05])
         self.scale = scale
         self.exempt = exempt  # instruments' actor keys: a slow actor still reports on time
+        self.placement = placement or {}
         self.watching: list[dict[str, Any]] = []  # failovers awaiting a new leader
         self.done: list[tuple[int, dict]] = []  # (ticket, outcome) for the chaos inbox
 
@@ -215,7 +218,11 @@ class FaultTimeline:
 
     def _kill_node(self, node: str) -> dict[str, Any]:
         """A rack failure: SIGKILL to the node's whole process group (raylet,
-        workers, actors), as scripts/cluster.sh kill does."""
+        workers, actors), as scripts/cluster.sh kill does. The outcome names
+        the actors it took (``took``: placed on the node and running now, in
+        placement order): they die now, though the driver learns of each
+        death only when Ray declares the node dead, seconds later, or never
+        if the run ends first."""
         pid_file = cluster_dir() / f"{node}.pid"
         try:
             pid = int(pid_file.read_text().strip())
@@ -227,7 +234,12 @@ class FaultTimeline:
             raise FaultError(f"{node} is already down") from None
         except PermissionError:
             os.kill(pid, signal.SIGKILL)
-        return {"kind": "kill_node", "target": node, "role": "node"}
+        on_node = [name for name, where in self.placement.items() if where == node]
+        role_of = {name: role for role, names in self.roster.members.items() for name in names}
+        live: set[str] = set()
+        for role in sorted({role_of[name] for name in on_node if name in role_of}):
+            live.update(self._live(role))
+        return {"kind": "kill_node", "target": node, "role": "node", "took": [name for name in on_node if name in live]}
 
     def _watch(self) -> None:
         """Close a failover once its role has a leader with a newer term or epoch."""
