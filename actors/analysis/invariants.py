@@ -34,7 +34,7 @@ def machine_faults(ev: dict[str, list[dict]]) -> list[tuple[float, int, bool]]:
     kills the hosts it took (``took``) when it was carried out; the driver's
     later ``node_down`` for one of them, if the run lasted long enough, is
     the same death noticed."""
-    out = []
+    out: list[tuple[float, int, bool]] = []
     for f in ev.get("fault", []):
         if f.get("kind") == "kill_node" and not f.get("skipped"):
             out.extend((f["t"], h, True) for h in hosts_named(f.get("took", [])))
