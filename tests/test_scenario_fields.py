@@ -45,6 +45,9 @@ def _errors(schema: dict, data: dict, ignore: set[str] = frozenset(), at: str = 
             continue
         if isinstance(v, dict) and "properties" in p:
             out += _errors(p, v, at=f"{k}.")
+        if isinstance(v, dict) and "properties" in (each := p.get("additionalProperties") or {}):
+            out += [e for name, x in v.items()
+                    for e in (_errors(each, x, at=f"{k}.{name}.") if isinstance(x, dict) else [f"{k}.{name}: not a table"])]
         if isinstance(v, list) and "properties" in p.get("items", {}):
             out += [e for i, x in enumerate(v)
                     for e in (_errors(p["items"], x, at=f"{k}[{i}].") if isinstance(x, dict) else [f"{k}[{i}]: not a table"])]
@@ -104,13 +107,15 @@ def test_the_schema_check_can_fail() -> None:
         "scheduler: 'lottery' not in ['capacity', 'fair', 'fifo']", "am_pools: 0 breaks minimum 1",
         "rms: True is not ['integer']", "nonsense: not in the schema"]
     nested = json_schema(FIELDS_OF)
-    assert _errors(nested, {"items": [{"n": 1}, {"n": -1, "x": 2}, 3], "sub": {"n": "a"}}) == [
+    assert _errors(nested, {"items": [{"n": 1}, {"n": -1, "x": 2}, 3], "sub": {"n": "a"},
+                            "keyed": {"a": {"n": 2}, "b": {"m": 1}, "c": 4}}) == [
         "items[1].n: -1 breaks exclusiveMinimum 0", "items[1].x: not in the schema", "items[2]: not a table",
-        "sub.n: 'a' is not ['number']"]
+        "sub.n: 'a' is not ['number']", "keyed.b.m: not in the schema", "keyed.c: not a table"]
 
 
 ITEM = (Field("n", float, 1.0, check=positive, doc="a number"),)
-FIELDS_OF = (Field("items", list, [], nested=True, of=ITEM), Field("sub", dict, {}, nested=True, of=ITEM))
+FIELDS_OF = (Field("items", list, [], nested=True, of=ITEM), Field("sub", dict, {}, nested=True, of=ITEM),
+             Field("keyed", dict, {}, nested=True, each=ITEM))
 
 
 def test_the_schema_describes_sub_tables_and_array_items() -> None:
@@ -119,6 +124,7 @@ def test_the_schema_describes_sub_tables_and_array_items() -> None:
                                                           "description": "a number"}
     assert props["items"]["items"]["additionalProperties"] is False
     assert props["sub"]["type"] == "object" and props["sub"]["properties"]["n"]["type"] == "number"
+    assert props["keyed"]["additionalProperties"]["properties"]["n"]["exclusiveMinimum"] == 0
 
 
 def test_parse_fields_calls_a_nested_fields_reader_in_its_turn() -> None:

@@ -11,7 +11,8 @@ generated from it, so the parser, the reference and the schema cannot drift.
 Structured keys (sub-tables, arrays of tables, distributions) are listed
 too, as ``nested`` fields, so the description covers every key of the
 section: ``of`` gives the fields of a sub-table or of each table of an
-array (the schema then describes them too), and ``read`` a reader that
+array, ``each`` those of every table in a table keyed by names (machine
+classes, job classes) (the schema then describes them too), and ``read`` a reader that
 ``parse_fields`` calls in its turn (a distribution, a per-resource table);
 without one their own parsers read them.
 """
@@ -63,6 +64,7 @@ class Field:
     nested: bool = False  # read by its own parser (a sub-table, an array of tables, a distribution)
     against: Callable[[Any, Mapping[str, Any]], str | None] | None = None  # a check against the fields read before
     of: tuple[Field, ...] = ()  # the keys of a sub-table (kind dict) or of each table of an array (kind list)
+    each: tuple[Field, ...] = ()  # the keys of every table in a table keyed by names (its keys are the parser's to check)
     # A nested field parse_fields reads in its turn: (table, fields read before) -> value.
     read: Callable[[Table, Mapping[str, Any]], Any] | None = None
 
@@ -164,6 +166,8 @@ def _property(f: Field) -> dict[str, Any]:
         p["items"] = _object(f.of)
     elif f.of:
         p.update({k: v for k, v in _object(f.of).items() if k != "type"})
+    if f.each:
+        p["additionalProperties"] = _object(f.each)
     if f.default is not REQUIRED and not isinstance(f.default, Computed) and _plain(f.default):
         p["default"] = f.default
     text = " ".join(x for x in (f.doc, f"Unit: {f.unit}." if f.unit else "",
