@@ -3,6 +3,7 @@ description, and that description as a JSON Schema covering every key the
 parser accepts (each shipped scenario's keys of a converted section validate)."""
 from __future__ import annotations
 
+import copy
 import math
 import tomllib
 from pathlib import Path
@@ -14,7 +15,9 @@ from schedlab.schedulers import arch as registry
 from schedlab.schedulers.archs.yarn import spec as yarn
 from schedlab.schedulers.scenario import section_fields as common
 from schedlab.schedulers.scenario.fields import Computed, Field, json_schema, parse_fields
+from schedlab.schedulers.scenario.parse import parse_scenario
 from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, positive
+from tests.conformance.scenarios import conformance_data
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "scenarios").rglob("*.toml"))
@@ -94,6 +97,24 @@ def test_every_key_of_a_shipped_architecture_section_validates_against_its_table
             if isinstance(section, dict):
                 errors = _errors(json_schema(fields), section, at=f"{where}{name}.")
                 assert not errors, errors
+
+
+@pytest.mark.parametrize("name", sorted(ARCH_TABLES))
+def test_an_architectures_example_validates_and_its_tables_defaults_are_its_parsers(name: str) -> None:
+    """The registered example section validates against the table's schema;
+    writing each plain key the example leaves out with the table's default
+    (a plain, variant-free one) parses to the same section as leaving it out."""
+    data = conformance_data(name)
+    assert not _errors(json_schema(ARCH_TABLES[name]), data[name])
+    explicit = copy.deepcopy(data)
+    written = []
+    for f in ARCH_TABLES[name]:
+        plain = isinstance(f.default, (bool, int, str)) or isinstance(f.default, float) and math.isfinite(f.default)
+        if not f.nested and not f.variants and plain and f.name not in data[name]:
+            explicit[name][f.name] = f.default
+            written.append(f.name)
+    assert written, "no plain key to write"
+    assert parse_scenario(explicit, "t.toml").section == parse_scenario(data, "t.toml").section, written
 
 
 def test_architectures_have_field_tables() -> None:

@@ -2,8 +2,8 @@
 
 A section's plain keys (a number, a string, a flag) are each described once
 by a ``Field``: name, TOML type, default, unit, check, meaning, and which
-variant of the section reads it (YARN's ``scheduler``: a Capacity key is not
-read under Fair). ``parse_fields`` reads a ``Table`` from that description,
+variant of the section reads it (a section with several scheduler policies:
+a key only one policy reads is left unread under another). ``parse_fields`` reads a ``Table`` from that description,
 with ``Table.get``'s one-line errors (file, key, problem); ``json_schema``
 turns the same description into a JSON Schema, and a key reference can be
 generated from it, so the parser, the reference and the schema cannot drift.
