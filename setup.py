@@ -10,7 +10,9 @@ from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-CODE = find_packages(where=str(HERE), include=["actors", "actors.*", "schedulers", "schedulers.*", "scripts", "scripts.*"])
+# The code folders (each installs as schedlab.<folder>); tests/test_packaging.py keeps the same list.
+TOPS = ("actors", "api", "cli", "experiments", "schedulers", "scripts")
+CODE = find_packages(where=str(HERE), include=[f"{top}{tail}" for top in TOPS for tail in ("", ".*")])
 SCENARIOS = ["scenarios", *(".".join(p.relative_to(HERE).parts) for p in sorted((HERE / "scenarios").rglob("*"))
                              if p.is_dir() and "__pycache__" not in p.parts)]
 

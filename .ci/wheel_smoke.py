@@ -4,9 +4,11 @@ Run by ``.ci/run`` with the wheel's virtual environment, from a directory
 outside the checkout: one single-cell scenario of every registered
 architecture, a comparison and a federation. A module the wheel left out
 (a folder without ``__init__.py``) fails here as it would for a user.
-The kinds are read from the shipped files themselves (``sites``: a
-federation; ``architectures``: a comparison; else a single cell), so a new
-architecture or file kind is covered without a line here.
+The kinds are read from the shipped files themselves through the run-kind
+table (``schedlab.api.kinds``), so a new architecture or file kind is
+covered without a line here. Each OUT is then checked (``schedlab check``),
+and a tool and a benchmark run as subcommands (the experiments and scripts
+packages are in the wheel).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import tomllib
 from pathlib import Path
 
 import schedlab
+from schedlab.api import kinds as run_kinds
 from schedlab.schedulers import arch
 
 SHIPPED = Path(schedlab.__file__).resolve().parent / "scenarios"
@@ -31,9 +34,10 @@ def kinds() -> tuple[dict[str, str], list[str], list[str]]:
     for p in sorted(SHIPPED.rglob("*.toml")):
         name = p.relative_to(SHIPPED).with_suffix("").as_posix()
         data = tomllib.loads(p.read_text(encoding="utf-8"))
-        if "sites" in data:
+        kind = run_kinds.of_data(data, name).name
+        if kind == "federation":
             federation.append(name)
-        elif "architectures" in data:
+        elif kind == "comparison":
             compare.append(name)
         elif "architecture" in data and "include" not in data:
             # one without faults where there is one: what a short run can show
@@ -56,7 +60,11 @@ def main(out: Path) -> int:
         assert (out / name / "summary.json").stat().st_size > 0
     run(["compare", compare[0], *SHORT, "--out", str(out / "compare")])
     run(["run", federation[0], *SHORT, "--out", str(out / "federation")])
-    print(f"ran {len(single)} architectures, comparison {compare[0]}, federation {federation[0]}")
+    for d in (arch.names()[0], "compare", "federation"):
+        run(["check", str(out / d)])
+    run(["binpack", "--items", "10", "--trials", "1"])
+    run(["bench", "borg", "--machines", "50", "--tasks", "5", "--repeats", "1"])
+    print(f"ran {len(single)} architectures, comparison {compare[0]}, federation {federation[0]}; checked each kind")
     return 0
 
 

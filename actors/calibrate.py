@@ -82,7 +82,7 @@ class Probe:
             self._enough.clear()
             try:
                 await asyncio.wait_for(self._enough.wait(), timeout_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         out, self.arrivals = self.arrivals, []
         self._enough.clear()

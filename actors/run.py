@@ -193,8 +193,10 @@ class CellRun:
         members = self.members = Members(namespace, started.add)
         topo = self.topo = architecture(sc.architecture).build(Build(plan, out, namespace, rt, metrics, members, policy_fns))
         cell, core_actors = topo.cell, topo.core
-        hosts = self.hosts = []
-        host_node = self.host_node = {}  # host name -> (node label, node id) it was placed on
+        hosts: list = []
+        self.hosts = hosts
+        host_node: dict = {}
+        self.host_node = host_node  # host name -> (node label, node id) it was placed on
         for h in range(host_count(n, k)):
             lo, hi = h * k, min(n, (h + 1) * k)
             where = nodes[int(plan.cell.rack[lo]) % len(nodes)] if len(nodes) > 1 else None

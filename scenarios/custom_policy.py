@@ -21,7 +21,7 @@ import numpy as np
 
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.placement.policies import register_policy, slots
-from schedlab.scripts.scenario_files import load_scenario
+from schedlab.api.scenario_files import load_scenario
 
 
 def tightest_cpu(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:

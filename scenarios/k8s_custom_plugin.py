@@ -21,7 +21,7 @@ import numpy as np
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.kubernetes.objects import RACK
 from schedlab.schedulers.archs.kubernetes.registry import register_plugin
-from schedlab.scripts.scenario_files import load_scenario
+from schedlab.api.scenario_files import load_scenario
 
 CHEAP = "rack-1"
 

@@ -66,6 +66,9 @@ from schedlab.actors.run import run_scenario  # noqa: E402
 from schedlab.schedulers.scenario.limits import MAX_JOBS, MAX_TASKS  # noqa: E402
 from schedlab.schedulers.scenario.parse import parse_scenario  # noqa: E402
 
+TOOL_NAME = "placements"  # its `schedlab` subcommand (default: the file name)
+TOOL_HELP = "placements per second live on Ray, beside raw actor calls"  # one line in `schedlab --help` (cli.tools)
+
 # The scenario's shape (printed with the results, so they can be reproduced).
 TASKS_PER_JOB = 40  # as the bench always offered: a job's message (40 durations) stays cheap; one job is one commit
 MACHINE_CPU, MACHINE_MEM = 16.0, 64.0

@@ -19,6 +19,8 @@ from rich.table import Table
 
 from schedlab.schedulers.archs.borg.placement import PlacementParams, place_job, place_job_naive
 
+TOOL_HELP = "Borg placement: equivalence classes and relaxed randomization"  # one line in `schedlab --help` (cli.tools)
+
 
 def _cell(machines: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     cap = np.tile([16.0, 64.0], (machines, 1))

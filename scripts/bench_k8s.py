@@ -73,6 +73,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+TOOL_HELP = "Kubernetes in scheduler_perf's SchedulingBasic shape"  # one line in `schedlab --help` (cli.tools)
+
 NODE = (4.0, 32.0)  # cpu, GB: scheduler_perf's node-default.yaml (4 cpu, 32Gi)
 POD = (0.1, 0.5)  # cpu, GB: its pod-default.yaml (100m, 500Mi)
 TIME_SCALE = 1.0

@@ -23,6 +23,8 @@ from schedlab.schedulers.archs.kubernetes.framework import schedule_one
 from schedlab.schedulers.archs.kubernetes.objects import HOSTNAME, ZONE, Node, Pod, labels
 from schedlab.schedulers.archs.kubernetes.registry import default_profile
 
+TOOL_HELP = "the pure Kubernetes scheduling cycle alone"  # one line in `schedlab --help` (cli.tools)
+
 UPSTREAM_THRESHOLD = 810  # pods/s, SchedulingBasic 5000 nodes / 50000 pods
 
 

@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -53,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.schedulers import arch as registry
+
+TOOL_HELP = "the sim engine's speed per architecture, beside live"  # one line in `schedlab --help` (cli.tools)
 
 CELL_DAY_S = 86400.0
 CSS_CPU_S_PER_CELL_DAY = 14.0  # CSS's default experiment here: 21 cell-days of 10,000 machines, 150 s on 2 threads
@@ -184,8 +185,8 @@ def css_runs(seconds: float) -> list[Measured]:
     """CSS's default experiment (``paper/css_example``: 10,000 machines, its
     example workload; the t_job 0.1 point) for ``seconds`` emulated, once per
     architecture the scenario compares that is registered here."""
-    from schedlab.scripts.api import build_scenario
-    from schedlab.scripts.scenario_files import load_data
+    from schedlab.api.runs import build_scenario
+    from schedlab.api.scenario_files import load_data
 
     data = load_data(CSS_SCENARIO, None)
     archs = [a for a in data.get("architectures", [data.get("architecture")]) if a in registry.names()]

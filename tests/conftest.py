@@ -126,3 +126,8 @@ def stale_ray_tmp() -> Iterator[dict[str, str]]:
             yield env
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="tests/test_golden.py: rewrite tests/golden/*.json from this tree's sim runs")

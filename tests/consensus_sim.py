@@ -386,7 +386,7 @@ def committed_entries(h: History) -> dict[int, tuple[LogEntry, int]]:
 
 def check_state_machine_safety(h: History) -> None:
     committed_entries(h)
-    for (node, inc), rows in h.applied.items():
+    for (node, _inc), rows in h.applied.items():
         idx = [a.entry.index for _, _, a in rows]
         assert idx == sorted(set(idx)), f"node {node} applied out of order"
 
@@ -407,7 +407,7 @@ def check_exactly_once(h: History) -> None:
     request's result is n, which fails if any earlier one applied twice."""
     committed = committed_entries(h)
     first: dict[tuple[str, int], int] = {}
-    for (node, inc), rows in h.applied.items():
+    for (_node, _inc), rows in h.applied.items():
         for _, _, a in rows:
             e = a.entry
             if e.client_id is None:

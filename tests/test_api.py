@@ -57,8 +57,8 @@ def mesos_revocation_data() -> dict:
 
 
 def test_importing_schedlab_imports_neither_ray_nor_the_api() -> None:
-    code = ("import sys, schedlab; assert 'ray' not in sys.modules and 'schedlab.scripts.api' not in sys.modules; "
-            "from schedlab.scripts import api; assert 'ray' not in sys.modules; assert schedlab.run is api.run and schedlab.Run is api.Run; "
+    code = ("import sys, schedlab; assert 'ray' not in sys.modules and 'schedlab.api' not in sys.modules; "
+            "from schedlab import api; assert 'ray' not in sys.modules; assert schedlab.run is api.run and schedlab.Run is api.Run; "
             "assert 'run' in dir(schedlab); print('ok')")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=False)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
@@ -183,7 +183,7 @@ def test_same_scenario_and_seed_give_the_same_tables() -> None:
 
 
 def test_settings_and_overrides_reach_the_scenario() -> None:
-    from schedlab.scripts.api import build_scenario
+    from schedlab.api.runs import build_scenario
 
     sc = build_scenario("quickstart", engine="sim", seed=3, duration=600,
                         overrides={"omega.schedulers.0.t_job": 2, "workload.prefill_utilization": 0.5})
@@ -213,7 +213,7 @@ def test_settings_and_overrides_reach_the_scenario() -> None:
     ({"scenario": "architectures", "architecture": "lsf"}, ["architecture", "lsf"]),
 ])
 def test_bad_input_is_one_line_naming_the_key(kwargs: dict[str, Any], words: list[str]) -> None:
-    from schedlab.scripts.api import build_scenario
+    from schedlab.api.runs import build_scenario
 
     kwargs = {"scenario": "quickstart", **kwargs}
     with pytest.raises(schedlab.ScenarioError) as e:

@@ -1,5 +1,5 @@
 """One-dimensional bin packing (schedulers.placement.binpack) and the script
-that prints its approximation ratios (scripts.binpack). Pure: no Ray.
+that prints its approximation ratios (experiments.binpack). Pure: no Ray.
 
 Only theorems are asserted as properties: each holds for every list, and
 the proof (or the paper) is cited beside it."""
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedlab.schedulers.placement import binpack as bp
-from schedlab.scripts import binpack as script
+from schedlab.experiments import binpack as script
 
 ONLINE = {
     "next_fit": bp.next_fit,
@@ -273,9 +273,9 @@ def test_script_bad_arguments_exit_2_with_one_error_line(argv: list[str], capsys
 
 
 def test_script_runs_as_a_module_without_importing_ray() -> None:
-    probe = "import sys, schedlab.scripts.binpack; print('ray' in sys.modules)"
+    probe = "import sys, schedlab.experiments.binpack; print('ray' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "False"
-    done = subprocess.run([sys.executable, "-m", "schedlab.scripts.binpack", "--items", "10", "--trials", "1"],
+    done = subprocess.run([sys.executable, "-m", "schedlab.experiments.binpack", "--items", "10", "--trials", "1"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "first_fit" in done.stdout

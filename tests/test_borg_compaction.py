@@ -5,7 +5,7 @@ import numpy as np
 
 from schedlab.schedulers.archs.borg.compaction import SnapshotJob, fits, smallest_cell
 from schedlab.schedulers.archs.borg.placement import PlacementParams
-from schedlab.scripts.compaction import main
+from schedlab.experiments.compaction import main
 
 
 def test_smallest_cell_by_hand() -> None:

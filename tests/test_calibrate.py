@@ -21,8 +21,8 @@ from schedlab.schedulers.scenario.calibration import (
     dist_toml, empirical, latency_toml, significant, spread, stalled, to_emulated,
 )
 from schedlab.schedulers.scenario.parse import parse_scenario
-from schedlab.scripts import cli
-from schedlab.scripts.scenario_files import load_scenario
+from schedlab.cli import main as cli
+from schedlab.api.scenario_files import load_scenario
 from tests.conftest import small_scenario_data
 
 latencies = st.lists(st.floats(min_value=1e-6, max_value=5.0, allow_nan=False), min_size=1, max_size=300)

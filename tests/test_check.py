@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from schedlab.actors.analysis.saved_run import NotARun, check_saved
-from schedlab.scripts.cli import main
+from schedlab.cli.main import main
 from tests.test_run_omega import small_run  # noqa: F401  (module fixture: one sim run)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.scripts.scenario_files import apply_set, load_scenario
+from schedlab.api.scenario_files import apply_set, load_scenario
 from schedlab.schedulers.scenario.parse import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,12 +139,12 @@ def test_a_path_wins_over_a_shipped_name(tmp_path: Path) -> None:
 
 # --- Refusals that must come before anything starts --------------------------
 #
-# Each runs the real entry point (scripts.cli.main) in a fresh interpreter
+# Each runs the real entry point (cli.main.main) in a fresh interpreter
 # that reports on stdout's last line whether Ray was ever imported: a refusal
 # with Ray never loaded cannot have started an actor (run_scenario imports
 # Ray first), which is the structural form of "refused within a second".
 
-_BARE = ("import sys\nfrom schedlab.scripts.cli import main\nrc = main(sys.argv[1:])\n"
+_BARE = ("import sys\nfrom schedlab.cli.main import main\nrc = main(sys.argv[1:])\n"
          "print('ray-imported' if 'ray' in sys.modules else 'ray-never-imported')\nsys.exit(rc)\n")
 
 
@@ -270,7 +270,7 @@ def test_ctrl_c_stops_a_quiet_run_cleanly(tmp_path: Path) -> None:
 def test_verbose_sends_actor_output_to_the_terminal(tmp_path: Path) -> None:
     """-v sets what connect starts Ray with: actors' stdout reaches the
     driver's terminal (Ray's log_to_driver), so a user's print shows."""
-    from schedlab.scripts.cli import build_parser
+    from schedlab.cli.main import build_parser
 
     args = build_parser().parse_args(["run", "quickstart", "-v"])
     assert args.verbose and not args.quiet

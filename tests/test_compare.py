@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison, parse_scenario
-from schedlab.scripts.compare import compare_row
+from schedlab.api.compare import compare_row
 from tests.conftest import small_scenario_data
 from tests.test_cli import schedlab
 

@@ -94,7 +94,8 @@ def test_checker_counts_lost_duplicated_and_split_brain() -> None:
     ({}, [{"at": 10.0, "action": "kill_leader"}], "faults[0]: kill_leader needs [coordinator] replicas >= 3"),
     ({"replicas": 3}, [{"at": 10.0, "action": "kill", "target": "coordinator-7"}], "faults[0]: unknown target 'coordinator-7'"),
     ({"replicas": 3}, [{"at": 900.0, "action": "kill_leader"}], "faults[0].at: must be inside the run"),
-    ({"replicas": 3}, [{"at": 10.0, "action": "explode"}], "faults[0].action: must be one of kill, restart, kill_node, pause, slow, partition, kill_leader, kill_master"),
+    ({"replicas": 3}, [{"at": 10.0, "action": "explode"}],
+     "faults[0].action: must be one of kill, restart, kill_node, pause, slow, partition, kill_leader, kill_master"),
 ])
 def test_bad_coordinator_and_fault_settings(coordinator: dict, faults: list, problem: str) -> None:
     data = small_scenario_data(coordinator=coordinator, faults=faults) if faults else small_scenario_data(coordinator=coordinator)

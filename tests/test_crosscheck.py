@@ -1,5 +1,5 @@
-"""scripts/crosscheck.py: the metrics it compares, the verdict against its
-stated tolerances and the table (scripts/crosscheck_table.py), on synthetic
+"""experiments/crosscheck.py: the metrics it compares, the verdict against its
+stated tolerances and the table (experiments/crosscheck_table.py), on synthetic
 summaries; bad arguments; and one CI-sized run on both engines."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from schedlab.schedulers import arch as registry
-from schedlab.scripts import crosscheck
-from schedlab.scripts.crosscheck_table import (
+from schedlab.experiments import crosscheck
+from schedlab.experiments.crosscheck_table import (
     TOLERANCES, Row, Tolerance, compare, metrics, pair, render, spread, tolerance,
 )
 

@@ -5,7 +5,7 @@ import io
 
 from rich.console import Console
 
-from schedlab.scripts.display import FAULTS_LISTED, RunProgress, faults_cell, summary_table
+from schedlab.cli.display import FAULTS_LISTED, RunProgress, faults_cell, summary_table
 
 
 def _summary(**over: object) -> dict:

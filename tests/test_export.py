@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import schedlab
-from schedlab.scripts.cli import main
-from schedlab.scripts.sweep_grid import flatten
+from schedlab.cli.main import main
+from schedlab.cli.sweep_grid import flatten
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from schedlab.scripts import mesos_model as mm
+from schedlab.schedulers.archs.mesos import analytic_model as mm
 
 
 def test_paper_formulas_match_table_2() -> None:

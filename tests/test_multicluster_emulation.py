@@ -21,12 +21,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from schedlab.schedulers.archs.multicluster import imbalance as im
-from schedlab.schedulers.archs.multicluster.bulletin import Board
-from schedlab.schedulers.archs.multicluster.meta import MetaScheduler
-from schedlab.schedulers.archs.multicluster.observational import ObservationalClient
-from schedlab.schedulers.archs.multicluster.p2p import ThresholdSharing, load_of
-from schedlab.schedulers.archs.multicluster.site import FifoSite, Job
+from schedlab.schedulers.federation import imbalance as im
+from schedlab.schedulers.federation.bulletin import Board
+from schedlab.schedulers.federation.meta import MetaScheduler
+from schedlab.schedulers.federation.observational import ObservationalClient
+from schedlab.schedulers.federation.p2p import ThresholdSharing, load_of
+from schedlab.schedulers.federation.site import FifoSite, Job
 
 SLOTS = [4, 4, 4, 4, 10]
 HORIZON = 1500.0

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from schedlab.schedulers.archs.multicluster.imbalance import (Accepted, Imbalance, imbalance, loads, outcome, overall,
+from schedlab.schedulers.federation.imbalance import (Accepted, Imbalance, imbalance, loads, outcome, overall,
                                                               wait_per_site, window_stats, windows)
-from schedlab.schedulers.archs.multicluster.site import Job, Run
+from schedlab.schedulers.federation.site import Job, Run
 
 CAPS = [2.0, 4.0, 10.0]
 RECS = [Accepted(0.0, 0, 4.0), Accepted(1.0, 1, 4.0), Accepted(2.0, 2, 10.0),  # window [0, 10): 2, 1, 1

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedlab.schedulers.archs.multicluster.bulletin import Publication
-from schedlab.schedulers.archs.multicluster.meta import MetaScheduler
+from schedlab.schedulers.federation.bulletin import Publication
+from schedlab.schedulers.federation.meta import MetaScheduler
 
 RNG = np.random.default_rng(0)
 

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from schedlab.schedulers.archs.multicluster.bulletin import Board, Publication, WaitWindow
-from schedlab.schedulers.archs.multicluster.observational import ObservationalClient, best_sites, score
-from schedlab.schedulers.archs.multicluster.site import FifoSite, Job
+from schedlab.schedulers.federation.bulletin import Board, Publication, WaitWindow
+from schedlab.schedulers.federation.observational import ObservationalClient, best_sites, score
+from schedlab.schedulers.federation.site import FifoSite, Job
 
 RNG = np.random.default_rng(0)
 

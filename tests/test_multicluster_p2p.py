@@ -10,8 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from schedlab.schedulers.archs.multicluster.p2p import ThresholdSharing, load_of
-from schedlab.schedulers.archs.multicluster.site import FifoSite, Job
+from schedlab.schedulers.federation.p2p import ThresholdSharing, load_of
+from schedlab.schedulers.federation.site import FifoSite, Job
 
 RNG = np.random.default_rng(0)
 

@@ -1,7 +1,7 @@
 """A site's queue as the federation tracks it (site_queue.py)."""
 from __future__ import annotations
 
-from schedlab.schedulers.archs.multicluster.site_queue import SiteQueue
+from schedlab.schedulers.federation.site_queue import SiteQueue
 
 
 def test_waiting_jobs_leave_when_the_site_reports_them_and_their_waits_are_published() -> None:

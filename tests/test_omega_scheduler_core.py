@@ -85,7 +85,8 @@ def test_abandoned_after_max_attempts() -> None:
     cell = SharedCell(np.full((1, 2), 1.0))
     core = core_for(cell, max_attempts=3)
     core.submit([job(1, 1, cpu=1.0)])
-    cell.commit(type(core.plan(core.queue[0]).claims)(np.array([0]), np.array([[1.0, 1.0]]), np.array([0])), ConflictMode.RESOURCE, TxnMode.INCREMENTAL)
+    cell.commit(type(core.plan(core.queue[0]).claims)(np.array([0]), np.array([[1.0, 1.0]]), np.array([0])),
+                ConflictMode.RESOURCE, TxnMode.INCREMENTAL)
     core.local.apply(cell.delta_since(0))
     statuses = []
     now = 0.0

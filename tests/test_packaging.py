@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE = ("actors", "schedulers", "scripts")
-BARE_IMPORT = re.compile(r"(^\s*|[\"';]\s*)(from|import)\s+(actors|schedulers|scripts)\b", re.M)
+CODE = ("actors", "api", "cli", "experiments", "schedulers", "scripts")
+BARE_IMPORT = re.compile(r"(^\s*|[\"';]\s*)(from|import)\s+(actors|api|cli|experiments|schedulers|scripts)\b", re.M)
 
 
 def _pyproject() -> dict:
@@ -73,7 +73,7 @@ def test_the_package_root_is_the_checkout_root() -> None:
 
     assert Path(schedlab.__file__).resolve().parent == ROOT or (Path(schedlab.__file__).parent / "actors").is_dir()
     assert _pyproject()["tool"]["setuptools"]["package-dir"] == {"schedlab": "."}
-    assert _pyproject()["project"]["scripts"]["schedlab"] == "schedlab.scripts.cli:main"
+    assert _pyproject()["project"]["scripts"]["schedlab"] == "schedlab.cli.main:main"
 
 
 def _imports(path: Path, package: str) -> set[str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from schedlab.scripts.report import ReportError, write_report
+from schedlab.api.report import ReportError, write_report
 
 DURATION = 100.0
 COMMON_PLOTS = {"utilization", "wait_cdf", "schedulers"}
@@ -207,7 +207,7 @@ def test_absent_data_skips_the_plot_and_says_why(tmp_path: Path) -> None:
 
 def test_leader_changes_ignore_reannouncements() -> None:
     from schedlab.actors.analysis.stats import by_event
-    from schedlab.scripts.report import leader_changes
+    from schedlab.api.report import leader_changes
 
     changes = leader_changes(by_event(make_events("omega", faults=True)), {"architecture": "omega"})
     assert changes == {"Raft leader": [(1.0, "coordinator-0"), (45.0, "coordinator-1"), (76.0, "coordinator-2")]}
@@ -238,7 +238,7 @@ def test_sweep_over_one_numeric_key(tmp_path: Path) -> None:
 
 
 def test_sweep_over_a_categorical_and_a_second_key(tmp_path: Path) -> None:
-    from schedlab.scripts.report_sweep import load_sweep, sweep_series
+    from schedlab.api.report_sweep import load_sweep, sweep_series
 
     keys = {"omega.schedulers.1.policy": ["worst_fit", "best_fit"], "omega.schedulers.1.t_job": [5, 10]}
     sweep = make_sweep(tmp_path / "sweep", keys)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.scripts.fidelity import README_END, README_START, Context, render, update_readme
-from schedlab.scripts.findings import FINDINGS, drf_example
-from schedlab.scripts.reproduce import main
+from schedlab.experiments.fidelity import README_END, README_START, Context, render, update_readme
+from schedlab.experiments.findings import FINDINGS, drf_example
+from schedlab.experiments.reproduce import main
 
 
 def test_drf_worked_example_is_exact(tmp_path: Path) -> None:

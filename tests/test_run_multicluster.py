@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.actors.archs.multicluster.run import run_federation
-from schedlab.schedulers.archs.multicluster.federation import parse_federation
+from schedlab.actors.federation.run import run_federation
+from schedlab.schedulers.federation.spec import parse_federation
 from schedlab.schedulers.scenario.parse import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent

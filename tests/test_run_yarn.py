@@ -95,7 +95,7 @@ def _requests_accounted(events: list[dict]) -> int:
             allocated[(e["app"], e["attempt"], e["task"])] += 1
     for key, n in allocated.items():
         assert n <= asked[key], ("allocated unasked", key)
-    for app, attempt, _state, outstanding, held, undelivered, _done, _calls, _am_ask in books.values():
+    for app, attempt, _state, outstanding, _held, _undelivered, _done, _calls, _am_ask in books.values():
         for (a, at, t), n in asked.items():
             if a == app and at == attempt:
                 assert n == allocated[(a, at, t)] + (t in outstanding), ("an ask vanished", app, attempt, t)

@@ -39,11 +39,11 @@ def test_shipped_scenarios_are_valid_and_documented(path: Path) -> None:
     assert "What it shows" in text and "What to look at" in text
     # A comparison file (several architectures) is parsed once per architecture;
     # one that includes another is read with it, as the commands read it.
-    from schedlab.scripts.scenario_files import load_data
+    from schedlab.api.scenario_files import load_data
 
     data = load_data(path, [])
     if "sites" in data:  # a federation: every site a scenario of its own
-        from schedlab.schedulers.archs.multicluster.federation import parse_federation
+        from schedlab.schedulers.federation.spec import parse_federation
 
         assert len(parse_federation(data, str(path)).sites) >= 2
         return

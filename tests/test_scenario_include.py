@@ -1,5 +1,5 @@
 """A scenario's ``include`` (schedulers/scenario/include.py, read by
-scripts/scenario_files.load_data): a fragment only adds; a clash, a
+api/scenario_files.load_data): a fragment only adds; a clash, a
 fragment that includes, a missing file are one-line errors."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from schedlab.schedulers.scenario.include import included, merge
 from schedlab.schedulers.scenario.toml_table import ScenarioError
-from schedlab.scripts.scenario_files import load_data, load_scenario
+from schedlab.api.scenario_files import load_data, load_scenario
 
 
 def test_a_fragment_adds_tables_and_values() -> None:

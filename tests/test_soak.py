@@ -1,6 +1,6 @@
 """A short soak in CI: each architecture for half a wall minute under the
 chaos monkey (a fault every ~1.5 s across every role) ends with every
-invariant holding and no job lost. scripts/soak.py runs the long version."""
+invariant holding and no job lost. ``schedlab soak`` runs the long version."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from schedlab.schedulers.scenario.parse import parse_comparison
-from schedlab.scripts.soak import soak_one
+from schedlab.experiments.soak import soak_one
 from tests.conftest import assert_invariants_hold
 
 pytestmark = pytest.mark.ray

@@ -1,6 +1,6 @@
 """The soak on the sim engine (no Ray): the monkey's faults drawn ahead, one
 every ~5 emulated seconds across every role, and every invariant holds; the
-same seed replays to the byte. ``scripts/soak.py --engine sim`` runs the
+same seed replays to the byte. ``schedlab soak --engine sim`` runs the
 24-hour version."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from schedlab.schedulers.faults.plan import Monkey, monkey_plan
 from schedlab.schedulers.scenario.parse import parse_comparison, roster_for
-from schedlab.scripts.soak import soak_sim
+from schedlab.experiments.soak import soak_sim
 from tests.conftest import assert_invariants_hold
 
 ROOT = Path(__file__).resolve().parent.parent

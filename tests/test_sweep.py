@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from schedlab.schedulers.scenario.parse import ScenarioError
-from schedlab.scripts.sweep import plan_sweep
-from schedlab.scripts.sweep_grid import aggregate, expand, flatten, median_mad, parse_sets, point_name, split_values, write_csv
+from schedlab.cli.sweep import plan_sweep
+from schedlab.cli.sweep_grid import aggregate, expand, flatten, median_mad, parse_sets, point_name, split_values, write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +103,7 @@ def test_keep_finished_runs_only_what_has_no_summary(tmp_path: Path, monkeypatch
     """``reproduce.py --resume``: a run directory with its summary.json is
     kept; the others (missing, or failed with error.txt only) run again."""
     import schedlab.actors.run
-    from schedlab.scripts.sweep import run_inline
+    from schedlab.cli.sweep import run_inline
 
     plan = plan_sweep(str(ROOT / "scenarios/quickstart.toml"), ["duration=10,20,30"], seeds=1, seed=None, time_scale=None)
     rels = [r for p in plan.points for r in plan.runs(p, p.scenarios[0].architecture)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.scripts.cli import main
+from schedlab.cli.main import main
 from tests.test_cli import schedlab
 
 SHORT = ["--set", "duration=60", "--set", "time_scale=30", "--no-progress"]
@@ -50,7 +50,7 @@ def test_sweep_runs_every_point_and_seed(tmp_path: Path) -> None:
 def test_report_on_a_directory_that_is_no_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and str(tmp_path) in err and "not a run, comparison or sweep directory" in err
+    assert err.count("\n") == 1 and str(tmp_path) in err and "not a run, comparison, federation or sweep directory" in err
 
 
 def test_sweep_bad_input_is_one_line_and_starts_nothing(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_hierarchical_steady_and_instantaneous_shares() -> None:
        st.floats(1, 100))
 def test_fair_shares_sum_respect_min_shares_and_weights(pools_: list, total_mem: float) -> None:
     specs = []
-    for i, (w, lo, dem, hi) in enumerate(pools_):
+    for i, (w, lo, _dem, hi) in enumerate(pools_):
         hi = None if hi is None else max(hi, lo)
         specs.append(QueueSpec(f"root.p{i}", weight=w, min_share=(0.0, lo), max_share=None if hi is None else (INF, hi)))
     tree = QueueTree.build(specs, check_capacity=False)

@@ -16,7 +16,7 @@ from schedlab.actors.archs.yarn import report
 from schedlab.actors.archs.yarn.summary import yarn_section
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.scenario.parse import parse_scenario
-from schedlab.scripts.report import RUN_PLOTS, TIMELINE, load_run, write_report
+from schedlab.api.report import RUN_PLOTS, TIMELINE, load_run, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 END = 100.0

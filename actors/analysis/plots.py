@@ -1,5 +1,5 @@
 """Matplotlib drawing for ``schedlab report``: each function takes plain data
-(already extracted from events and summaries by ``scripts.report``) and writes
+(already extracted from events and summaries by ``api.report``) and writes
 one PNG. matplotlib is imported here lazily, so the rest of schedlab runs
 without the ``plot`` extra."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The building blocks of a report, shared by the run/comparison report
-(``schedlab.scripts.report``) and the sweep report (``report_sweep``): the
+(``schedlab.api.report``) and the sweep report (``report_sweep``): the
 error, plot and figure records, and the markdown they become."""
 from __future__ import annotations
 

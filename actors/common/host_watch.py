@@ -35,7 +35,7 @@ def judge(watch: HostWatch, log: EventLog, now: float, down: set[int]) -> list[i
     return v.down
 
 
-def report_down(log: EventLog, hosts: list[int], lost: list, unpulled: list, by: str, watch: HostWatch | None = None) -> None:
+def report_down(log: EventLog, hosts: list[int], lost: list, unpulled: list, *, by: str, watch: HostWatch | None = None) -> None:
     """The events the invariant checker reads: tasks that were running are
     lost with their machines; launches never pulled were never started.
     ``watch``: the watcher that judged them silent (None: a host's own

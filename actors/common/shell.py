@@ -21,7 +21,7 @@ def _settle(wake: asyncio.Future) -> None:
 
 def _gated(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
-    async def gate(self: "ActorShell", *args: Any, **kwargs: Any) -> Any:
+    async def gate(self: ActorShell, *args: Any, **kwargs: Any) -> Any:
         if not self._started.is_set() and fn.__name__ not in self.BEFORE_START:
             # A peer found this actor (by name, after a restart) before the
             # driver started it: until ``start`` sets the epoch, its clock

@@ -103,7 +103,7 @@ class Submitter(ActorShell):
                 self.handed.clear()
                 try:
                     await asyncio.wait_for(self.handed.wait(), self.flush_interval * 4)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 if not await self.nap_wall(self.flush_interval / 2):  # batch what is handed over meanwhile
                     break

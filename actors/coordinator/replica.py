@@ -161,7 +161,7 @@ class CoordinatorReplica(ActorShell):
         self._process_soon()
         try:
             r: ClientReply = await asyncio.wait_for(asyncio.shield(fut), self.proposal_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return (False, None, "timeout", self.node.leader_id)
         return (r.ok, r.result, r.error, r.leader_hint)
 

@@ -225,7 +225,7 @@ def spawn(cls: type, name: str, namespace: str, *args: Any, node: str | None = N
     """Start ``cls`` as a named async actor, on ``node`` (a node id) if given.
     Actors take no CPU slot: emulated machines are mostly asleep, and a
     2-core laptop must hold dozens of them."""
-    remote_cls = ray.remote(cls)
+    remote_cls: Any = ray.remote(cls)
     opts: dict[str, Any] = dict(name=name, namespace=namespace, num_cpus=0, max_restarts=0, lifetime=None)
     node = node or _default_node
     if node is not None:

@@ -60,15 +60,15 @@ class Pending(Exception):
     """A call that had not answered when ``outcomes`` stopped waiting."""
 
 
-_ENGINES: "weakref.WeakValueDictionary[int, SimEngine]" = weakref.WeakValueDictionary()
+_ENGINES: weakref.WeakValueDictionary[int, SimEngine] = weakref.WeakValueDictionary()
 _ids = itertools.count(1)
 
 
-def _handle_by_key(engine_id: int, key: str) -> "SimHandle":
+def _handle_by_key(engine_id: int, key: str) -> SimHandle:
     return _ENGINES[engine_id].handles[key]
 
 
-def _runtime_for(engine_id: int, scale: float, namespace: str) -> "SimRuntime":
+def _runtime_for(engine_id: int, scale: float, namespace: str) -> SimRuntime:
     return SimRuntime(_ENGINES[engine_id], scale, namespace)
 
 
@@ -102,7 +102,7 @@ class SimRuntime:
     Every actor gets its own (a spawn copies its arguments, this included),
     bound to the actor as its ``owner``."""
 
-    def __init__(self, engine: "SimEngine", scale: float, namespace: str) -> None:
+    def __init__(self, engine: SimEngine, scale: float, namespace: str) -> None:
         self._engine = engine
         self._scale = scale
         self.namespace = namespace
@@ -363,7 +363,7 @@ class SimEngine:
             return await asyncio.wait_for(aw, timeout)
         try:
             return self.loop.run_until_complete(bounded())
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise SimTimeout(f"no answer within {timeout:g} virtual s") from None
         except Deadlock:
             raise SimTimeout("the run is deadlocked: nothing left to happen") from None

@@ -34,7 +34,7 @@ class _NoWaitSelector(selectors.BaseSelector):
     """Holds registrations (asyncio registers its self-pipe) but never
     waits: ``select(timeout)`` moves the virtual clock by ``timeout``."""
 
-    def __init__(self, loop_clock: "VirtualClock") -> None:
+    def __init__(self, loop_clock: VirtualClock) -> None:
         self._clock = loop_clock
         self._map: dict[Any, selectors.SelectorKey] = {}
 

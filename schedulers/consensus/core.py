@@ -92,7 +92,7 @@ class RaftNode:
     @classmethod
     def restore(cls, node_id: NodeId, peers: Iterable[NodeId], rng: np.random.Generator | random.Random,
                 state_machine: StateMachine, hard_state: HardState | None, snapshot: Snapshot | None,
-                entries: Sequence[LogEntry], **options: Any) -> "RaftNode":
+                entries: Sequence[LogEntry], **options: Any) -> RaftNode:
         """A node restarted from what an earlier incarnation persisted. The
         state machine is rebuilt from the snapshot; entries after it are
         re-applied once a leader tells this node they are committed."""

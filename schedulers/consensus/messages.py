@@ -10,7 +10,7 @@ for arrays, so a tuple command survives the round trip unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Union
+from typing import Any
 
 import msgpack
 
@@ -149,8 +149,8 @@ class Applied:
     duplicate: bool = False
 
 
-Message = Union[RequestVote, RequestVoteReply, AppendEntries, AppendEntriesReply,
-                InstallSnapshot, InstallSnapshotReply]
+Message = (RequestVote | RequestVoteReply | AppendEntries | AppendEntriesReply
+           | InstallSnapshot | InstallSnapshotReply)
 
 @dataclass(frozen=True)
 class Ready:

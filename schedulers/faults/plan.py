@@ -43,7 +43,7 @@ class FaultSpec:
         return {k: v for k, v in self.__dict__.items() if v not in ("", None)}
 
     @staticmethod
-    def from_wire(d: dict[str, Any]) -> "FaultSpec":
+    def from_wire(d: dict[str, Any]) -> FaultSpec:
         return FaultSpec(**d)
 
 
@@ -91,7 +91,7 @@ class Roster:
                 "unavailable": self.unavailable}
 
     @staticmethod
-    def from_wire(d: dict[str, Any]) -> "Roster":
+    def from_wire(d: dict[str, Any]) -> Roster:
         return Roster({k: list(v) for k, v in d["members"].items()}, frozenset(d["restartable"]), tuple(d["nodes"]),
                       tuple(d["leader_roles"]), dict(d["kill_leader"]), {r: tuple(p) for r, p in d["peers"].items()},
                       dict(d["no_restart"]), dict(d["unavailable"]))

@@ -208,12 +208,16 @@ def sampler(values: Iterable[float], sampling: str, scale: float = 1.0, above: f
         lo, hi = b * scale, (2 * b + a) * scale
         if hi <= lo:  # b = a = 0: the draw is b itself
             if above < lo < below:
-                lows.append(lo), highs.append(lo), weights.append(1.0)
+                lows.append(lo)
+                highs.append(lo)
+                weights.append(1.0)
             continue
         cut_lo, cut_hi = max(lo, above), min(hi, below)
         if cut_hi <= cut_lo:
             continue
-        lows.append(cut_lo), highs.append(cut_hi), weights.append((cut_hi - cut_lo) / (hi - lo))
+        lows.append(cut_lo)
+        highs.append(cut_hi)
+        weights.append((cut_hi - cut_lo) / (hi - lo))
     if not weights:
         raise ValueError(f"no draw times {scale:g} lies in ({above:g}, {below:g})")
     return Dist("histogram", values=tuple(lows), highs=tuple(highs), weights=tuple(weights))

@@ -78,7 +78,7 @@ class Job:
         }
 
     @staticmethod
-    def from_wire(d: dict) -> "Job":
+    def from_wire(d: dict) -> Job:
         return Job(
             job_id=int(d["job_id"]),
             job_class=d["job_class"],

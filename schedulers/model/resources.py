@@ -31,7 +31,8 @@ def fits(free: np.ndarray, request: np.ndarray) -> np.ndarray:
     return np.all(free + EPS >= request, axis=-1)
 
 
-def slots_for(capacity: Sequence[float], used: Sequence[float], largest: Sequence[float], configured: int = 0) -> int:
+def slots_for(capacity: Sequence[float] | np.ndarray, used: Sequence[float] | np.ndarray, largest: Sequence[float] | np.ndarray,
+              configured: int = 0) -> int:
     """Slots of a machine: how many tasks of the workload's largest request
     (per resource) fit in what ``used`` (standing tasks) leaves of
     ``capacity``; ``configured`` > 0 caps it (never more than fit: a slot

@@ -1,7 +1,7 @@
 """Measured message latencies as a scenario's ``[substrate] latency`` table.
 
 The pure half of ``schedlab calibrate`` (the measuring is
-``actors.calibrate``, the command ``scripts.calibrate``): a spread of
+``actors.calibrate``, the command ``cli.calibrate``): a spread of
 samples (percentiles), samples binned into an ``empirical`` distribution,
 wall seconds turned into emulated ones, and the TOML text a scenario
 reads. No Ray, no clock, no I/O.
@@ -40,7 +40,7 @@ class Spread:
     p999: float
     max: float
 
-    def scaled(self, factor: float) -> "Spread":
+    def scaled(self, factor: float) -> Spread:
         """The same spread in another unit (seconds to ms: 1e3)."""
         return Spread(self.n, *(v * factor for v in (self.mean, self.min, self.p50, self.p90, self.p99, self.p999, self.max)))
 
@@ -58,8 +58,8 @@ def spread(samples: Iterable[float]) -> Spread:
     """Mean, extremes and the 50th, 90th, 99th and 99.9th percentiles
     (numpy's linear interpolation) of positive samples."""
     a = _positive(samples, "spread")
-    p = np.percentile(a, [50, 90, 99, 99.9])
-    return Spread(int(a.size), float(a.mean()), float(a.min()), *(float(x) for x in p), float(a.max()))
+    p50, p90, p99, p999 = (float(x) for x in np.percentile(a, [50, 90, 99, 99.9]))
+    return Spread(int(a.size), float(a.mean()), float(a.min()), p50, p90, p99, p999, float(a.max()))
 
 
 def stalled(s: Spread) -> bool:

@@ -110,7 +110,7 @@ class Table:
                 self.fail(self.key(k), f"{problem} (got {v!r})")
         return v
 
-    def sub(self, k: str, default: Any = ...) -> "Table":
+    def sub(self, k: str, default: Any = ...) -> Table:
         v = self.get(k, dict, {} if default is not ... else ...)
         return Table(v, self.key(k), self.source)
 

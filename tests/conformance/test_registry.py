@@ -24,9 +24,8 @@ ARCHS = registry.names()
 GENERIC = (
     "actors/run.py", "actors/topology.py", "actors/arch.py", "actors/analysis", "actors/chaos", "actors/common",
     "actors/engines", "actors/coordinator", "schedulers/arch.py", "schedulers/scenario", "schedulers/faults",
-    "scripts/cli.py", "scripts/chaos.py", "scripts/compare.py", "scripts/report.py", "scripts/report_sweep.py",
-    "scripts/display.py", "scripts/sweep.py", "scripts/sweep_grid.py", "scripts/scenario_files.py", "scripts/command.py",
-    "scripts/soak.py", "scripts/calibrate.py", "scripts/crosscheck_table.py",
+    "cli", "api/scenario_files.py", "api/compare.py", "api/report.py", "api/report_sweep.py",
+    "experiments/soak.py", "experiments/crosscheck_table.py",
 )
 
 

@@ -148,7 +148,7 @@ class Dispatcher(ActorShell):
                     wait = min(wait, max(0.0, end - self.rt.now()) + CLOCK_EPS)
                 try:
                     await asyncio.wait_for(self.wakeup.wait(), self.rt.wall(wait))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 continue
             started = self.rt.now()

@@ -54,13 +54,13 @@ def build(b: Build) -> Topology:
     topo = Topology(StartdEndpoint(startds), [cm, *startds.values()], None)
     for i in range(s.schedds):
         classes = s.classes_of(i)
-        cfg = ScheddConfig(name=schedd_name(i), classes=tuple((c, s.job_ads(c)) for c in classes),
-                           machines_per_host=k, hosts=hosts, t_shadow=s.t_shadow)
-        h = b.members.spawn(ROLE_SCHEDD, ScheddActor, cfg.name, b.rt, cfg, b.metrics, flush,
-                            again=(b.rt, dataclasses.replace(cfg, restarted=True), b.metrics, flush))
-        topo.route(classes, cfg.name, h)
+        schedd = ScheddConfig(name=schedd_name(i), classes=tuple((c, s.job_ads(c)) for c in classes),
+                              machines_per_host=k, hosts=hosts, t_shadow=s.t_shadow)
+        h = b.members.spawn(ROLE_SCHEDD, ScheddActor, schedd.name, b.rt, schedd, b.metrics, flush,
+                            again=(b.rt, dataclasses.replace(schedd, restarted=True), b.metrics, flush))
+        topo.route(classes, schedd.name, h)
     topo.names.append(COLLECTOR)  # the negotiator decides too: its cycles are its transactions
-    slots = sum(slot_count(float(cell.capacity[m][0]), s.machine_ads(cell.classes[int(cell.machine_class[m])].name))
-                for m in range(cell.size))
-    topo.info["htcondor"] = {"schedds": s.schedds, "startd_actors": hosts, "slots": slots}
+    total_slots = sum(slot_count(float(cell.capacity[m][0]), s.machine_ads(cell.classes[int(cell.machine_class[m])].name))
+                      for m in range(cell.size))
+    topo.info["htcondor"] = {"schedds": s.schedds, "startd_actors": hosts, "slots": total_slots}
     return topo

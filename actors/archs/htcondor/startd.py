@@ -18,7 +18,7 @@ resume; a vacated job goes back to its schedd's queue, its run all badput.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -152,7 +152,7 @@ class StartdService(ActorShell):
         now = self.rt.now()
         if finished:
             machines, requests = unpack_release(finished)
-            for (job, task, killed), m, req in zip(unpack_release_keys(finished), machines.tolist(), requests):
+            for (job, task, killed), m, _req in zip(unpack_release_keys(finished), machines.tolist(), requests):
                 if job < 0:
                     if self.standing.get(int(m), {}).pop((job, task), None) is not None:
                         self._hold(int(m))
@@ -172,13 +172,14 @@ class StartdService(ActorShell):
         """The host restarted: what ran there died with it. Every job it ran
         goes back to its schedd (as a vacate: the run is badput); queued
         launches were never pulled; the slots start over Unclaimed."""
-        lost, unpulled = [], []
+        lost: list[list] = []
+        unpulled: list[list] = []
         queued = {(ln[0], ln[1]) for ln in self.outbox}
         now = self.rt.now()
         for s in self.slots.values():
             r = s.run
             if r is not None:
-                ((unpulled if (r.job_id, r.task) in queued else lost)).append([r.job_id, r.task])
+                (unpulled if (r.job_id, r.task) in queued else lost).append([r.job_id, r.task])
                 ran = s.core.ran + (now - s.core.busy_since if s.core.busy_since is not None else 0.0)
                 self.log.emit("job_vacated", slot=s.spec.name, key=r.key, schedd=r.schedd, ran=round(ran, 6), reason="host_lost")
                 self._tell_vacated(r, ran)

@@ -6,6 +6,8 @@ kube-scheduler per profile; machine hosts are the kubelets, syncing with
 the store as Borglets do with the Borgmaster (``BorgletEndpoint``)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from schedlab.actors.archs.borg.frontend import BorgletEndpoint
 from schedlab.actors.archs.kubernetes.controllers import NAME as CONTROLLER, KubeControllerManager
 from schedlab.actors.archs.kubernetes.scheduler import KubeScheduler, SchedulerConfig
@@ -32,7 +34,7 @@ def nodes_of(b: Build) -> tuple[Node, ...]:
                  for i, mc in enumerate(classes))
 
 
-def user_plugins_of(ks: KubeSpec) -> dict[str, object]:
+def user_plugins_of(ks: KubeSpec) -> Mapping[str, object]:
     """The user plugins the scenario's profiles name (a scenario script
     registered them in this process)."""
     return user_plugins([n for p in ks.profiles for n in (p.plugins or ()) + tuple(dict(p.weights))])

@@ -172,7 +172,7 @@ class MesosFramework(ActorShell):
                 self.wakeup.clear()
                 try:
                     await asyncio.wait_for(self.wakeup.wait(), self.watch_wall)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 continue
             batch, self.inbox = self.inbox, []

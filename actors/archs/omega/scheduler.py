@@ -131,7 +131,7 @@ class OmegaScheduler(ActorShell):
         timeout = None if due is None else max(0.0, self.rt.wall(due - self.rt.now()))
         try:
             await asyncio.wait_for(self.wakeup.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     async def _loop(self) -> None:

@@ -279,7 +279,7 @@ class SlurmController(ActorShell):
             self.wakeup.clear()
             try:
                 await asyncio.wait_for(self.wakeup.wait(), self.rt.wall(self.spec.sched_interval))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def _expiry_loop(self) -> None:
@@ -300,7 +300,7 @@ class SlurmController(ActorShell):
             try:
                 await asyncio.wait_for(self.expiry_changed.wait(),
                                        self.rt.wall(min(due - now, self.spec.sched_interval)))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def _pass(self, ctld: Slurmctld) -> None:

@@ -44,21 +44,21 @@ def build(b: Build) -> Topology:
                        hawk=s.hawk, short_fraction=hawk.short_fraction if hawk else 0.1, retry=s.retry)
     classes = [jc.name for jc in sc.workload.classes]
     for i in range(s.schedulers):
-        cfg = dataclasses.replace(base, index=i)
-        h = b.members.spawn(ROLE_SCHED, SparrowScheduler, scheduler_name(i), b.rt, cfg, b.metrics, flush,
-                            again=(b.rt, dataclasses.replace(cfg, restarted=True), b.metrics, flush))
+        sched = dataclasses.replace(base, index=i)
+        h = b.members.spawn(ROLE_SCHED, SparrowScheduler, scheduler_name(i), b.rt, sched, b.metrics, flush,
+                            again=(b.rt, dataclasses.replace(sched, restarted=True), b.metrics, flush))
         topo.route(classes, scheduler_name(i), h)
     if s.hawk:
-        cfg = dataclasses.replace(base, index=CENTRAL_ID)
-        central = b.members.spawn(ROLE_CENTRAL, CentralScheduler, CENTRAL, b.rt, cfg, b.metrics, flush,
-                                  again=(b.rt, dataclasses.replace(cfg, restarted=True), b.metrics, flush))
+        sched = dataclasses.replace(base, index=CENTRAL_ID)
+        central = b.members.spawn(ROLE_CENTRAL, CentralScheduler, CENTRAL, b.rt, sched, b.metrics, flush,
+                                  again=(b.rt, dataclasses.replace(sched, restarted=True), b.metrics, flush))
         topo.start_with_hosts.append(central)
         topo.names.append(CENTRAL)
     slots = [slots_for(cell.capacity[m], np.zeros(cell.capacity.shape[1]), largest, s.slots) for m in range(cell.size)]
     topo.info["sparrow"] = {
         "policy": s.policy, "d": s.d, "schedulers": s.schedulers, "nodemons": hosts, "slots": int(sum(slots)),
         "slots_per_machine": {"min": int(min(slots)), "max": int(max(slots))}, "largest_request": list(largest),
-        "hybrid": None if not s.hawk else {"cutoff": hawk.cutoff, "short_fraction": hawk.short_fraction,
+        "hybrid": None if hawk is None else {"cutoff": hawk.cutoff, "short_fraction": hawk.short_fraction,
                                            "steal": hawk.steal, "steal_attempts": hawk.steal_attempts},
         "cutoff": s.long_cutoff,
     }

@@ -316,7 +316,7 @@ class NodeMonitor(ActorShell):
             wait = cap if not self.ends else min(cap, max(0.0, self.rt.wall(self.ends[0][0] - self.rt.now())))
             try:
                 await asyncio.wait_for(self.wake.wait(), wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def on_stopping(self) -> None:

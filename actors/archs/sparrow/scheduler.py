@@ -26,9 +26,9 @@ from schedlab.schedulers.archs.sparrow.holdings import (Holdings, add_long_work,
 from schedlab.schedulers.archs.sparrow.hybrid import LongScheduler, partition
 from schedlab.schedulers.archs.sparrow.nodes import mean_duration, rebuild_book
 from schedlab.schedulers.archs.sparrow.placement import (
-    Placement, batch_sampling, late_binding, per_task_sampling, random_placement,
+    PerTaskSampling, Placement, batch_sampling, late_binding, per_task_sampling, random_placement,
 )
-from schedlab.schedulers.archs.sparrow.spec import CENTRAL, CENTRAL_ID, nodemon_name, scheduler_name
+from schedlab.schedulers.archs.sparrow.spec import CENTRAL, nodemon_name, scheduler_name
 from schedlab.schedulers.archs.sparrow.worker import Reservation, Task
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.seeding import rng_for
@@ -231,7 +231,7 @@ class SparrowScheduler(_Base):
             assert self.sampler is not None
             targets = self.sampler.targets(m, self.rng)
             loads = await self._probe(np.asarray(targets).ravel())
-            if cfg.policy == "per_task":
+            if isinstance(self.sampler, PerTaskSampling):  # policy "per_task"
                 p = self.sampler.choose(targets, loads.reshape(targets.shape), self.rng)
             else:
                 p = self.sampler.choose(targets, loads, m, self.rng)
@@ -342,7 +342,7 @@ class CentralScheduler(_Base):
                 self.kick.clear()
                 try:
                     await asyncio.wait_for(self.kick.wait(), self.flush_interval * 10)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 continue
             j = self.queue.pop(0)

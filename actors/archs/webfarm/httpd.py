@@ -170,7 +170,7 @@ class Httpd(ActorShell):
             self.wake.clear()
             try:
                 await asyncio.wait_for(self.wake.wait(), wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def on_stopping(self) -> None:

@@ -109,9 +109,9 @@ def parse_borg(t: Table, ctx: SectionContext) -> BorgSpec:
             rt.fail(rt.key(cls), "is not a job class")
         requires.append((cls, tuple(rt.names(cls, machine_names, "machine class or label"))))
     rt.done()
-    spec = BorgSpec(quota=tuple(quota), requires=tuple(requires), **parse_fields(t, FIELDS))
+    borg = BorgSpec(quota=tuple(quota), requires=tuple(requires), **parse_fields(t, FIELDS))
     t.done()
-    return spec
+    return borg
 
 
 FRONTEND = "borg-frontend"

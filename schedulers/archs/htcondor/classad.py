@@ -260,7 +260,7 @@ class _Parser:
     def level_op(self, i: int) -> str | None:
         tok = self.peek()
         text = tok.text if tok.kind == "op" else (tok.value if tok.kind == "name" else None)
-        return text if text in self._LEVELS[i] else None  # type: ignore[return-value]
+        return text if text in self._LEVELS[i] else None
 
     def level(self, i: int) -> Compiled:
         if i == len(self._LEVELS):

@@ -271,7 +271,7 @@ def negotiate(machines: Sequence[Machine], idle: Mapping[str, Mapping[str, Seque
             out.stats.autocluster_skips += 1
             out.rejected.append((schedd, user, job_id))
             return False
-        kind = kinds.get(key) if key is not None else None  # type: ignore[arg-type]
+        kind = kinds.get(key) if key is not None else None
         if kind is None:
             kind = evaluate_kind(job_ad)
             if key is not None:

@@ -119,7 +119,7 @@ class OwnerSchedule:
     next_toggle: float = math.inf
 
     @classmethod
-    def for_machine(cls, seed: int, machine: int, present_mean: float, away_mean: float) -> "OwnerSchedule | None":
+    def for_machine(cls, seed: int, machine: int, present_mean: float, away_mean: float) -> OwnerSchedule | None:
         if present_mean <= 0 or away_mean <= 0:
             return None
         rng = rng_for(seed, f"condor-owner-{machine}")

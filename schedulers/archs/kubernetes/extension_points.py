@@ -36,7 +36,7 @@ class CycleState(dict):
     """Scratch for one cycle, shared by the plugins (each under its own
     keys, by convention its name), plus the plugins the cycle skips."""
 
-    def __init__(self, profile: "Profile | None" = None) -> None:
+    def __init__(self, profile: Profile | None = None) -> None:
         super().__init__()
         # The profile running the cycle: a PostFilter plugin (preemption)
         # reruns its filters with ``run_pre_filter`` / ``run_filter_plugins``.
@@ -79,7 +79,7 @@ class PostFilterResult:
 class PostFilterPlugin(Protocol):
     name: str
 
-    def post_filter(self, state: CycleState, pod: Pod, view: ClusterView, diagnosis: "Diagnosis") -> PostFilterResult: ...
+    def post_filter(self, state: CycleState, pod: Pod, view: ClusterView, diagnosis: Diagnosis) -> PostFilterResult: ...
 
 
 class PreScorePlugin(Protocol):

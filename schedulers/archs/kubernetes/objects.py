@@ -93,7 +93,7 @@ class Selector:
         return all(r.matches(ls) for r in self.requirements)
 
     @staticmethod
-    def of_labels(d: dict[str, str]) -> "Selector":
+    def of_labels(d: dict[str, str]) -> Selector:
         return Selector(tuple(Requirement(k, "In", (v,)) for k, v in sorted(d.items())))
 
 

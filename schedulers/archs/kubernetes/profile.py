@@ -65,7 +65,7 @@ class Profile:
         plugins: Sequence[Any],
         weights: Mapping[str, int] | None = None,
         percentage_of_nodes_to_score: int | None = None,
-    ) -> "Profile":
+    ) -> Profile:
         """File each plugin under every extension point it implements, in
         the order given (upstream's multiPoint)."""
         points = {f: tuple(p for p in plugins if callable(getattr(p, m, None))) for f, m in POINTS.items()}

@@ -43,7 +43,7 @@ class Status:
     def message(self) -> str:
         return ", ".join(self.reasons)
 
-    def by(self, plugin: str) -> "Status":
+    def by(self, plugin: str) -> Status:
         return self if self.plugin else replace(self, plugin=plugin)
 
 

@@ -105,7 +105,8 @@ class CellStateMachine:
         return np.arange(host * self.k, min((host + 1) * self.k, self.cell.capacity.shape[0]))
 
     def _down(self, hosts: list[int], now: float) -> list:
-        lost, unpulled = [], []
+        lost: list[list] = []
+        unpulled: list[list] = []
         for host in hosts:
             if host in self.down:
                 continue

@@ -139,7 +139,7 @@ class Slurmctld:
         """When the next running job reaches its limit (inf if none): the
         shell wakes then, so kills are on time and a reservation behind
         them is kept."""
-        return min((j.started + j.limit for j in self.core.jobs.values()  # type: ignore[operator]
+        return min((j.started + j.limit for j in self.core.jobs.values()
                     if j.started is not None and j.job_id in self.out), default=math.inf)
 
     def expire(self, now: float) -> list[int]:

@@ -125,7 +125,8 @@ def controller_names(s: SlurmSpec) -> list[str]:
 def _nodes_of(pt: Table, ctx: SectionContext) -> tuple[int, ...]:
     known = {mc.name for mc in ctx.machine_classes}
     wanted = set(pt.names("machine_classes", known, "machine class")) if "machine_classes" in pt.data else known
-    out, first = [], 0
+    out: list = []
+    first = 0
     for mc in ctx.machine_classes:
         if mc.name in wanted:
             out.extend(range(first, first + mc.count))

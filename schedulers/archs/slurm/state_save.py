@@ -40,7 +40,7 @@ class Restored:
     usage_at: float = 0.0
 
     @staticmethod
-    def of(records: dict[int, list]) -> "Restored":
+    def of(records: dict[int, list]) -> Restored:
         r = Restored()
         for key, rec in records.items():
             if key == FAIRSHARE:

@@ -181,7 +181,7 @@ class Server:
         """Worker-seconds of service done by ``now``, counting the elapsed
         part of requests still running (for utilization over a window that
         ends mid-request)."""
-        return self.busy_time + sum(now - r.start for _, _, r in self.running  # type: ignore[operator]
+        return self.busy_time + sum(now - r.start for _, _, r in self.running
                                     if r.start is not None and r.start < now)
 
     # ------------------------------------------------------------- crashes

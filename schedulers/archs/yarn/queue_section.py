@@ -93,7 +93,7 @@ def parse_queues(t: Table, ctx: SectionContext, scheduler: str) -> tuple[tuple[Y
         return (YarnQueueSpec(DEFAULT_QUEUE, classes=tuple(job_classes), capacity=100.0),), ()
     tables = table_array(t, "queues")
     names: list[str] = []
-    for i, q in enumerate(tables):
+    for q in tables:
         n = _queue_name(q)
         if n in names:
             q.fail(q.key("name"), f"duplicate queue {n!r} (also yarn.queues[{names.index(n)}])")

@@ -39,7 +39,7 @@ class StoredApp:
         return [self.attempt, self.failures, self.am_launched, self.final, self.scheduled]
 
     @staticmethod
-    def from_wire(w: list) -> "StoredApp":
+    def from_wire(w: list) -> StoredApp:
         return StoredApp(int(w[0]), int(w[1]), bool(w[2]), w[3], bool(w[4]))
 
 
