@@ -31,7 +31,11 @@ The contract, checked for every registered architecture by
   them, without building names (size checks run before anything is built);
 * ``example(job_classes)`` is a small valid section, which the conformance
   suite runs end to end, breaks with chaos, and checks;
-* ``live`` is ``"module:attribute"`` of its ``actors.arch.Architecture``.
+* ``live`` is ``"module:attribute"`` of its ``actors.arch.Architecture``;
+* ``fields`` (optional) describes every key of its section
+  (``schedulers.scenario.fields``): the key reference and JSON Schema of the
+  section are generated from it, and the tests check every shipped
+  scenario's section against that schema.
 """
 from __future__ import annotations
 
@@ -39,9 +43,11 @@ import importlib
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
+    from schedlab.schedulers.scenario.fields import Field
     from schedlab.schedulers.model.cluster import MachineClass
     from schedlab.schedulers.scenario.spec import CoordinatorSpec, Scenario
     from schedlab.schedulers.scenario.toml_table import Table
@@ -132,6 +138,9 @@ class ArchSpec:
     # Extra size checks (schedulers.scenario.limits): (top table, scenario,
     # expected tasks per job class) -> None, failing through top.fail.
     check_sizes: Callable[[Table, Scenario, dict[str, float]], None] | None = None
+    # Every key of its section, described once (its spec module's FIELDS):
+    # what its parser reads, and what the key reference and schema say.
+    fields: Sequence[Field] = ()
 
 
 def _load(path: str) -> Any:

@@ -3,6 +3,7 @@ description, and that description as a JSON Schema covering every key the
 parser accepts (each shipped scenario's keys of a converted section validate)."""
 from __future__ import annotations
 
+import copy
 import math
 import tomllib
 from pathlib import Path
@@ -14,33 +15,45 @@ from schedlab.schedulers import arch as registry
 from schedlab.schedulers.archs.yarn import spec as yarn
 from schedlab.schedulers.scenario import section_fields as common
 from schedlab.schedulers.scenario.fields import Computed, Field, json_schema, parse_fields
+from schedlab.schedulers.scenario.parse import parse_scenario
 from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, positive
+from tests.conformance.scenarios import conformance_data
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "scenarios").rglob("*.toml"))
 SECTIONS = {  # path in the file -> its field table
     (): common.TOP, ("cell",): common.CELL, ("workload",): common.WORKLOAD, ("metrics",): common.METRICS,
     ("substrate",): common.SUBSTRATE, ("liveness",): common.LIVENESS, ("coordinator",): common.COORDINATOR,
-    ("yarn",): yarn.FIELDS,
 }
+ARCH_TABLES = {name: spec.fields for name, spec in registry.registry().items() if spec.fields}
 TYPES = {"boolean": bool, "integer": int, "number": (int, float), "string": str, "array": list, "object": dict}
 OTHER_TOP = {"include", "sites", "architectures", "sweep"}  # read before parse_scenario, or by another command
 
 
-def _errors(schema: dict, data: dict, ignore: set[str] = frozenset()) -> list[str]:
-    """The keyword subset json_schema emits, checked (jsonschema is no dependency)."""
+def _errors(schema: dict, data: dict, ignore: set[str] = frozenset(), at: str = "") -> list[str]:
+    """The keyword subset json_schema emits, checked (jsonschema is no
+    dependency), down into described sub-tables and array items."""
     out = []
     props = schema["properties"]
-    for k, v in data.items():
-        if k not in props:
-            if k not in ignore:
+    for key, v in data.items():
+        k = f"{at}{key}"
+        if key not in props:
+            if key not in ignore:
                 out.append(f"{k}: not in the schema")
             continue
-        p = props[k]
+        p = props[key]
         types = p["type"] if isinstance(p["type"], list) else [p["type"]]
         if isinstance(v, bool) and "boolean" not in types or not any(isinstance(v, TYPES[t]) for t in types):
             out.append(f"{k}: {v!r} is not {types}")
             continue
+        if isinstance(v, dict) and "properties" in p:
+            out += _errors(p, v, at=f"{k}.")
+        if isinstance(v, dict) and "properties" in (each := p.get("additionalProperties") or {}):
+            out += [e for name, x in v.items()
+                    for e in (_errors(each, x, at=f"{k}.{name}.") if isinstance(x, dict) else [f"{k}.{name}: not a table"])]
+        if isinstance(v, list) and "properties" in p.get("items", {}):
+            out += [e for i, x in enumerate(v)
+                    for e in (_errors(p["items"], x, at=f"{k}[{i}].") if isinstance(x, dict) else [f"{k}[{i}]: not a table"])]
         if "enum" in p and v not in p["enum"]:
             out.append(f"{k}: {v!r} not in {p['enum']}")
         for word, ok in (("minimum", lambda b: v >= b), ("maximum", lambda b: v <= b),
@@ -71,11 +84,77 @@ def test_every_key_of_a_shipped_scenario_validates_against_its_sections_schema(p
         assert not errors, (".".join(where) or "<top level>", errors)
 
 
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_key_of_a_shipped_architecture_section_validates_against_its_table(path: Path) -> None:
+    """For every registered architecture with a field table, its section in
+    this file (at the top, or in a federation's site) has only described
+    keys, each of its described type and within its bounds."""
+    data = tomllib.loads(path.read_text())
+    sites = [s for s in data.get("sites", []) if isinstance(s, dict)] if isinstance(data.get("sites"), list) else []
+    for where, table in [("", data)] + [(f"sites[{i}].", s) for i, s in enumerate(sites)]:
+        for name, fields in ARCH_TABLES.items():
+            section = table.get(name)
+            if isinstance(section, dict):
+                errors = _errors(json_schema(fields), section, at=f"{where}{name}.")
+                assert not errors, errors
+
+
+@pytest.mark.parametrize("name", sorted(ARCH_TABLES))
+def test_an_architectures_example_validates_and_its_tables_defaults_are_its_parsers(name: str) -> None:
+    """The registered example section validates against the table's schema;
+    writing each plain key the example leaves out with the table's default
+    (a plain, variant-free one) parses to the same section as leaving it out."""
+    data = conformance_data(name)
+    assert not _errors(json_schema(ARCH_TABLES[name]), data[name])
+    explicit = copy.deepcopy(data)
+    written = []
+    for f in ARCH_TABLES[name]:
+        plain = isinstance(f.default, (bool, int, str)) or isinstance(f.default, float) and math.isfinite(f.default)
+        if not f.nested and not f.variants and plain and f.name not in data[name]:
+            explicit[name][f.name] = f.default
+            written.append(f.name)
+    assert written, "no plain key to write"
+    assert parse_scenario(explicit, "t.toml").section == parse_scenario(data, "t.toml").section, written
+
+
+def test_architectures_have_field_tables() -> None:
+    """The registry exposes tables (so the loop above checks something)."""
+    assert len(ARCH_TABLES) >= 2 and all(isinstance(f, Field) for fs in ARCH_TABLES.values() for f in fs)
+
+
 def test_the_schema_check_can_fail() -> None:
     schema = json_schema(yarn.FIELDS)
     assert _errors(schema, {"scheduler": "lottery", "am_pools": 0, "rms": True, "nonsense": 1}) == [
         "scheduler: 'lottery' not in ['capacity', 'fair', 'fifo']", "am_pools: 0 breaks minimum 1",
         "rms: True is not ['integer']", "nonsense: not in the schema"]
+    nested = json_schema(FIELDS_OF)
+    assert _errors(nested, {"items": [{"n": 1}, {"n": -1, "x": 2}, 3], "sub": {"n": "a"},
+                            "keyed": {"a": {"n": 2}, "b": {"m": 1}, "c": 4}}) == [
+        "items[1].n: -1 breaks exclusiveMinimum 0", "items[1].x: not in the schema", "items[2]: not a table",
+        "sub.n: 'a' is not ['number']", "keyed.b.m: not in the schema", "keyed.c: not a table"]
+
+
+ITEM = (Field("n", float, 1.0, check=positive, doc="a number"),)
+FIELDS_OF = (Field("items", list, [], nested=True, of=ITEM), Field("sub", dict, {}, nested=True, of=ITEM),
+             Field("keyed", dict, {}, nested=True, each=ITEM))
+
+
+def test_the_schema_describes_sub_tables_and_array_items() -> None:
+    props = json_schema(FIELDS_OF)["properties"]
+    assert props["items"]["items"]["properties"]["n"] == {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
+                                                          "description": "a number"}
+    assert props["items"]["items"]["additionalProperties"] is False
+    assert props["sub"]["type"] == "object" and props["sub"]["properties"]["n"]["type"] == "number"
+    assert props["keyed"]["additionalProperties"]["properties"]["n"]["exclusiveMinimum"] == 0
+
+
+def test_parse_fields_calls_a_nested_fields_reader_in_its_turn() -> None:
+    order: list[str] = []
+    fields = (Field("a", int, 0), Field("d", dict, None, nested=True, read=lambda t, got: order.append(f"d after a={got['a']}") or 9),
+              Field("b", int, 0, variants=("v",)), Field("e", dict, None, nested=True, variants=("v",), otherwise=-1,
+                                                          read=lambda t, got: 1 / 0))
+    assert parse_fields(Table({"a": 4}, "s", "f.toml"), fields, variant="w") == {"a": 4, "d": 9, "b": 0, "e": -1}
+    assert order == ["d after a=4"]
 
 
 def test_the_schema_carries_types_defaults_units_and_variants() -> None:

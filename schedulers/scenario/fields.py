@@ -10,7 +10,11 @@ generated from it, so the parser, the reference and the schema cannot drift.
 
 Structured keys (sub-tables, arrays of tables, distributions) are listed
 too, as ``nested`` fields, so the description covers every key of the
-section; their own parsers read them.
+section: ``of`` gives the fields of a sub-table or of each table of an
+array, ``each`` those of every table in a table keyed by names (machine
+classes, job classes) (the schema then describes them too), and ``read`` a reader that
+``parse_fields`` calls in its turn (a distribution, a per-resource table);
+without one their own parsers read them.
 """
 from __future__ import annotations
 
@@ -59,6 +63,10 @@ class Field:
     otherwise: Any = REQUIRED
     nested: bool = False  # read by its own parser (a sub-table, an array of tables, a distribution)
     against: Callable[[Any, Mapping[str, Any]], str | None] | None = None  # a check against the fields read before
+    of: tuple[Field, ...] = ()  # the keys of a sub-table (kind dict) or of each table of an array (kind list)
+    each: tuple[Field, ...] = ()  # the keys of every table in a table keyed by names (its keys are the parser's to check)
+    # A nested field parse_fields reads in its turn: (table, fields read before) -> value.
+    read: Callable[[Table, Mapping[str, Any]], Any] | None = None
 
     def options(self) -> tuple[str, ...] | None:
         return self.choices() if callable(self.choices) else self.choices
@@ -96,13 +104,16 @@ def parse_fields(t: Table, fields: Sequence[Field], variant: str | None = None,
     one reported), as name -> value: each read, or under a variant that does
     not read it, its ``otherwise``. ``values``: fields read before (for
     computed defaults); ``skip``: names the caller reads itself. Nested
-    fields are left to their parsers. Does not call ``t.done()``."""
+    fields are read by their ``read``, or left to their parsers. Does not
+    call ``t.done()``."""
     ctx: dict[str, Any] = {**(values or {}), "variant": variant}
     out: dict[str, Any] = {}
     for f in fields:
-        if f.nested or f.name in skip:
+        if f.name in skip or (f.nested and f.read is None):
             continue
-        if f.reads(variant):
+        if f.nested and f.read is not None:
+            out[f.name] = f.read(t, {**ctx, **out}) if f.reads(variant) else f.otherwise
+        elif f.reads(variant):
             out[f.name] = read_field(t, f, {**ctx, **out})
         else:
             out[f.name] = _default(f, {**ctx, **out}) if f.otherwise is REQUIRED else f.otherwise
@@ -124,34 +135,48 @@ _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", 
 def json_schema(fields: Sequence[Field], title: str = "") -> dict[str, Any]:
     """A JSON Schema (draft 2020-12) of a section described by ``fields``:
     types, enums, bounds the checks imply, defaults that are plain values,
-    units and meanings as descriptions; required keys; no other keys."""
-    props: dict[str, Any] = {}
-    for f in fields:
-        kinds = f.kind if isinstance(f.kind, tuple) else (f.kind,)
-        types = sorted({_JSON_TYPES[k] for k in kinds})
-        if "number" in types and "integer" in types:
-            types.remove("integer")
-        p: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
-        if (options := f.options()) is not None:
-            p["enum"] = list(options)
-        p.update(f.schema if f.schema is not None else CHECK_SCHEMA.get(f.check, {}))
-        if f.default is not REQUIRED and not isinstance(f.default, Computed) and _plain(f.default):
-            p["default"] = f.default
-        text = " ".join(x for x in (f.doc, f"Unit: {f.unit}." if f.unit else "",
-                                    f"Default: {f.default.doc}." if isinstance(f.default, Computed) else "",
-                                    f"Read only when the variant is {' or '.join(f.variants)}." if f.variants else "")
-                        if x)
-        if text:
-            p["description"] = text
-        props[f.name] = p
-    out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-                           "properties": props, "additionalProperties": False}
+    units and meanings as descriptions; required keys; no other keys. A
+    field with ``of`` is described down to its sub-table's (or each array
+    item's) keys."""
+    out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **_object(fields)}
     if title:
         out["title"] = title
+    return out
+
+
+def _object(fields: Sequence[Field]) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "object", "properties": {f.name: _property(f) for f in fields},
+                           "additionalProperties": False}
     required = [f.name for f in fields if f.default is REQUIRED]
     if required:
         out["required"] = required
     return out
+
+
+def _property(f: Field) -> dict[str, Any]:
+    kinds = f.kind if isinstance(f.kind, tuple) else (f.kind,)
+    types = sorted({_JSON_TYPES[k] for k in kinds})
+    if "number" in types and "integer" in types:
+        types.remove("integer")
+    p: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
+    if (options := f.options()) is not None:
+        p["enum"] = list(options)
+    p.update(f.schema if f.schema is not None else CHECK_SCHEMA.get(f.check, {}))
+    if f.of and "array" in types:
+        p["items"] = _object(f.of)
+    elif f.of:
+        p.update({k: v for k, v in _object(f.of).items() if k != "type"})
+    if f.each:
+        p["additionalProperties"] = _object(f.each)
+    if f.default is not REQUIRED and not isinstance(f.default, Computed) and _plain(f.default):
+        p["default"] = f.default
+    text = " ".join(x for x in (f.doc, f"Unit: {f.unit}." if f.unit else "",
+                                f"Default: {f.default.doc}." if isinstance(f.default, Computed) else "",
+                                f"Read only when the variant is {' or '.join(f.variants)}." if f.variants else "")
+                    if x)
+    if text:
+        p["description"] = text
+    return p
 
 
 def _plain(v: Any) -> bool:

@@ -8,14 +8,16 @@ down. A stateless front end admits jobs into the replicated queue.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from schedlab.schedulers.archs.borg.placement import SCORING
 from schedlab.schedulers.archs.borg.priority import BANDS
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, table_array
+from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, table_array
 
 BAND_NAMES = tuple(b for b, _ in BANDS)
 
@@ -46,16 +48,60 @@ class BorgSpec:
     requires: tuple[tuple[str, tuple[str, ...]], ...] = ()  # job class -> machine class names / labels
 
 
+def _at_least_one(v: int) -> str | None:
+    return None if v > 0 else "must be > 0"
+
+
+def _per_resource(check: Callable[[float], str | None], doc: str) -> tuple[Field, ...]:
+    return tuple(Field(r, float, check=check, doc=doc) for r in RESOURCES)
+
+
+_D = BorgSpec()
+
+# [[borg.quota]]: a user's (job class's) limit in one priority band.
+QUOTA_FIELDS = (
+    Field("user", str, against=lambda v, got: None if v in got["job_classes"]
+          else f"must be one of {', '.join(got['job_classes'])}",  # one_of's wording
+          doc="The job class whose jobs the quota limits (Borg's users are job classes here)."),
+    Field("band", str, choices=BAND_NAMES, doc="The priority band it limits."),
+    *_per_resource(non_negative, "The band's limit of this resource for the user."),
+)
+
+# Every key of [borg], in the order parse_borg reads them (the first bad one
+# is the one reported).
+FIELDS = (
+    Field("quota", list, (), nested=True, of=QUOTA_FIELDS, doc="[[borg.quota]]: limits per user and band, checked at admission."),
+    Field("requires", dict, {}, nested=True, schema={"additionalProperties": {"type": "array", "items": {"type": "string"}}},
+          doc="Job class -> the machine class names or labels its tasks may run on."),
+    Field("scoring", str, _D.scoring, choices=SCORING, doc="How feasible machines are scored."),
+    Field("sample", int, _D.sample, check=lambda v: None if v >= 0 else "must be >= 0", schema={"minimum": 0},
+          doc="Relaxed randomization: score at most this many feasible machines (0: all)."),
+    Field("spread_service", bool, _D.spread_service, doc="Service jobs: at most ceil(tasks / racks) tasks per rack."),
+    Field("preemption", bool, _D.preemption, doc="A higher band may preempt lower ones' tasks."),
+    Field("multi_path", bool, _D.multi_path, doc="A fast path for batch and best-effort jobs."),
+    Field("t_job", float, _D.t_job, unit="emulated s", check=non_negative, doc="The Borgmaster's think time per job."),
+    Field("t_task", float, _D.t_task, unit="emulated s", check=non_negative, doc="... and per task."),
+    Field("batch_t_job", float, _D.batch_t_job, unit="emulated s", check=non_negative,
+          doc="The fast path's think time per job (multi_path)."),
+    Field("batch_t_task", float, _D.batch_t_task, unit="emulated s", check=non_negative, doc="... and per task."),
+    Field("max_attempts", int, _D.max_attempts, check=_at_least_one, schema={"minimum": 1},
+          doc="Scheduling attempts before a job is given up."),
+    Field("retry_backoff", float, _D.retry_backoff, unit="emulated s", check=non_negative,
+          doc="Before a job that placed nothing is tried again."),
+    Field("poll_interval", float, _D.poll_interval, unit="emulated s", check=positive, doc="Between Borglet liveness polls."),
+    Field("missed_polls", int, _D.missed_polls, check=_at_least_one, schema={"minimum": 1},
+          doc="Polls a Borglet may miss before it is marked down."),
+)
+
+
 def parse_borg(t: Table, ctx: SectionContext) -> BorgSpec:
     job_classes, machine_classes = list(ctx.job_classes), ctx.machine_classes
     machine_names = {mc.name for mc in machine_classes} | {lab for mc in machine_classes for lab in mc.labels}
     quota = []
     for q in table_array(t, "quota") if "quota" in t.data else []:
-        user = q.get("user", str, check=one_of(tuple(job_classes)))
-        spec = QuotaSpec(user, q.get("band", str, check=one_of(BAND_NAMES)),
-                         tuple(q.get(r, float, check=non_negative) for r in RESOURCES))
+        v = parse_fields(q, QUOTA_FIELDS[:2], values={"job_classes": tuple(job_classes)})
+        quota.append(QuotaSpec(v["user"], v["band"], tuple(parse_fields(q, QUOTA_FIELDS[2:]).values())))
         q.done()
-        quota.append(spec)
     rt = t.sub("requires", default={})
     requires = []
     for cls in list(rt.data):
@@ -63,23 +109,7 @@ def parse_borg(t: Table, ctx: SectionContext) -> BorgSpec:
             rt.fail(rt.key(cls), "is not a job class")
         requires.append((cls, tuple(rt.names(cls, machine_names, "machine class or label"))))
     rt.done()
-    borg = BorgSpec(
-        scoring=t.get("scoring", str, default="best_fit", check=one_of(SCORING)),
-        sample=t.get("sample", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0"),
-        spread_service=t.get("spread_service", bool, default=True),
-        preemption=t.get("preemption", bool, default=True),
-        multi_path=t.get("multi_path", bool, default=False),
-        t_job=t.get("t_job", float, default=0.1, check=non_negative),
-        t_task=t.get("t_task", float, default=0.005, check=non_negative),
-        batch_t_job=t.get("batch_t_job", float, default=0.1, check=non_negative),
-        batch_t_task=t.get("batch_t_task", float, default=0.005, check=non_negative),
-        max_attempts=t.get("max_attempts", int, default=1000, check=lambda v: None if v > 0 else "must be > 0"),
-        retry_backoff=t.get("retry_backoff", float, default=10.0, check=non_negative),
-        poll_interval=t.get("poll_interval", float, default=10.0, check=positive),
-        missed_polls=t.get("missed_polls", int, default=3, check=lambda v: None if v > 0 else "must be > 0"),
-        quota=tuple(quota),
-        requires=tuple(requires),
-    )
+    borg = BorgSpec(quota=tuple(quota), requires=tuple(requires), **parse_fields(t, FIELDS))
     t.done()
     return borg
 
@@ -118,4 +148,5 @@ SPEC = ArchSpec(
     section_required=False,  # a missing [borg] means the Borgmaster's defaults
     default_replicas=5,  # the Borgmaster is replicated by default (five replicas, as in Borg)
     min_replicas=3,
+    fields=FIELDS,
 )

@@ -12,13 +12,16 @@ given). ``schedulers.archs.dispatcher.head`` holds its decisions;
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.dispatcher.head import QUEUES, VIEWS
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
+from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of
+from schedlab.schedulers.scenario.toml_table import Table, non_negative
 
 NAME = "dispatcher"  # the head node's actor
 ROLE = "head"  # its role (what chaos aims at: kill head, or kill dispatcher by name)
@@ -33,16 +36,32 @@ class DispatcherSpec:
     view: str = "reported"  # "omniscient": the reference scheduler (a slot free at its task's exact end)
 
 
+_D = DispatcherSpec()
+
+
+def _ideal(got: Mapping[str, Any]) -> bool:
+    """The omniscient reference thinks in no time unless told otherwise."""
+    return got["view"] == "omniscient"
+
+
+# Every key of [dispatcher], in the order parse_dispatcher reads them (view
+# first: the think times' defaults depend on it).
+FIELDS = (
+    Field("view", str, _D.view, choices=VIEWS,
+          doc="reported: a slot is free when its worker says so; omniscient: the reference scheduler "
+              "(a slot free at its task's exact end)."),
+    Field("queue", str, _D.queue, choices=QUEUES, doc="fifo: strict arrival order; fair: per-user (job class) round robin."),
+    Field("placement", str, _D.placement, choices=lambda: tuple(PLACEMENT_POLICIES),
+          doc="Any placement policy (round_robin: the Octopus round-robin filling)."),
+    Field("t_job", float, Computed(lambda v: 0.0 if _ideal(v) else _D.t_job, "0.01; 0 when omniscient"),
+          unit="emulated s", check=non_negative, doc="The head's think time per dispatch turn."),
+    Field("t_task", float, Computed(lambda v: 0.0 if _ideal(v) else _D.t_task, "0.001; 0 when omniscient"),
+          unit="emulated s", check=non_negative, doc="... and per task it places."),
+)
+
+
 def parse_dispatcher(t: Table, ctx: SectionContext) -> DispatcherSpec:
-    view = t.get("view", str, default="reported", check=one_of(VIEWS))
-    ideal = view == "omniscient"  # the reference thinks in no time unless told otherwise
-    spec = DispatcherSpec(
-        queue=t.get("queue", str, default="fifo", check=one_of(QUEUES)),
-        placement=t.get("placement", str, default="first_fit", check=one_of(tuple(PLACEMENT_POLICIES))),
-        t_job=t.get("t_job", float, default=0.0 if ideal else 0.01, check=non_negative),
-        t_task=t.get("t_task", float, default=0.0 if ideal else 0.001, check=non_negative),
-        view=view,
-    )
+    spec = DispatcherSpec(**parse_fields(t, FIELDS))
     t.done()
     return spec
 
@@ -73,4 +92,5 @@ SPEC = ArchSpec(
     live="schedlab.actors.archs.dispatcher.architecture:ARCHITECTURE",
     section_required=False,  # a missing [dispatcher] means FIFO with first fit
     max_replicas=1,  # one head node, no coordinator group
+    fields=FIELDS,
 )

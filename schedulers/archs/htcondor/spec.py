@@ -19,6 +19,7 @@ from schedlab.schedulers.archs.htcondor.classad_lexer import ClassAdSyntaxError
 from schedlab.schedulers.archs.htcondor.negotiator import never_matchable
 from schedlab.schedulers.archs.htcondor.pool import JobAds, MachineAds, job_ad, slot_ad, slot_count
 from schedlab.schedulers.model.cluster import host_count
+from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive
 
@@ -86,19 +87,72 @@ def _attrs(t: Table, k: str) -> tuple[tuple[str, object], ...]:
     return tuple(out)
 
 
+_D = CondorSpec()
+_M = MachineAds()
+
+
+def _expr_field(name: str, doc: str) -> Field:
+    return Field(name, str, None, nested=True, read=lambda t, got: _expr(t, name), doc=f"{doc} (a ClassAd expression).")
+
+
+ATTRS = Field("attrs", dict, {}, nested=True, read=lambda t, got: _attrs(t, "attrs"),
+              schema={"additionalProperties": {"type": ["boolean", "number", "string"]}},
+              doc="Extra ad attributes: a number, a boolean, or ClassAd expression text.")
+
+# [htcondor.machines.<machine class>]: what its slots advertise.
+MACHINE_FIELDS = (
+    Field("slots", int, _M.slots, check=lambda v: None if 0 <= v <= 1024 else "must be in 0..1024",
+          schema={"minimum": 0, "maximum": 1024}, doc="Slots per machine; 0: one per whole cpu (at least 1)."),
+    Field("arch", str, _M.arch, doc="The Arch attribute."),
+    Field("opsys", str, _M.opsys, doc="The OpSys attribute."),
+    ATTRS,
+    _expr_field("requirements", "START: which jobs the slot accepts"),
+    _expr_field("rank", "Which jobs the slot prefers"),
+    Field("owner_present", float, _M.owner_present, unit="emulated s", check=non_negative,
+          doc="Mean time a desktop owner stays (0: a dedicated machine); with owner_away."),
+    Field("owner_away", float, _M.owner_away, unit="emulated s", check=non_negative,
+          doc="Mean time the owner is away (the machine is in the pool)."),
+)
+
+# [htcondor.jobs.<job class>]: its user, schedd and expressions.
+JOB_FIELDS = (
+    Field("user", str, Computed(lambda v: v["job_class"], "the job class's name"), doc="The submitting user."),
+    Field("schedd", int, Computed(lambda v: v["index"] % v["schedds"], "the job class's index modulo schedds"),
+          against=lambda v, got: None if 0 <= v < got["schedds"] else f"must name a schedd, 0..{got['schedds'] - 1}",
+          schema={"minimum": 0}, doc="The schedd (0..schedds-1) its jobs are submitted to."),
+    _expr_field("requirements", "Which slots its jobs accept"),
+    _expr_field("rank", "Which slots its jobs prefer"),
+    ATTRS,
+)
+
+# Every key of [htcondor], in the order parse_htcondor reads them.
+FIELDS = (
+    Field("schedds", int, _D.schedds, check=lambda v: None if 1 <= v <= 64 else "must be in 1..64",
+          schema={"minimum": 1, "maximum": 64}, doc="Submit machines (schedds); job classes are spread over them."),
+    Field("negotiator_interval", float, _D.negotiator_interval, unit="emulated s", check=positive,
+          doc="Between negotiation cycles (NEGOTIATOR_INTERVAL)."),
+    Field("update_interval", float, _D.update_interval, unit="emulated s", check=positive,
+          doc="Between a startd's ads to the collector (UPDATE_INTERVAL)."),
+    Field("match_timeout", float, _D.match_timeout, unit="emulated s", check=positive,
+          doc="A match or an idle claim nobody uses goes back to Unclaimed after this."),
+    Field("suspend_grace", float, _D.suspend_grace, unit="emulated s", check=non_negative,
+          doc="MaxSuspendTime: the owner back this long vacates the job."),
+    Field("priority_halflife", float, _D.priority_halflife, unit="emulated s", check=positive,
+          doc="PRIORITY_HALFLIFE of user priorities."),
+    Field("t_cycle", float, _D.t_cycle, unit="emulated s", check=non_negative, doc="The negotiator's think time per cycle."),
+    Field("t_eval", float, _D.t_eval, unit="emulated s", check=non_negative, doc="... per job kind x slot evaluation."),
+    Field("t_shadow", float, _D.t_shadow, unit="emulated s", check=non_negative,
+          doc="A schedd's think time per claim activation (spawning a shadow)."),
+    Field("machines", dict, {}, nested=True, each=MACHINE_FIELDS,
+          doc="[htcondor.machines.<machine class>]: what its slots advertise (absent: the defaults)."),
+    Field("jobs", dict, {}, nested=True, each=JOB_FIELDS,
+          doc="[htcondor.jobs.<job class>]: its user, schedd and expressions (absent: its own user, schedds in turn)."),
+)
+
+
 def parse_htcondor(t: Table, ctx: SectionContext) -> CondorSpec:
-    schedds = t.get("schedds", int, default=1, check=lambda v: None if 1 <= v <= 64 else "must be in 1..64")
-    spec = dict(
-        schedds=schedds,
-        negotiator_interval=t.get("negotiator_interval", float, default=20.0, check=positive),
-        update_interval=t.get("update_interval", float, default=5.0, check=positive),
-        match_timeout=t.get("match_timeout", float, default=60.0, check=positive),
-        suspend_grace=t.get("suspend_grace", float, default=600.0, check=non_negative),
-        priority_halflife=t.get("priority_halflife", float, default=86400.0, check=positive),
-        t_cycle=t.get("t_cycle", float, default=0.05, check=non_negative),
-        t_eval=t.get("t_eval", float, default=0.0005, check=non_negative),
-        t_shadow=t.get("t_shadow", float, default=0.02, check=non_negative),
-    )
+    spec = parse_fields(t, FIELDS)
+    schedds = spec["schedds"]
     mclasses = {mc.name: mc for mc in ctx.machine_classes}
     mt = t.sub("machines", default={})
     machines = []
@@ -106,13 +160,7 @@ def parse_htcondor(t: Table, ctx: SectionContext) -> CondorSpec:
         if name not in mclasses:
             mt.fail(mt.key(name), f"no machine class {name!r} (one of {', '.join(mclasses)})")
         m = mt.sub(name)
-        machines.append((name, MachineAds(
-            slots=m.get("slots", int, default=0, check=lambda v: None if 0 <= v <= 1024 else "must be in 0..1024"),
-            arch=m.get("arch", str, default="X86_64"), opsys=m.get("opsys", str, default="LINUX"),
-            attrs=_attrs(m, "attrs"), requirements=_expr(m, "requirements"), rank=_expr(m, "rank"),
-            owner_present=m.get("owner_present", float, default=0.0, check=non_negative),
-            owner_away=m.get("owner_away", float, default=0.0, check=non_negative),
-        )))
+        machines.append((name, MachineAds(**parse_fields(m, MACHINE_FIELDS))))
         if (machines[-1][1].owner_present > 0) != (machines[-1][1].owner_away > 0):
             m.fail(m.key("owner_present"), "owner_present and owner_away go together (both > 0: a desktop owner)")
         m.done()
@@ -123,12 +171,8 @@ def parse_htcondor(t: Table, ctx: SectionContext) -> CondorSpec:
         if name not in ctx.job_classes:
             jt.fail(jt.key(name), f"no job class {name!r} (one of {', '.join(ctx.job_classes)})")
         j = jt.sub(name)
-        given[name] = JobAds(
-            user=j.get("user", str, default=name),
-            schedd=j.get("schedd", int, default=ctx.job_classes.index(name) % schedds,
-                         check=lambda v: None if 0 <= v < schedds else f"must name a schedd, 0..{schedds - 1}"),
-            requirements=_expr(j, "requirements"), rank=_expr(j, "rank"), attrs=_attrs(j, "attrs"),
-        )
+        given[name] = JobAds(**parse_fields(j, JOB_FIELDS, values={
+            "job_class": name, "index": ctx.job_classes.index(name), "schedds": schedds}))
         j.done()
     jt.done()
     jobs = tuple((c, given.get(c) or JobAds(user=c, schedd=i % schedds)) for i, c in enumerate(ctx.job_classes))
@@ -221,4 +265,5 @@ SPEC = ArchSpec(
     live="schedlab.actors.archs.htcondor.architecture:ARCHITECTURE",
     section_required=False,  # a missing [htcondor] means one schedd and the defaults
     max_replicas=1,  # no coordinator group: the schedds' queues are the durable state
+    fields=FIELDS,
 )

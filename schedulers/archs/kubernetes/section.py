@@ -43,6 +43,7 @@ from schedlab.schedulers.archs.kubernetes.objects import (
     labels,
 )
 from schedlab.schedulers.archs.kubernetes.workloads import KINDS
+from schedlab.schedulers.scenario.fields import Field, parse_fields, read_field
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, table_array
 
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -136,6 +137,123 @@ class KubeSpec:
         return 0, "PreemptLowerPriority"
 
 
+# ------------------------------------------------------------ the section's keys, described once
+# Each table lists its keys in the order their parser reads them (the first
+# bad one is the one reported); structured keys (``nested``) are read by the
+# parsers below, which check them against the cell, the plugin registry and
+# each other.
+
+_STRINGS = {"items": {"type": "string"}}
+_LABELS = {"additionalProperties": {"type": "string"}}
+
+
+def _empty(v: str) -> str | None:
+    return None if v else "must not be empty"
+
+
+def _effect(v: str) -> str | None:
+    return None if not v or v in EFFECTS else f"must be one of {', '.join(EFFECTS)} (or empty: all)"
+
+
+_PC = PriorityClass("", 0)
+PRIORITY_CLASS_FIELDS = (
+    Field("name", str, check=_empty, doc="The PriorityClass's name (unique)."),
+    Field("value", int, check=lambda v: None if -2_147_483_648 <= v <= 1_000_000_000
+          else "must be at most 1000000000 (higher values are reserved for system classes)",
+          schema={"minimum": -2_147_483_648, "maximum": 1_000_000_000}, doc="Its priority: higher is scheduled first."),
+    Field("preemption_policy", str, _PC.preemption_policy, choices=PREEMPTION_POLICIES,
+          doc="Whether its pods may preempt lower-priority ones."),
+    Field("global_default", bool, _PC.global_default, doc="The class of pods that name none (at most one)."),
+)
+
+TAINT_FIELDS = (
+    Field("key", str, doc="The taint's key."),
+    Field("value", str, "", doc="Its value."),
+    Field("effect", str, "NoSchedule", choices=EFFECTS, doc="NoSchedule, PreferNoSchedule or NoExecute."),
+)
+
+NODE_FIELDS = (
+    Field("class", str, doc="The machine class whose nodes these are (each at most once)."),
+    Field("labels", dict, {}, nested=True, schema=_LABELS,
+          doc="Labels of its nodes (besides hostname, rack and zone, which schedlab sets)."),
+    Field("taints", list, (), nested=True, of=TAINT_FIELDS, doc="[[...taints]]: taints of its nodes."),
+)
+
+_PS = ProfileSpec()
+PROFILE_FIELDS = (
+    Field("name", str, _PS.name, check=_empty, doc="The profile's schedulerName (unique)."),
+    Field("plugins", list, None, nested=True, schema=_STRINGS,
+          doc="The plugins it runs (default: the default set); registered names; one must Bind."),
+    Field("disabled", list, [], nested=True, schema=_STRINGS, doc="Plugins taken out of the set."),
+    Field("weights", dict, {}, nested=True, schema={"additionalProperties": {"type": "integer", "minimum": 1, "maximum": 100}},
+          doc="Score plugin -> its weight, 1 to 100."),
+    Field("scoring_strategy", str, _PS.scoring_strategy, choices=SCORING_STRATEGIES, doc="NodeResourcesFit's strategy."),
+    Field("shape", list, None, nested=True, schema={"items": {"type": "array"}},
+          doc="RequestedToCapacityRatio's [[utilization 0..100, score 0..10], ...], utilization increasing."),
+    Field("percentage_of_nodes_to_score", int, _PS.percentage_of_nodes_to_score,
+          check=lambda v: None if 0 <= v <= 100 else "must be 0 to 100", schema={"minimum": 0, "maximum": 100},
+          doc="percentageOfNodesToScore; 0: the adaptive default."),
+    Field("t_pod", float, _PS.t_pod, unit="emulated s", check=non_negative, doc="Thinking per scheduling cycle."),
+    Field("candidates", (int, str), _PS.candidates,
+          check=lambda v: None if (v == "log2" or (isinstance(v, int) and v >= 0)) else 'must be a number of nodes >= 0 or "log2"',
+          doc='Stop at this many feasible nodes, or "log2" (Nomad\'s limit); 0: off.'),
+    Field("workers", int, _PS.workers, check=lambda v: None if 1 <= v <= 64 else "must be 1 to 64",
+          schema={"minimum": 1, "maximum": 64}, doc="Scheduler actors sharing the profile's pods by job (Nomad's workers)."),
+)
+
+REQUIREMENT_FIELDS = (
+    Field("operator", str, choices=SELECTOR_OPS, doc="In, NotIn, Exists or DoesNotExist."),
+    Field("values", list, [], nested=True, schema=_STRINGS, doc="The values (In, NotIn: at least one; Exists: none)."),
+    Field("key", str, doc="The node label's key."),
+)
+TOPOLOGY_KEY = Field("topology_key", str, check=_empty, doc="The node label whose values are the domains.")
+WEIGHT = Field("weight", int, check=lambda v: None if 1 <= v <= 100 else "a preferred term's weight must be an integer 1 to 100",
+               schema={"minimum": 1, "maximum": 100}, doc="The term's weight, 1 to 100.")
+SPREAD_FIELDS = (
+    Field("max_skew", int, 1, check=lambda v: None if v >= 1 else "must be >= 1", schema={"minimum": 1},
+          doc="Most pods more in the fullest domain than in the emptiest."),
+    TOPOLOGY_KEY,
+    Field("when_unsatisfiable", str, "DoNotSchedule", choices=UNSATISFIABLE, doc="DoNotSchedule or ScheduleAnyway."),
+)
+TOLERATION_FIELDS = (
+    Field("operator", str, "Equal", choices=OPERATORS, doc="Equal (needs a key) or Exists."),
+    Field("key", str, "", doc="The taint key it tolerates (empty with Exists: every taint)."),
+    Field("value", str, "", doc="The taint value (Equal only)."),
+    Field("effect", str, "", check=_effect, schema={"enum": ["", *EFFECTS]}, doc="The effect it tolerates (empty: all)."),
+)
+
+WORKLOAD_FIELDS = (
+    Field("classes", list, nested=True, schema={**_STRINGS, "minItems": 1}, doc="The job classes whose pods this template makes."),
+    Field("priority_class", str, "", nested=True, doc="A declared priority class (default: the global default's)."),
+    Field("scheduler_name", str, DEFAULT_SCHEDULER, nested=True, doc="The profile that schedules its pods."),
+    Field("labels", dict, {}, nested=True, schema=_LABELS, doc="Its pods' labels (default: app = its first class)."),
+    Field("spread", list, (), nested=True, of=SPREAD_FIELDS, doc="Topology spread of its own pods."),
+    Field("anti_affinity", list, (), nested=True, of=(TOPOLOGY_KEY,), doc="Required anti-affinity to its own pods."),
+    Field("preferred_anti_affinity", list, (), nested=True, of=(WEIGHT, TOPOLOGY_KEY),
+          doc="Preferred anti-affinity to its own pods."),
+    Field("node_affinity", list, (), nested=True, of=REQUIREMENT_FIELDS, doc="Required node affinity: requirements, ANDed."),
+    Field("preferred_node_affinity", list, (), nested=True,
+          of=(WEIGHT, Field("match", list, nested=True, of=REQUIREMENT_FIELDS, doc="Requirements, ANDed."))),
+    Field("tolerations", list, (), nested=True, of=TOLERATION_FIELDS, doc="Taints its pods tolerate."),
+    Field("kind", str, "job", choices=KINDS, doc="job (a pod whose run ends is done) or deployment (restarted in place)."),
+    Field("max_unavailable", int, None, check=lambda v: None if v >= 0 else "must be >= 0", schema={"minimum": 0},
+          doc="A PodDisruptionBudget over each workload of the class (default: none)."),
+    Field("node_selector", dict, {}, nested=True, schema=_LABELS, doc="Labels a node must carry."),
+)
+
+FIELDS = (
+    Field("priority_classes", list, (), nested=True, of=PRIORITY_CLASS_FIELDS, doc="[[kubernetes.priority_classes]]."),
+    Field("nodes", list, (), nested=True, of=NODE_FIELDS, doc="[[kubernetes.nodes]]: labels and taints per machine class."),
+    Field("profiles", list, (), nested=True, of=PROFILE_FIELDS,
+          doc="[[kubernetes.profiles]]: scheduler profiles (default: one default-scheduler)."),
+    Field("workloads", list, (), nested=True, of=WORKLOAD_FIELDS, doc="[[kubernetes.workloads]]: a pod template per job class."),
+    Field("racks_per_zone", int, 1, check=lambda v: None if v >= 1 else "must be >= 1", schema={"minimum": 1},
+          doc="Racks grouped into one zone (topology.kubernetes.io/zone)."),
+)
+PROFILE = {f.name: f for f in PROFILE_FIELDS}
+WORKLOAD = {f.name: f for f in WORKLOAD_FIELDS}
+
+
 # ------------------------------------------------------------ small readers
 
 
@@ -167,17 +285,14 @@ def _selector(t: Table, k: str) -> Selector:
 
 
 def _taint(t: Table) -> Taint:
-    taint = Taint(t.get("key", str), t.get("value", str, default=""), t.get("effect", str, default="NoSchedule",
-                                                                          check=one_of(EFFECTS)))
+    taint = Taint(**parse_fields(t, TAINT_FIELDS))
     t.done()
     return taint
 
 
 def _toleration(t: Table) -> Toleration:
-    op = t.get("operator", str, default="Equal", check=one_of(OPERATORS))
-    tol = Toleration(t.get("key", str, default=""), op, t.get("value", str, default=""),
-                     t.get("effect", str, default="", check=lambda v: None if not v or v in EFFECTS
-                           else f"must be one of {', '.join(EFFECTS)} (or empty: all)"))
+    tol = Toleration(**parse_fields(t, TOLERATION_FIELDS))
+    op = tol.operator
     if op == "Equal" and not tol.key:
         t.fail(t.key("key"), "an Equal toleration needs a key (use operator = \"Exists\" to tolerate every taint)")
     if op == "Exists" and tol.value:
@@ -199,12 +314,7 @@ def _priority_classes(t: Table) -> tuple[PriorityClass, ...]:
         return ()
     out: list[PriorityClass] = []
     for pt in table_array(t, "priority_classes"):
-        pc = PriorityClass(
-            pt.get("name", str, check=lambda v: None if v else "must not be empty"),
-            pt.get("value", int, check=lambda v: None if -2_147_483_648 <= v <= 1_000_000_000
-                   else "must be at most 1000000000 (higher values are reserved for system classes)"),
-            pt.get("preemption_policy", str, default="PreemptLowerPriority", check=one_of(PREEMPTION_POLICIES)),
-            pt.get("global_default", bool, default=False))
+        pc = PriorityClass(**parse_fields(pt, PRIORITY_CLASS_FIELDS))
         if pc.name in {p.name for p in out}:
             pt.fail(pt.key("name"), f"duplicate priority class {pc.name!r}")
         pt.done()
@@ -241,7 +351,7 @@ def _profiles(t: Table) -> tuple[ProfileSpec, ...]:
         return (ProfileSpec(),)
     out: list[ProfileSpec] = []
     for pt in table_array(t, "profiles"):
-        name = pt.get("name", str, default=DEFAULT_SCHEDULER, check=lambda v: None if v else "must not be empty")
+        name = read_field(pt, PROFILE["name"])
         if name in {p.name for p in out}:
             pt.fail(pt.key("name"), f"duplicate profile {name!r}")
         plugins = pt.get("plugins", list, default=None)
@@ -262,7 +372,7 @@ def _profiles(t: Table) -> tuple[ProfileSpec, ...]:
             if problem:
                 weights_t.fail(weights_t.key(n), problem)
             weights.append((n, _weight(weights_t, n, "a score plugin's weight")))
-        strategy = pt.get("scoring_strategy", str, default="LeastAllocated", check=one_of(SCORING_STRATEGIES))
+        strategy = read_field(pt, PROFILE["scoring_strategy"])
         shape = ProfileSpec().shape
         if "shape" in pt.data:
             shape = _shape(pt)
@@ -270,13 +380,7 @@ def _profiles(t: Table) -> tuple[ProfileSpec, ...]:
         spec = ProfileSpec(
             name=name, plugins=None if plugins is None else tuple(plugins), disabled=tuple(disabled),
             weights=tuple(weights), scoring_strategy=strategy, shape=shape,
-            percentage_of_nodes_to_score=pt.get("percentage_of_nodes_to_score", int, default=0,
-                                                check=lambda v: None if 0 <= v <= 100 else "must be 0 to 100"),
-            t_pod=pt.get("t_pod", float, default=0.0, check=non_negative),
-            candidates=pt.get("candidates", (int, str), default=0,
-                              check=lambda v: None if (v == "log2" or (isinstance(v, int) and v >= 0))
-                              else 'must be a number of nodes >= 0 or "log2"'),
-            workers=pt.get("workers", int, default=1, check=lambda v: None if 1 <= v <= 64 else "must be 1 to 64"))
+            **parse_fields(pt, PROFILE_FIELDS, skip=("name", "scoring_strategy")))
         pt.done()
         out.append(spec)
     return tuple(out)
@@ -371,8 +475,7 @@ def _template(t: Table, job_classes: set[str], priority: set[str], profiles: set
     t.used.add("preferred_node_affinity")
     tols = tuple(_toleration(x) for x in table_array(t, "tolerations")) if "tolerations" in t.data else ()
     t.used.add("tolerations")
-    kind = t.get("kind", str, default="job", check=one_of(KINDS))
-    mu = t.get("max_unavailable", int, default=None, check=lambda v: None if v >= 0 else "must be >= 0")
+    kind, mu = read_field(t, WORKLOAD["kind"]), read_field(t, WORKLOAD["max_unavailable"])
     tpl = PodTemplate(classes=tuple(classes), kind=kind, priority_class=pc, scheduler_name=sched, labels=own,
                       node_selector=_labels(t, "node_selector"), affinity=NodeAffinity(required, preferred),
                       tolerations=tols, spread=spread, pod_affinity=anti, preferred_pod_affinity=preferred_anti,
@@ -382,16 +485,15 @@ def _template(t: Table, job_classes: set[str], priority: set[str], profiles: set
 
 
 def _topology_key(t: Table, done: bool = True) -> str:
-    key = t.get("topology_key", str, check=lambda v: None if v else "must not be empty")
+    key = read_field(t, TOPOLOGY_KEY)
     if done:
         t.done()
     return key
 
 
 def _spread(t: Table, same: Selector) -> SpreadConstraint:
-    c = SpreadConstraint(t.get("max_skew", int, default=1, check=lambda v: None if v >= 1 else "must be >= 1"),
-                         _topology_key(t, done=False), same,
-                         t.get("when_unsatisfiable", str, default="DoNotSchedule", check=one_of(UNSATISFIABLE)))
+    v = parse_fields(t, SPREAD_FIELDS)
+    c = SpreadConstraint(v["max_skew"], v["topology_key"], same, v["when_unsatisfiable"])
     t.done()
     return c
 
@@ -411,12 +513,8 @@ def parse_kubernetes(t: Table, job_classes: tuple[str, ...], machine_classes: tu
             templates.append(_template(wt, set(job_classes), {p.name for p in priority},
                                        {p.name for p in profiles}, taken, i))
     t.used.add("workloads")
-    d = KubeSpec()
-    spec = KubeSpec(
-        priority_classes=priority, nodes=nodes, templates=tuple(templates), profiles=profiles,
-        racks_per_zone=t.get("racks_per_zone", int, default=d.racks_per_zone,
-                             check=lambda v: None if v >= 1 else "must be >= 1"),
-    )
+    spec = KubeSpec(priority_classes=priority, nodes=nodes, templates=tuple(templates), profiles=profiles,
+                    **parse_fields(t, FIELDS))
     t.done()
     return spec
 

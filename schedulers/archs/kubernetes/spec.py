@@ -15,6 +15,7 @@ import numpy as np
 
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.kubernetes.section import (
+    FIELDS,
     KubeSpec,
     ProfileSpec,
     check_fit,
@@ -106,4 +107,5 @@ SPEC = ArchSpec(
     default_replicas=3,
     min_replicas=3,
     check_sizes=check_sizes,
+    fields=FIELDS,
 )

@@ -15,8 +15,9 @@ from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.mesos.order_policies import ALLOCATION_POLICIES
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
 from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.scenario.fields import Field, parse_fields, read_field
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, one_of, positive, table_array
+from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, positive, table_array
 
 GRANULARITIES = ("cell", "agent")
 FRAMEWORK_MODES = ("elastic", "rigid")
@@ -63,31 +64,76 @@ class MesosSpec:
     starvation_timeout: float = 30.0  # emulated s below guarantee, with demand, before revoking
 
 
+def _at_least_one(v: int) -> str | None:
+    return None if v > 0 else "must be > 0"
+
+
+_F = FrameworkSpec(name="", classes=())
+_D = MesosSpec(frameworks=())
+
+# [[mesos.frameworks]]: one framework scheduler, in the order _framework
+# reads its keys (classes and min_offer first, by the parser).
+FRAMEWORK_FIELDS = (
+    Field("classes", list, nested=True, doc="The job classes routed to this framework (at least one)."),
+    Field("min_offer", dict, {}, nested=True, of=tuple(Field(r, float, 0.0, check=non_negative) for r in RESOURCES),
+          doc="Per resource: offers smaller than this are declined."),
+    Field("preferred", list, [], nested=True, schema={"items": {"type": "string"}},
+          doc="Machine class names or labels whose offers it prefers."),
+    Field("name", str, doc="The framework's name (unique)."),
+    Field("t_job", float, _F.t_job, unit="emulated s", check=non_negative, doc="Think time per job."),
+    Field("t_task", float, _F.t_task, unit="emulated s", check=non_negative, doc="... and per task."),
+    Field("policy", str, _F.policy, choices=lambda: tuple(PLACEMENT_POLICIES), doc="Placement policy inside an offer."),
+    Field("mode", str, _F.mode, choices=FRAMEWORK_MODES,
+          doc="elastic: launch whatever tasks fit (Hadoop); rigid: hold resources until a job's tasks all fit (MPI)."),
+    Field("weight", float, _F.weight, check=positive, doc="Its weight in the allocator's fair sharing."),
+    Field("priority", int, _F.priority, doc="Its priority (the priority allocator)."),
+    Field("guarantee", float, _F.guarantee, check=lambda v: None if 0 <= v <= 1 else "must be in [0, 1]",
+          schema={"minimum": 0, "maximum": 1}, doc="Dominant share the master protects by revocation."),
+    Field("delay", float, _F.delay, unit="emulated s", check=non_negative,
+          doc="Delay scheduling: how long to wait for a machine holding a task's data (needs data_replicas > 0)."),
+    Field("data_replicas", int, _F.data_replicas, check=lambda v: None if v >= 0 else "must be >= 0", schema={"minimum": 0},
+          doc="Machines holding each task's input data."),
+    Field("refuse_seconds", float, _F.refuse_seconds, unit="emulated s", check=non_negative,
+          doc="How long a declined offer's resources are not offered to it again."),
+)
+
+# Every key of [mesos], in the order parse_mesos reads them.
+FIELDS = (
+    Field("frameworks", list, nested=True, of=FRAMEWORK_FIELDS, doc="[[mesos.frameworks]]: the framework schedulers."),
+    Field("masters", int, _D.masters, check=lambda v: None if 1 <= v <= 9 else "must be 1 to 9",
+          schema={"minimum": 1, "maximum": 9},
+          doc="Masters; > 1: standbys, the leader elected through the coordinator group (replicas >= 3)."),
+    # Checked against the registry when read, so a policy a scenario script
+    # registered (register_allocation_policy) is accepted.
+    Field("allocator", str, _D.allocator, choices=lambda: tuple(ALLOCATION_POLICIES), doc="The allocation policy (DRF by default)."),
+    Field("granularity", str, _D.granularity, choices=GRANULARITIES,
+          doc="cell: all free resources in one offer; agent: per-agent slices."),
+    Field("allocation_interval", float, _D.allocation_interval, unit="emulated s", check=positive,
+          doc="Between allocation rounds."),
+    Field("offer_timeout", float, _D.offer_timeout, unit="emulated s", check=positive,
+          doc="Before an unanswered offer is rescinded."),
+    Field("max_attempts", int, _D.max_attempts, check=_at_least_one, schema={"minimum": 1},
+          doc="Placement attempts before a job is given up."),
+    Field("master_lease_ms", float, _D.master_lease_ms, unit="wall ms", check=lambda v: None if v >= 50 else "must be >= 50",
+          schema={"minimum": 50}, doc="How long a leading master's lease lasts without renewal."),
+    Field("revocation", bool, _D.revocation, doc="Revoke resources from frameworks above their guarantee for starved ones."),
+    Field("starvation_timeout", float, _D.starvation_timeout, unit="emulated s", check=positive,
+          doc="How long a framework with demand stays below its guarantee before the master revokes."),
+)
+FIELD = {f.name: f for f in FIELDS}
+
+
 def _framework(t: Table, known_classes: set[str], machine_names: set[str]) -> FrameworkSpec:
     classes = t.names("classes", known_classes, "job class")
     mt = t.sub("min_offer", default={})
-    min_offer = tuple(mt.get(r, float, default=0.0, check=non_negative) for r in RESOURCES)
+    min_offer = tuple(parse_fields(mt, FRAMEWORK_FIELDS[1].of).values())
     mt.done()
     preferred = t.get("preferred", list, default=[])
     for p in preferred:
         if not isinstance(p, str) or p not in machine_names:
             t.fail(t.key("preferred"), f"{p!r} is not a machine class name or label")
-    spec = FrameworkSpec(
-        name=t.get("name", str),
-        classes=tuple(classes),
-        t_job=t.get("t_job", float, default=0.1, check=non_negative),
-        t_task=t.get("t_task", float, default=0.005, check=non_negative),
-        policy=t.get("policy", str, default="random_first_fit", check=one_of(tuple(PLACEMENT_POLICIES))),
-        mode=t.get("mode", str, default="elastic", check=one_of(FRAMEWORK_MODES)),
-        weight=t.get("weight", float, default=1.0, check=positive),
-        priority=t.get("priority", int, default=0),
-        guarantee=t.get("guarantee", float, default=0.0, check=lambda v: None if 0 <= v <= 1 else "must be in [0, 1]"),
-        min_offer=min_offer,
-        preferred=tuple(preferred),
-        delay=t.get("delay", float, default=0.0, check=non_negative),
-        data_replicas=t.get("data_replicas", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0"),
-        refuse_seconds=t.get("refuse_seconds", float, default=5.0, check=non_negative),
-    )
+    spec = FrameworkSpec(classes=tuple(classes), min_offer=min_offer, preferred=tuple(preferred),
+                         **parse_fields(t, FRAMEWORK_FIELDS))
     if spec.delay > 0 and spec.data_replicas == 0:
         t.fail(t.key("delay"), "delay scheduling needs data_replicas > 0 (where each task's data lives)")
     t.done()
@@ -101,23 +147,10 @@ def parse_mesos(t: Table, ctx: SectionContext) -> MesosSpec:
     check_deciders(t, "frameworks", fws, job_classes, "framework")
     if sum(f.guarantee for f in fws) > 1 + 1e-9:
         t.fail(t.key("frameworks"), "guarantees add up to more than the whole cell")
-    masters = t.get("masters", int, default=1, check=lambda v: None if 1 <= v <= 9 else "must be 1 to 9")
+    masters = read_field(t, FIELD["masters"])
     if masters > 1 and replicas < 3:
         t.fail(t.key("masters"), "standby masters elect their leader through the coordinator: set [coordinator] replicas >= 3")
-    spec = MesosSpec(
-        frameworks=fws,
-        # Checked against the registry at parse time, so a policy a scenario
-        # script registered (register_allocation_policy) is accepted.
-        allocator=t.get("allocator", str, default="drf", check=one_of(tuple(ALLOCATION_POLICIES))),
-        granularity=t.get("granularity", str, default="cell", check=one_of(GRANULARITIES)),
-        allocation_interval=t.get("allocation_interval", float, default=1.0, check=positive),
-        offer_timeout=t.get("offer_timeout", float, default=30.0, check=positive),
-        max_attempts=t.get("max_attempts", int, default=1000, check=lambda v: None if v > 0 else "must be > 0"),
-        masters=masters,
-        master_lease_ms=t.get("master_lease_ms", float, default=1000.0, check=lambda v: None if v >= 50 else "must be >= 50"),
-        revocation=t.get("revocation", bool, default=False),
-        starvation_timeout=t.get("starvation_timeout", float, default=30.0, check=positive),
-    )
+    spec = MesosSpec(frameworks=fws, masters=masters, **parse_fields(t, FIELDS, skip=("masters",)))
     t.done()
     return spec
 
@@ -177,4 +210,5 @@ SPEC = ArchSpec(
                                                            "t_task": 0.01}]},
     live="schedlab.actors.archs.mesos.architecture:ARCHITECTURE",
     check_sizes=check_sizes,
+    fields=FIELDS,
 )

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
+from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, one_of, positive, table_array
+from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, positive, table_array
 from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
 
 
@@ -38,16 +39,39 @@ class OmegaSpec:
     retry_backoff: float = 1.0
 
 
+_S = OmegaSchedulerSpec(name="", classes=())
+_D = OmegaSpec(schedulers=())
+
+# [[omega.schedulers]]: one scheduler (``count`` identical actors), in the
+# order _scheduler reads its keys.
+SCHEDULER_FIELDS = (
+    Field("classes", list, nested=True, schema={"items": {"type": "string"}, "minItems": 1},
+          doc="The job classes routed to this scheduler (at least one)."),
+    Field("name", str, doc="The scheduler's name (unique)."),
+    Field("count", int, _S.count, check=lambda v: None if v > 0 else "must be > 0", schema={"minimum": 1},
+          doc="Identical scheduler actors sharing its jobs."),
+    Field("t_job", float, _S.t_job, unit="emulated s", check=non_negative, doc="Think time per job."),
+    Field("t_task", float, _S.t_task, unit="emulated s", check=non_negative, doc="... and per task."),
+    Field("policy", str, _S.policy, choices=lambda: tuple(PLACEMENT_POLICIES), doc="Placement policy on its copy of the cell."),
+)
+
+# Every key of [omega], in the order parse_omega reads them.
+FIELDS = (
+    Field("schedulers", list, nested=True, of=SCHEDULER_FIELDS, doc="[[omega.schedulers]]: the schedulers."),
+    Field("conflict_mode", str, _D.conflict_mode.value, choices=tuple(m.value for m in ConflictMode),
+          doc="What makes a claim conflict: resource (it no longer fits) or sequence (the machine changed at all)."),
+    Field("transaction_mode", str, _D.txn_mode.value, choices=tuple(m.value for m in TxnMode),
+          doc="incremental (commit the claims that do not conflict) or all_or_nothing (gang)."),
+    Field("max_attempts", int, _D.max_attempts, check=lambda v: None if v > 0 else "must be > 0", schema={"minimum": 1},
+          doc="Commit attempts before a job is given up."),
+    Field("retry_backoff", float, _D.retry_backoff, unit="emulated s", check=positive,
+          doc="Before a job whose commit conflicted is tried again."),
+)
+
+
 def _scheduler(t: Table, known_classes: set[str]) -> OmegaSchedulerSpec:
     classes = t.names("classes", known_classes, "job class")
-    spec = OmegaSchedulerSpec(
-        name=t.get("name", str),
-        classes=tuple(classes),
-        count=t.get("count", int, default=1, check=lambda v: None if v > 0 else "must be > 0"),
-        t_job=t.get("t_job", float, default=0.1, check=non_negative),
-        t_task=t.get("t_task", float, default=0.005, check=non_negative),
-        policy=t.get("policy", str, default="random_first_fit", check=one_of(tuple(PLACEMENT_POLICIES))),
-    )
+    spec = OmegaSchedulerSpec(classes=tuple(classes), **parse_fields(t, SCHEDULER_FIELDS))
     t.done()
     return spec
 
@@ -56,13 +80,10 @@ def parse_omega(ot: Table, ctx: SectionContext) -> OmegaSpec:
     names = list(ctx.job_classes)
     scheds = tuple(_scheduler(x, set(names)) for x in table_array(ot, "schedulers"))
     check_deciders(ot, "schedulers", scheds, names, "scheduler")
-    omega = OmegaSpec(
-        schedulers=scheds,
-        conflict_mode=ConflictMode(ot.get("conflict_mode", str, default="resource", check=one_of(tuple(m.value for m in ConflictMode)))),
-        txn_mode=TxnMode(ot.get("transaction_mode", str, default="incremental", check=one_of(tuple(m.value for m in TxnMode)))),
-        max_attempts=ot.get("max_attempts", int, default=1000, check=lambda v: None if v > 0 else "must be > 0"),
-        retry_backoff=ot.get("retry_backoff", float, default=1.0, check=positive),
-    )
+    v = parse_fields(ot, FIELDS)
+    omega = OmegaSpec(schedulers=scheds, conflict_mode=ConflictMode(v["conflict_mode"]),
+                      txn_mode=TxnMode(v["transaction_mode"]), max_attempts=v["max_attempts"],
+                      retry_backoff=v["retry_backoff"])
     ot.done()
     return omega
 
@@ -111,4 +132,5 @@ SPEC = ArchSpec(
     example=lambda classes: {"schedulers": [{"name": "all", "classes": list(classes), "count": 2, "t_job": 0.5,
                                              "t_task": 0.01}]},
     live="schedlab.actors.archs.omega.architecture:ARCHITECTURE",
+    fields=FIELDS,
 )

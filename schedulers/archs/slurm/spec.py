@@ -45,6 +45,7 @@ decisions; ``actors.archs.slurm`` runs it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,8 +56,9 @@ from schedlab.schedulers.archs.slurm.priority import DAY, Weights
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.seeding import rng_for
 from schedlab.schedulers.model.workload import Dist
+from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields, read_field
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, read_dist, table_array
+from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, read_dist, table_array
 
 NAME = "slurmctld"  # the decider, and the route jobs go to with a backup (the active one takes it)
 ROLE = "slurmctld"  # its actors are slurmctld-<i> (the role's name alone means one of them)
@@ -132,27 +134,11 @@ def _nodes_of(pt: Table, ctx: SectionContext) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _partition(pt: Table, ctx: SectionContext) -> PartitionSpec:
-    name = pt.get("name", str, check=lambda v: None if v.strip() else "must not be empty")
-    nodes = _nodes_of(pt, ctx)
-    classes = tuple(pt.names("classes", set(ctx.job_classes), "job class")) if "classes" in pt.data else ()
-    max_time = pt.get("max_time", float, default=math.inf, check=positive) if "max_time" in pt.data else math.inf
-    default_time = pt.get("default_time", float, default=min(max_time, 3600.0), check=positive)
-    if default_time > max_time:
-        pt.fail(pt.key("default_time"), f"is over max_time ({max_time:g} s)")
-    p = Partition(name, nodes, max_time, default_time,
-                  tier=pt.get("tier", int, default=1, check=lambda v: None if v >= 1 else "must be >= 1"),
-                  backfill=pt.get("backfill", str, default="easy", check=one_of(MODES)),
-                  preempt=pt.get("preempt", bool, default=False))
-    pt.done()
-    return PartitionSpec(p, classes)
-
-
-def _per_class(t: Table, key: str, ctx: SectionContext, check: Any) -> dict[str, float]:
+def _per_class(t: Table, key: str, job_classes: tuple[str, ...], check: Any) -> dict[str, float]:
     raw = t.get(key, dict, default={})
     out = {}
     for cls, v in raw.items():
-        if cls not in ctx.job_classes:
+        if cls not in job_classes:
             t.fail(f"{t.key(key)}.{cls}", f"unknown job class {cls!r}")
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             t.fail(f"{t.key(key)}.{cls}", f"expected number, got {type(v).__name__}")
@@ -161,6 +147,87 @@ def _per_class(t: Table, key: str, ctx: SectionContext, check: Any) -> dict[str,
             t.fail(f"{t.key(key)}.{cls}", f"{problem} (got {v!r})")
         out[cls] = float(v)
     return out
+
+
+def _per_class_field(name: str, check: Callable[[float], str | None], bounds: dict[str, Any], doc: str) -> Field:
+    """A table job class -> number, read by ``_per_class`` (each class and value checked)."""
+    return Field(name, dict, {}, nested=True, read=lambda t, got: _per_class(t, name, got["job_classes"], check),
+                 schema={"additionalProperties": {"type": "number", **bounds}}, doc=doc)
+
+
+_D = SlurmSpec(partitions=())
+_W = Weights()
+_P = Partition("", (), math.inf, 3600.0)
+
+# [[slurm.partitions]]: one partition, in the order _partition reads its keys.
+PARTITION_FIELDS = (
+    Field("name", str, check=lambda v: None if v.strip() else "must not be empty", doc="The partition's name (unique)."),
+    Field("machine_classes", list, None, nested=True, schema={"items": {"type": "string"}, "minItems": 1},
+          doc="Its nodes, by machine class (default: every machine); partitions may overlap."),
+    Field("classes", list, None, nested=True, schema={"items": {"type": "string"}, "minItems": 1},
+          doc="Job classes submitted to it (a class no partition names goes to the default partition)."),
+    Field("max_time", float, _P.max_time, unit="emulated s", check=positive, doc="MaxTime (default: none)."),
+    Field("default_time", float, Computed(lambda v: min(v["max_time"], 3600.0), "max_time, at most 3600"),
+          unit="emulated s", check=positive, doc="DefaultTime: a job with no estimate and no class limit; at most max_time."),
+    Field("tier", int, _P.tier, check=lambda v: None if v >= 1 else "must be >= 1", schema={"minimum": 1},
+          doc="PriorityTier: higher tiers are scheduled first on shared nodes."),
+    Field("backfill", str, _P.backfill, choices=MODES, doc="fcfs (main scheduler only), easy or conservative."),
+    Field("preempt", bool, _P.preempt, doc="May requeue running jobs of lower tiers to start its own."),
+)
+
+# [slurm.priority]: PriorityWeight* of the multifactor priority.
+PRIORITY_FIELDS = (
+    *(Field(k, float, getattr(_W, k), check=non_negative, doc=f"PriorityWeight of the {k} factor.")
+      for k in ("age", "fairshare", "job_size", "partition", "qos")),
+    Field("max_age", float, _W.max_age, unit="emulated s", check=positive, doc="PriorityMaxAge: the age factor is 1 from here on."),
+    Field("favor_small", bool, _W.favor_small, doc="PriorityFavorSmall: the size factor rewards small jobs instead."),
+)
+
+# Every key of [slurm], in the order parse_slurm reads them.
+FIELDS = (
+    Field("partitions", list, nested=True, of=PARTITION_FIELDS, doc="[[slurm.partitions]]: the partitions."),
+    Field("default_partition", str, Computed(lambda v: v["partitions"][0], "the first partition"),
+          against=lambda v, got: None if v in got["partitions"]
+          else f"unknown partition {v!r} (one of {', '.join(got['partitions'])})",
+          doc="Where a job class no partition names goes."),
+    Field("controllers", int, _D.controllers, check=lambda v: None if v in (1, 2) else "must be 1 or 2",
+          schema={"minimum": 1, "maximum": 2},
+          doc="1: one slurmctld; 2: a primary and a backup taking over through the coordinator's lease (replicas >= 3)."),
+    _per_class_field("time_limits", lambda v: None if v > 0 else "must be > 0", {"exclusiveMinimum": 0},
+                     "Job class -> its own --time, emulated s (over its partition's max_time: refused)."),
+    Field("priority", dict, {}, nested=True, of=PRIORITY_FIELDS, doc="[slurm.priority]: multifactor priority weights."),
+    Field("select", str, _D.select, choices=SELECTS,
+          doc="cons_tres: tasks get what they ask and share nodes; linear: whole nodes, one task per node."),
+    Field("bf_max_job_test", int, _D.bf_max_job_test, check=lambda v: None if v >= 1 else "must be >= 1",
+          schema={"minimum": 1}, doc="Queued jobs a backfill pass looks at, per partition."),
+    Field("sched_interval", float, _D.sched_interval, unit="emulated s", check=positive,
+          doc="Between periodic passes (a pass also follows every submission and job end)."),
+    Field("estimate", (float, dict), None, nested=True, read=lambda t, got: read_dist(t, "estimate", bounded=True, default=None),
+          doc="How users over-estimate: a job's run time x this factor (>= 1, bounded), rounded up to a minute "
+              "(omit: the partition's default time)."),
+    _per_class_field("accounts", lambda v: None if v > 0 else "must be > 0", {"exclusiveMinimum": 0},
+                     "Job class -> its account's fair-share shares (default 1)."),
+    _per_class_field("qos", lambda v: None if 0 <= v <= 1 else "must be 0 to 1", {"minimum": 0, "maximum": 1},
+                     "Job class -> its QOS priority factor, 0 to 1 (default 0)."),
+    Field("half_life", float, _D.half_life, unit="emulated s", check=positive, doc="PriorityDecayHalfLife of fair-share usage."),
+    Field("controller_lease_ms", float, _D.controller_lease_ms, unit="wall ms",
+          check=lambda v: None if v >= 50 else "must be >= 50", schema={"minimum": 50},
+          doc="How long the backup waits on a silent primary (SlurmctldTimeout)."),
+    Field("pass_time", float, _D.pass_time, unit="emulated s", check=non_negative, doc="How long one scheduling pass takes."),
+)
+FIELD = {f.name: f for f in FIELDS}
+PARTITION = {f.name: f for f in PARTITION_FIELDS}
+
+
+def _partition(pt: Table, ctx: SectionContext) -> PartitionSpec:
+    name = read_field(pt, PARTITION["name"])
+    nodes = _nodes_of(pt, ctx)
+    classes = tuple(pt.names("classes", set(ctx.job_classes), "job class")) if "classes" in pt.data else ()
+    v = parse_fields(pt, PARTITION_FIELDS, skip=("name",))
+    if v["default_time"] > v["max_time"]:
+        pt.fail(pt.key("default_time"), f"is over max_time ({v['max_time']:g} s)")
+    pt.done()
+    return PartitionSpec(Partition(name, nodes, **v), classes)
 
 
 def parse_slurm(t: Table, ctx: SectionContext) -> SlurmSpec:
@@ -172,49 +239,26 @@ def parse_slurm(t: Table, ctx: SectionContext) -> SlurmSpec:
         homes = [p.partition.name for p in parts if cls in p.classes]
         if len(homes) > 1:
             t.fail(t.key("partitions"), f"job class {cls!r} is in partitions {homes[0]!r} and {homes[1]!r}; give it one")
-    default = t.get("default_partition", str, default=names[0],
-                    check=lambda v: None if v in names else f"unknown partition {v!r} (one of {', '.join(names)})")
-    controllers = t.get("controllers", int, default=1, check=lambda v: None if v in (1, 2) else "must be 1 or 2")
+    got: dict[str, Any] = {"partitions": names, "job_classes": ctx.job_classes}
+    default = read_field(t, FIELD["default_partition"], got)
+    controllers = read_field(t, FIELD["controllers"])
     if controllers == 2 and ctx.coordinator.replicas < 3:
         t.fail(t.key("controllers"), "the backup controller takes over through the coordinator's lease: "
                                      "set [coordinator] replicas >= 3")
     if controllers == 1 and ctx.coordinator.replicas > 1:
         ctx.top.fail("coordinator.replicas", "one slurmctld runs no coordinator group: set replicas = 1, "
                                              "or slurm.controllers = 2 (a backup taking over through it)")
-    limits = _per_class(t, "time_limits", ctx, lambda v: None if v > 0 else "must be > 0")
+    limits = parse_fields(t, [FIELD["time_limits"]], values=got)["time_limits"]
     for cls, lim in limits.items():
         p = next((p for p in parts if cls in p.classes), next(p for p in parts if p.partition.name == default)).partition
         if lim > p.max_time:
             t.fail(f"{t.key('time_limits')}.{cls}", f"{lim:g} s is over partition {p.name}'s max_time {p.max_time:g} s")
     pt = t.sub("priority", default={})
-    d = Weights()
-    weights = Weights(
-        age=pt.get("age", float, default=d.age, check=non_negative),
-        fairshare=pt.get("fairshare", float, default=d.fairshare, check=non_negative),
-        job_size=pt.get("job_size", float, default=d.job_size, check=non_negative),
-        partition=pt.get("partition", float, default=d.partition, check=non_negative),
-        qos=pt.get("qos", float, default=d.qos, check=non_negative),
-        max_age=pt.get("max_age", float, default=d.max_age, check=positive),
-        favor_small=pt.get("favor_small", bool, default=d.favor_small),
-    )
+    weights = Weights(**parse_fields(pt, PRIORITY_FIELDS))
     pt.done()
-    spec = SlurmSpec(
-        partitions=parts,
-        default_partition=default,
-        controllers=controllers,
-        select=t.get("select", str, default="cons_tres", check=one_of(SELECTS)),
-        bf_max_job_test=t.get("bf_max_job_test", int, default=500, check=lambda v: None if v >= 1 else "must be >= 1"),
-        sched_interval=t.get("sched_interval", float, default=60.0, check=positive),
-        estimate=read_dist(t, "estimate", bounded=True, default=None),
-        time_limits=limits,
-        accounts=_per_class(t, "accounts", ctx, lambda v: None if v > 0 else "must be > 0"),
-        qos=_per_class(t, "qos", ctx, lambda v: None if 0 <= v <= 1 else "must be 0 to 1"),
-        half_life=t.get("half_life", float, default=7 * DAY, check=positive),
-        weights=weights,
-        controller_lease_ms=t.get("controller_lease_ms", float, default=1000.0,
-                                  check=lambda v: None if v >= 50 else "must be >= 50"),
-        pass_time=t.get("pass_time", float, default=0.05, check=non_negative),
-    )
+    spec = SlurmSpec(partitions=parts, default_partition=default, controllers=controllers, time_limits=limits,
+                     weights=weights,
+                     **parse_fields(t, FIELDS, values=got, skip=("default_partition", "controllers", "time_limits")))
     if spec.estimate is not None and _least(spec.estimate) < 1.0:
         t.fail(t.key("estimate"), "users over-estimate: the factor must be >= 1 (a limit below the run time only kills)")
     t.done()
@@ -287,4 +331,5 @@ SPEC = ArchSpec(
     example=example,
     live="schedlab.actors.archs.slurm.architecture:ARCHITECTURE",
     check_sizes=check_sizes,
+    fields=FIELDS,
 )

@@ -18,8 +18,9 @@ from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.sparrow.hybrid import partition
 from schedlab.schedulers.archs.sparrow.placement import check_d
 from schedlab.schedulers.model.cluster import host_count
+from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, one_of, positive
+from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, positive
 
 POLICIES = ("random", "per_task", "batch", "late_binding")
 ROLE_SCHED, ROLE_CENTRAL, ROLE_NODEMON = "scheduler", "central", "nodemon"
@@ -66,34 +67,52 @@ class SparrowSpec:
         return self.hybrid.cutoff if self.hybrid is not None else self.cutoff
 
 
+_D = SparrowSpec()
+_H = HybridSpec()
+
+# [sparrow.hybrid]: Hawk (a centralized scheduler for long jobs).
+HYBRID_FIELDS = (
+    Field("enabled", bool, _H.enabled, doc="Run Hawk's central scheduler (false: the cut is only for the summary)."),
+    Field("cutoff", float, unit="emulated s", check=positive, doc="Mean task duration above which a job is long."),
+    Field("short_fraction", float, _H.short_fraction, check=fraction,
+          doc="Share of the workers reserved for short jobs; below 1 (long jobs need a general worker)."),
+    Field("steal", bool, _H.steal, doc="Idle workers steal short tasks queued behind long ones."),
+    Field("steal_attempts", int, _H.steal_attempts, check=lambda v: None if v >= 0 else "must be >= 0",
+          schema={"minimum": 0}, doc="Workers an idle one contacts per steal attempt."),
+)
+
+# Every key of [sparrow], in the order parse_sparrow reads them.
+FIELDS = (
+    Field("schedulers", int, _D.schedulers, check=lambda v: None if 1 <= v <= 256 else "must be in 1..256",
+          schema={"minimum": 1, "maximum": 256}, doc="Distributed schedulers; jobs are routed to them by job id."),
+    Field("policy", str, _D.policy, choices=POLICIES, doc="How tasks are placed: random, per_task, batch or late_binding sampling."),
+    Field("d", int, _D.d, check=lambda v: None if v >= 1 else "must be >= 1", schema={"minimum": 1},
+          doc="Probes per task (power of d choices)."),
+    Field("slots", int, _D.slots, check=lambda v: None if 0 <= v <= 4096 else "must be in 0..4096 (0: auto)",
+          schema={"minimum": 0, "maximum": 4096},
+          doc="Slots per machine; 0: as many tasks of the workload's largest request as fit."),
+    Field("cutoff", float, _D.cutoff, unit="emulated s", check=positive,
+          doc="Long/short cut for the summary when there is no hybrid."),
+    Field("t_job", float, _D.t_job, unit="emulated s", check=non_negative, doc="A scheduler's think time per job."),
+    Field("t_task", float, _D.t_task, unit="emulated s", check=non_negative, doc="... and per task."),
+    Field("retry", float, _D.retry, unit="emulated s", check=positive,
+          doc="Between a node monitor's retries of an unanswered GetTask."),
+    Field("steal_interval", float, _D.steal_interval, unit="emulated s", check=positive,
+          doc="Between an idle worker's steal attempts."),
+    Field("hybrid", dict, None, nested=True, of=HYBRID_FIELDS, doc="[sparrow.hybrid]: Hawk; absent, no central scheduler."),
+)
 def parse_sparrow(t: Table, ctx: SectionContext) -> SparrowSpec:
     n = sum(mc.count for mc in ctx.machine_classes)
-    schedulers = t.get("schedulers", int, default=2, check=lambda v: None if 1 <= v <= 256 else "must be in 1..256")
-    policy = t.get("policy", str, default="late_binding", check=one_of(POLICIES))
-    d = t.get("d", int, default=2, check=lambda v: None if v >= 1 else "must be >= 1")
+    first = parse_fields(t, FIELDS[:3])
     try:
-        check_d(d, n)
+        check_d(first["d"], n)
     except ValueError as e:
         t.fail(t.key("d"), str(e))
-    spec: dict[str, Any] = dict(
-        schedulers=schedulers, policy=policy, d=d,
-        slots=t.get("slots", int, default=0, check=lambda v: None if 0 <= v <= 4096 else "must be in 0..4096 (0: auto)"),
-        cutoff=t.get("cutoff", float, default=None, check=positive),
-        t_job=t.get("t_job", float, default=0.001, check=non_negative),
-        t_task=t.get("t_task", float, default=0.0001, check=non_negative),
-        retry=t.get("retry", float, default=1.0, check=positive),
-        steal_interval=t.get("steal_interval", float, default=1.0, check=positive),
-    )
+    spec: dict[str, Any] = {**first, **parse_fields(t, FIELDS[3:])}
     hybrid = None
     if "hybrid" in t.data:
         h = t.sub("hybrid")
-        hybrid = HybridSpec(
-            enabled=h.get("enabled", bool, default=True),
-            cutoff=h.get("cutoff", float, check=positive),
-            short_fraction=h.get("short_fraction", float, default=0.1, check=fraction),
-            steal=h.get("steal", bool, default=True),
-            steal_attempts=h.get("steal_attempts", int, default=10, check=lambda v: None if v >= 0 else "must be >= 0"),
-        )
+        hybrid = HybridSpec(**parse_fields(h, HYBRID_FIELDS))
         if hybrid.short_fraction >= 1.0:
             h.fail(h.key("short_fraction"), "must be < 1 (long jobs need a general worker)")
         try:
@@ -158,4 +177,5 @@ SPEC = ArchSpec(
     live="schedlab.actors.archs.sparrow.architecture:ARCHITECTURE",
     section_required=False,
     max_replicas=1,
+    fields=FIELDS,
 )

@@ -15,6 +15,7 @@ answers) and hands the requests it starts to its host.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +24,9 @@ from schedlab.schedulers.archs.webfarm.balancer import SESSION_MODES
 from schedlab.schedulers.archs.webfarm.policies import INFOS, POLICIES
 from schedlab.schedulers.model.cluster import host_count
 from schedlab.schedulers.model.workload import Dist
+from schedlab.schedulers.scenario.fields import Field, parse_fields, read_field
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, read_dist, table_array
+from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, read_dist, table_array
 
 ROLE_LB, ROLE_HTTPD = "lb", "httpd"
 
@@ -75,49 +77,84 @@ def _positive_int(v: int) -> str | None:
     return None if v >= 1 else "must be >= 1"
 
 
+def _workers(what: str) -> Callable[[int], str | None]:
+    return lambda v: None if 0 <= v <= 4096 else f"must be in 0..4096 ({what})"
+
+
+_D = WebfarmSpec()
+_S = ServerClass("")
+
+# [[webfarm.servers]]: one machine class's servers (``class`` is checked
+# against the cell by the parser).
+SERVER_FIELDS = (
+    Field("class", str, doc="The machine class whose machines these servers are."),
+    Field("speed", float, _S.speed, check=positive, doc="Service rate: a task's duration is its demand on a speed-1 server."),
+    Field("weight", float, _S.weight, check=positive, doc="Its share under weighted balancing (wrr)."),
+    Field("workers", int, _S.workers, check=_workers("0: the section's"), schema={"minimum": 0, "maximum": 4096},
+          doc="Concurrent workers per server; 0: the section's workers."),
+)
+
+# Every key of [webfarm], in the order parse_webfarm reads them (the first
+# bad one is the one reported).
+FIELDS = (
+    Field("policy", str, _D.policy, choices=POLICIES, doc="How a balancer picks a server: rr, wrr, least, pod (power of d choices)."),
+    Field("d", int, _D.d, check=_positive_int, schema={"minimum": 1}, doc="Servers pod samples; at most the cell's servers."),
+    Field("servers", list, (), nested=True, of=SERVER_FIELDS,
+          doc="[[webfarm.servers]]: speed, weight and workers of one machine class's servers (default: 1, 1, the section's)."),
+    Field("lbs", int, _D.lbs, check=lambda v: None if 1 <= v <= 5 else "must be 1 to 5", schema={"minimum": 1, "maximum": 5},
+          doc="Load balancers; > 1: standbys take over through the coordinator group (replicas >= 3)."),
+    Field("info", str, _D.info, choices=INFOS, doc="What least and pod know of loads: fresh, reported, reported+sent."),
+    Field("report_interval", float, _D.report_interval, unit="emulated s", check=positive,
+          doc="Between a server's load reports."),
+    Field("sessions", str, _D.sessions, choices=SESSION_MODES, doc="Session mode: none, sticky (to a server) or cookie (state travels)."),
+    Field("session_length", (float, dict), _D.session_length, nested=True, unit="requests",
+          read=lambda t, got: read_dist(t, "session_length", default=_D.session_length),
+          doc="Pages per session: a number (constant) or a distribution table (default 1)."),
+    Field("concurrent_sessions", int, _D.concurrent_sessions,
+          check=lambda v: None if 1 <= v <= 1_000_000 else "must be in 1..1000000", schema={"minimum": 1, "maximum": 1_000_000},
+          doc="Sessions open at once."),
+    Field("transfer_cost", float, _D.transfer_cost, unit="emulated s", check=non_negative,
+          doc="Extra time a request carrying cookie state holds its worker."),
+    Field("workers", int, _D.workers, check=_workers("0: auto"), schema={"minimum": 0, "maximum": 4096},
+          doc="Concurrent workers per server; 0: as many of the workload's largest request as fit."),
+    Field("max_queue", int, _D.max_queue, check=lambda v: None if v >= 0 else "must be >= 0", schema={"minimum": 0},
+          doc="Waiting requests per server; more are refused (default: no limit)."),
+    Field("lease_ms", float, _D.lease_ms, unit="wall ms", check=lambda v: None if v >= 50 else "must be >= 50",
+          schema={"minimum": 50}, doc="How long an active balancer's lease lasts without renewal."),
+    Field("health_interval", float, _D.health_interval, unit="emulated s", check=positive, doc="Between health checks of a server."),
+    Field("fall", int, _D.fall, check=_positive_int, schema={"minimum": 1}, doc="Failed checks before a server is taken out."),
+    Field("rise", int, _D.rise, check=_positive_int, schema={"minimum": 1}, doc="Passed checks before it is taken back."),
+    Field("client_timeout", float, _D.client_timeout, unit="emulated s", check=positive,
+          doc="How long a client waits to reach a balancer before giving up."),
+)
+FIELD = {f.name: f for f in FIELDS}
+
+
 def parse_webfarm(t: Table, ctx: SectionContext) -> WebfarmSpec:
     n = sum(mc.count for mc in ctx.machine_classes)
-    known = {mc.name for mc in ctx.machine_classes}
-    policy = t.get("policy", str, default="rr", check=one_of(POLICIES))
-    d = t.get("d", int, default=2, check=_positive_int)
+    policy, d = read_field(t, FIELD["policy"]), read_field(t, FIELD["d"])
     if d > n:
         t.fail(t.key("d"), f"power of d choices needs d <= the {n} servers of the cell, got {d}")
-    servers: list = []
+    servers = _servers(t, {mc.name for mc in ctx.machine_classes})
+    lbs = read_field(t, FIELD["lbs"])
+    if lbs > 1 and ctx.coordinator.replicas < 3:
+        t.fail(t.key("lbs"), "standby balancers take over through the coordinator: set [coordinator] replicas >= 3")
+    spec = WebfarmSpec(policy=policy, d=d, servers=servers, lbs=lbs,
+                       **parse_fields(t, FIELDS, skip=("policy", "d", "servers", "lbs")))
+    t.done()
+    return spec
+
+
+def _servers(t: Table, known: set[str]) -> tuple[ServerClass, ...]:
+    """[[webfarm.servers]]: each machine class at most once."""
+    servers: list[ServerClass] = []
     for s in (table_array(t, "servers") if "servers" in t.data else []):
         mc = s.get("class", str, check=lambda v: None if v in known else f"no machine class {v!r} (known: {sorted(known)})")
         if any(x.machine_class == mc for x in servers):
             s.fail(s.key("class"), f"machine class {mc!r} is given twice")
-        servers.append(ServerClass(
-            mc, speed=s.get("speed", float, default=1.0, check=positive),
-            weight=s.get("weight", float, default=1.0, check=positive),
-            workers=s.get("workers", int, default=0, check=lambda v: None if 0 <= v <= 4096 else "must be in 0..4096 (0: the section's)"),
-        ))
+        servers.append(ServerClass(mc, **parse_fields(s, SERVER_FIELDS, skip=("class",))))
         s.done()
-    lbs = t.get("lbs", int, default=1, check=lambda v: None if 1 <= v <= 5 else "must be 1 to 5")
-    if lbs > 1 and ctx.coordinator.replicas < 3:
-        t.fail(t.key("lbs"), "standby balancers take over through the coordinator: set [coordinator] replicas >= 3")
-    spec = WebfarmSpec(
-        policy=policy,
-        info=t.get("info", str, default="reported", check=one_of(INFOS)),
-        d=d,
-        report_interval=t.get("report_interval", float, default=1.0, check=positive),
-        sessions=t.get("sessions", str, default="none", check=one_of(SESSION_MODES)),
-        session_length=read_dist(t, "session_length", default=Dist("constant", value=1.0)),
-        concurrent_sessions=t.get("concurrent_sessions", int, default=100,
-                                  check=lambda v: None if 1 <= v <= 1_000_000 else "must be in 1..1000000"),
-        transfer_cost=t.get("transfer_cost", float, default=0.005, check=non_negative),
-        workers=t.get("workers", int, default=0, check=lambda v: None if 0 <= v <= 4096 else "must be in 0..4096 (0: auto)"),
-        max_queue=t.get("max_queue", int, default=None, check=lambda v: None if v >= 0 else "must be >= 0"),
-        servers=tuple(servers),
-        lbs=lbs,
-        lease_ms=t.get("lease_ms", float, default=1000.0, check=lambda v: None if v >= 50 else "must be >= 50"),
-        health_interval=t.get("health_interval", float, default=1.0, check=positive),
-        fall=t.get("fall", int, default=3, check=_positive_int),
-        rise=t.get("rise", int, default=2, check=_positive_int),
-        client_timeout=t.get("client_timeout", float, default=10.0, check=positive),
-    )
-    t.done()
-    return spec
+    return tuple(servers)
 
 
 def _hosts(sc: Scenario) -> int:
@@ -160,4 +197,5 @@ SPEC = ArchSpec(
     example=example,
     live="schedlab.actors.archs.webfarm.architecture:ARCHITECTURE",
     section_required=False,
+    fields=FIELDS,
 )

@@ -457,4 +457,5 @@ SPEC = ArchSpec(
     section_required=False,  # a missing [yarn] means Capacity with one root.default queue
     max_replicas=9,  # a coordinator group only with rms > 1 (parse_yarn refuses one for a single RM)
     check_sizes=check_sizes,
+    fields=FIELDS,
 )
