@@ -31,7 +31,8 @@ The contract, checked for every registered architecture by
   them, without building names (size checks run before anything is built);
 * ``example(job_classes)`` is a small valid section, which the conformance
   suite runs end to end, breaks with chaos, and checks;
-* ``live`` is ``"module:attribute"`` of its ``actors.arch.Architecture``.
+* ``live`` is ``"module:attribute"`` of its ``actors.arch.Architecture``;
+* ``events`` declares the events it writes besides the shared ones.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
+    from schedlab.schedulers.events.contract import EventType
     from schedlab.schedulers.model.cluster import MachineClass
     from schedlab.schedulers.scenario.spec import CoordinatorSpec, Scenario
     from schedlab.schedulers.scenario.toml_table import Table
@@ -132,6 +134,10 @@ class ArchSpec:
     # Extra size checks (schedulers.scenario.limits): (top table, scenario,
     # expected tasks per job class) -> None, failing through top.fail.
     check_sizes: Callable[[Table, Scenario, dict[str, float]], None] | None = None
+    # Its own events (its ``events.py``: schedlab.schedulers.events explains
+    # the contract), beside the shared ones; every name it emits is declared
+    # here or there.
+    events: tuple[EventType, ...] = ()
 
 
 def _load(path: str) -> Any:

@@ -16,6 +16,7 @@ from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, table_array
+from schedlab.schedulers.archs.borg.events import EVENTS
 
 BAND_NAMES = tuple(b for b, _ in BANDS)
 
@@ -103,6 +104,7 @@ def deciders(sc: Scenario) -> list[Decider]:
 SPEC = ArchSpec(
     name="borg",
     title="Borg (monolithic, replicated Borgmaster)",
+    events=EVENTS,
     parse=parse_borg,
     roster=roster,
     actors=actors,

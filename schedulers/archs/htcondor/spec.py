@@ -21,6 +21,7 @@ from schedlab.schedulers.archs.htcondor.pool import JobAds, MachineAds, job_ad, 
 from schedlab.schedulers.model.cluster import host_count
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive
+from schedlab.schedulers.archs.htcondor.events import EVENTS
 
 COLLECTOR = "condor-collector"  # the central manager: collector and negotiator
 ROLE_CM, ROLE_SCHEDD, ROLE_STARTD = "collector", "schedd", "startd"
@@ -205,6 +206,7 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 SPEC = ArchSpec(
     name="htcondor",
     title="HTCondor (ClassAd matchmaking: negotiator, schedds, startds, claims)",
+    events=EVENTS,
     parse=parse_htcondor,
     roster=roster,
     actors=actors,

@@ -17,6 +17,7 @@ from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
 from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, one_of, positive, table_array
+from schedlab.schedulers.archs.mesos.events import EVENTS
 
 GRANULARITIES = ("cell", "agent")
 FRAMEWORK_MODES = ("elastic", "rigid")
@@ -159,6 +160,7 @@ def check_sizes(top: Table, sc: Scenario, tasks: dict[str, float]) -> None:
 SPEC = ArchSpec(
     name="mesos",
     title="Mesos (two-level: resource offers)",
+    events=EVENTS,
     parse=parse_mesos,
     roster=roster,
     actors=actors,
