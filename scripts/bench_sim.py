@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.schedulers import arch as registry
+from schedlab.schedulers.events.shared import TASKS_LAUNCHED
 
 CELL_DAY_S = 86400.0
 CSS_CPU_S_PER_CELL_DAY = 14.0  # CSS's default experiment here: 21 cell-days of 10,000 machines, 150 s on 2 threads
@@ -147,7 +148,7 @@ def placements(events: Path) -> int:
         for line in f:
             if '"tasks_launched"' in line:
                 e = json.loads(line)
-                if e.get("event") == "tasks_launched" and not e.get("prefill"):
+                if e.get("event") == TASKS_LAUNCHED and not e.get("prefill"):
                     n += len(e["tasks"])
     return n
 

@@ -108,6 +108,7 @@ def test_a_standing_task_pending_at_the_end_counts_no_job() -> None:
     under its negative job id; the job counts stay a partition of the submitted."""
     import numpy as np
 
+    from schedlab.actors.analysis.run_info import RunInfo
     from schedlab.actors.analysis.summary import summarize
     from schedlab.schedulers.model.cluster import Cell
 
@@ -119,7 +120,7 @@ def test_a_standing_task_pending_at_the_end_counts_no_job() -> None:
         {"event": "job_pending", "t": 9.0, "actor": "x", "job_id": -3, "unplaced": 1, "evicting": 1},
     ]
     cell = Cell(capacity=np.ones((2, 2)), rack=np.zeros(2, dtype=np.int64), machine_class=np.zeros(2, dtype=np.int64), classes=())
-    info = {"scenario": "s", "architecture": "omega", "seed": 0, "time_scale": 1.0, "emulated_seconds": 10.0,
-            "wall_seconds": 10.0, "machines_per_actor": 1, "substrate": {}}
+    info = RunInfo(scenario="s", architecture="omega", engine="sim", seed=0, time_scale=1.0, emulated_seconds=10.0,
+                   wall_seconds=10.0, machines_per_actor=1, substrate={})
     j = summarize(events, info, cell)["jobs"]
     assert (j["submitted"], j["scheduled"], j["pending"]) == (2, 1, 1)

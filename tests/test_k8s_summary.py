@@ -3,7 +3,13 @@ counted as events and victims apart, and a pod made again timed from its
 own creation (not its job's submission)."""
 from __future__ import annotations
 
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.archs.kubernetes.architecture import k8s_section
+
+
+def _info(**extra: object) -> RunInfo:
+    return RunInfo(scenario="t", architecture="kubernetes", engine="sim", seed=0, time_scale=1.0, emulated_seconds=200.0,
+                   wall_seconds=200.0, machines_per_actor=1, substrate={}, extra=extra)
 
 
 def _ev(*events: dict) -> dict[str, list[dict]]:
@@ -25,7 +31,7 @@ def test_a_preemption_is_one_event_with_its_victims_counted_by_priority() -> Non
         {"event": "preempted", "t": 5.0, "scheduler": "s", "job_id": 2, "task": 0, "priority": 0,
          "by_job": 9, "by_task": 1, "by_priority": 1000},
     )
-    k = k8s_section(ev, {}, {"emulated_seconds": 100.0})
+    k = k8s_section(ev, _info(), {"emulated_seconds": 100.0})
     assert k["preemptions"] == 2 and k["preemption_victims"] == 4
     assert k["victims_by_priority"] == {"0": 3, "500": 1}
     assert k["preemptions_by_priority"] == {"1000": 2}
@@ -43,7 +49,7 @@ def test_a_pod_made_again_is_timed_from_its_own_creation_and_restarts_are_not_st
         txn(104.0, 1, [[0, 5]]),
         {"event": "tasks_launched", "t": 106.0, "prefill": False, "tasks": [[1, 0, 5, 1.0, 1.0, 104.0]]},
     )
-    k = k8s_section(ev, {"racks": [0] * 8}, {"emulated_seconds": 200.0})
+    k = k8s_section(ev, _info(racks=[0] * 8), {"emulated_seconds": 200.0})
     assert k["pods_bound"] == 2 and k["pods_recreated"] == 1
     assert k["scheduling_latency_s"] == {"p50": 2.0, "p99": 2.98}  # 1 s and 3 s
     assert k["pod_startup_latency_s"]["p50"] == 3.5  # 2 s and 5 s; the restart at 50 s is neither

@@ -12,6 +12,7 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.summary import summarize
 from schedlab.schedulers.archs.mesos.master_state import spanned_machines
 from schedlab.schedulers.model.cluster import build_cell
@@ -114,9 +115,7 @@ def test_rigid_gangs_launch_whole(cell_run) -> None:
 
 def test_summary_is_a_function_of_the_events(cell_run) -> None:
     summary, events, sc = cell_run
-    info = {k: summary[k] for k in ("scenario", "architecture", "seed", "time_scale", "emulated_seconds", "wall_seconds", "substrate")}
-    info.update(machines_per_actor=sc.cell.machines_per_actor, host_actors=summary["cell"]["host_actors"],
-                frameworks=[s["name"] for s in summary["schedulers"]], scheduler_names=[s["name"] for s in summary["schedulers"]])
+    info = RunInfo.of_summary(summary, extra={"frameworks": [s["name"] for s in summary["schedulers"]]})
     again = summarize(events, info, build_cell(sc.cell.machine_classes))
     assert again["mesos"] == summary["mesos"] and again["jobs"] == summary["jobs"]
 

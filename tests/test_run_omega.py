@@ -12,6 +12,7 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.summary import SUMMARY_KEYS, summarize
 from schedlab.schedulers.model.cluster import build_cell
 from schedlab.schedulers.scenario.parse import parse_scenario
@@ -102,8 +103,7 @@ def test_summary_agrees_with_events(small_run) -> None:
     launched = sum(len(e["tasks"]) for e in events if e["event"] == "tasks_launched" and not e["prefill"])
     assert launched == sum(t["committed"] for t in txns)
     # Re-summarising the saved events gives the same numbers.
-    info = {k: summary[k] for k in ("scenario", "architecture", "seed", "time_scale", "emulated_seconds", "wall_seconds", "substrate")}
-    info.update(machines_per_actor=sc.cell.machines_per_actor, scheduler_names=[s["name"] for s in summary["schedulers"]])
+    info = RunInfo.of_summary(summary)
     again = summarize(events, info, build_cell(sc.cell.machine_classes))
     for key in ("jobs", "wait_time_s", "schedulers", "utilization", "invariants"):
         assert again[key] == summary[key], key

@@ -13,6 +13,7 @@ import pytest
 from schedlab.actors.analysis.report_parts import Events, Skip
 from schedlab.actors.arch import of_summary
 from schedlab.actors.archs.yarn import report
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.archs.yarn.summary import yarn_section
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.scenario.parse import parse_scenario
@@ -115,7 +116,9 @@ def test_locality_counts_per_queue_and_over_all_match_the_summary_fractions() ->
     total = d[report.ALL]
     assert total == {"node_local": 4, "rack_local": 2, "off_switch": 1}
     inside = events(*allocs[:-1])
-    fractions = yarn_section(inside, {}, {"emulated_seconds": END})["locality"]
+    fractions = yarn_section(inside, RunInfo(scenario="t", architecture="yarn", engine="sim", seed=0, time_scale=1.0,
+                                             emulated_seconds=END, wall_seconds=END, machines_per_actor=1, substrate={}),
+                             {"emulated_seconds": END})["locality"]
     assert {k: round(n / 7, 6) for k, n in total.items()} == fractions
 
 

@@ -16,6 +16,7 @@ from schedlab.actors.analysis.invariants import invariants
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.coordinator.raft_disk import read_applied
 from schedlab.actors.analysis.stats import by_event
+from schedlab.schedulers.events.shared import FAULT
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
 from schedlab.schedulers.scenario.toml_table import ScenarioError, read_text
@@ -33,7 +34,7 @@ def write_run_info(out: Path, info: dict, cell: Cell) -> None:
 def _surviving(ev: dict[str, list[dict]], replicas: int) -> set[int]:
     """Replicas alive at the end: the online check reads only those."""
     alive = set(range(replicas))
-    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+    for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"]):
         target = str(f.get("target") or "")
         if not target.startswith("coordinator-"):
             continue

@@ -15,7 +15,11 @@ import numpy as np
 
 from schedlab.actors.analysis.stats import percentiles
 from schedlab.schedulers.archs.multicluster import imbalance as im
+from schedlab.schedulers.archs.multicluster.events import (
+    FED_FELL_BACK, FED_HELD, FED_PUBLISHED, FED_RELEASED, FED_ROUTED, FED_TRANSFER,
+)
 from schedlab.schedulers.archs.multicluster.federation import Federation
+from schedlab.schedulers.events.shared import JOB_SCHEDULED, JOB_SUBMITTED, TASKS_COMPLETED
 
 
 def _num(x: float) -> float | None:
@@ -24,23 +28,23 @@ def _num(x: float) -> float | None:
 
 def federation_summary(fed: Federation, events: list[dict], site_events: dict[str, list[dict]],
                        site_summaries: dict[str, dict], faults: list[dict], engine: str) -> dict[str, Any]:
-    released = {e["job_id"]: e for e in events if e["event"] == "fed_released"}
+    released = {e["job_id"]: e for e in events if e["event"] == FED_RELEASED}
     names = list(fed.site_names)
     routed: dict[int, dict] = {}
-    for e in sorted((e for e in events if e["event"] == "fed_routed"), key=lambda e: e["t"]):
+    for e in sorted((e for e in events if e["event"] == FED_ROUTED), key=lambda e: e["t"]):
         routed.setdefault(e["job_id"], e)
     # A site's own log is the record of what reached it: a front end killed
     # after handing jobs over but before shipping its events said nothing.
     at_sites: dict[int, list[int]] = {}
     for i, name in enumerate(names):
         for e in site_events[name]:
-            if e["event"] == "job_submitted":
+            if e["event"] == JOB_SUBMITTED:
                 at_sites.setdefault(e["job_id"], []).append(i)
                 if e["job_id"] not in routed and e["job_id"] in released:
                     work = released[e["job_id"]]["work"]
                     routed[e["job_id"]] = {"job_id": e["job_id"], "t": e["t"], "site": i, "work": work}
-    held = {e["job_id"] for e in events if e["event"] == "fed_held"}
-    transfers = [e for e in events if e["event"] == "fed_transfer"]
+    held = {e["job_id"] for e in events if e["event"] == FED_HELD}
+    transfers = [e for e in events if e["event"] == FED_TRANSFER]
     records = [im.Accepted(e["t"], e["site"], e["work"]) for e in routed.values()]
     cap = list(fed.capacity)
     win = fed.join.publish_interval
@@ -53,10 +57,10 @@ def federation_summary(fed: Federation, events: list[dict], site_events: dict[st
     for i, name in enumerate(names):
         ev = site_events[name]
         s = site_summaries[name]
-        scheduled = {e["job_id"]: e["t"] for e in ev if e["event"] == "job_scheduled"}
+        scheduled = {e["job_id"]: e["t"] for e in ev if e["event"] == JOB_SCHEDULED}
         waits = [t - released[j]["t"] for j, t in scheduled.items() if j in released]
         waits_all += waits
-        done = sum(durations.get((int(j), int(t)), 0.0) for e in ev if e["event"] == "tasks_completed"
+        done = sum(durations.get((int(j), int(t)), 0.0) for e in ev if e["event"] == TASKS_COMPLETED
                    for j, t, _m, _at in e["tasks"] if j >= 0)
         sites.append({
             "name": name, "architecture": fed.sites[i].architecture, "machines": s["cell"]["machines"],
@@ -80,7 +84,7 @@ def federation_summary(fed: Federation, events: list[dict], site_events: dict[st
         "join": {k: v for k, v in fed.join.__dict__.items()},
         "jobs": {"released": len(released), "routed": len(routed), "held_at_end": len(held),
                  "transferred": len({e["job_id"] for e in transfers}),
-                 "fell_back": sum(1 for e in events if e["event"] == "fed_fell_back"),
+                 "fell_back": sum(1 for e in events if e["event"] == FED_FELL_BACK),
                  # At least once: a front end killed mid-batch may have handed
                  # part of it over before its user sent the batch again.
                  "handed_twice": sum(1 for sites in at_sites.values() if len(sites) > 1),
@@ -100,7 +104,7 @@ def federation_summary(fed: Federation, events: list[dict], site_events: dict[st
         "sites": sites,
         "faults": faults,
         "invariants": invariants,
-        "published_loads_last": next((e["loads"] for e in reversed(events) if e["event"] == "fed_published"), None),
+        "published_loads_last": next((e["loads"] for e in reversed(events) if e["event"] == FED_PUBLISHED), None),
         "mean_job_work": round(float(np.mean([sum(d for d in j["durations"] if d >= 0) for j in fed.jobs])), 4)
         if fed.jobs else None,
     }
