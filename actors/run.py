@@ -25,8 +25,7 @@ from schedlab.actors.common.machine_host import MachineHost
 from schedlab.actors.common.members import Members
 from schedlab.actors.common.metrics import MetricsCollector, read_events
 from schedlab.actors.common.submitter import NAME as SUBMITTER, Submitter
-from schedlab.actors.analysis.run_info import RunInfo
-from schedlab.actors.analysis.saved_run import write_run_info
+from schedlab.actors.analysis.run_info import RunInfo, RunSetup
 from schedlab.actors.analysis.summary import summarize
 from schedlab.actors.arch import architecture
 from schedlab.actors.topology import Build, Plan
@@ -177,10 +176,10 @@ class CellRun:
         n = plan.cell.size
         out.mkdir(parents=True, exist_ok=True)
 
-        write_run_info(out, {"scenario": sc.name, "source": sc.source, "architecture": sc.architecture, "seed": sc.seed,
-                             "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace,
-                             "address": eng.gcs_address(), "embedded": eng.is_loopback_only(), "engine": eng.name},
-                       plan.cell)
+        RunSetup(scenario=sc.name, source=sc.source, architecture=sc.architecture, seed=sc.seed, machines_per_actor=k,
+                 replicas=sc.coordinator.replicas, namespace=namespace, address=eng.gcs_address(),
+                 embedded=eng.is_loopback_only(), engine=eng.name, capacity=plan.cell.capacity.tolist(),
+                 rack=plan.cell.rack.tolist()).write(out)
         # On a multi-node cluster, machine hosts are spread over the nodes by rack
         # (a node is a failure domain, like a rack); everything else stays on the
         # first node, so killing another node takes machines, not the control plane.

@@ -1,4 +1,5 @@
-"""What a run knew besides its events, as the summary reads it.
+"""What a run knew besides its events: ``RunInfo`` as the summary reads it,
+``RunSetup`` as run.json holds it.
 
 ``RunInfo`` replaces the untyped ``info`` dict ``actors.run`` used to hand
 ``summarize`` (and each architecture's summary and failover functions): a
@@ -10,9 +11,13 @@ summary code.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
+
+from schedlab.schedulers.scenario.toml_table import read_text
 
 
 @dataclass(frozen=True)
@@ -49,3 +54,43 @@ class RunInfo:
             placement=summary.get("placement"))
         fields.update(changes)
         return cls(**fields)
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """``run.json``: what a run publishes as it starts, before any event:
+    the chaos script attaches to a live run by it (address, namespace,
+    engine), and ``schedlab check`` recomputes the invariants from it and the
+    events (the cell's capacities and racks, machines per host actor,
+    coordinator replicas). Written in this field order, as before."""
+
+    scenario: str
+    source: str
+    architecture: str
+    seed: int
+    machines_per_actor: int
+    replicas: int
+    namespace: str
+    address: str | None  # the Ray cluster's; None on the sim engine
+    embedded: bool  # a Ray the run started itself (it ends with the run)
+    engine: str
+    capacity: list[list[float]]  # per machine, per dimension
+    rack: list[int]  # per machine
+
+    def write(self, out: Path) -> None:
+        (out / "run.json").write_text(json.dumps(asdict(self)) + "\n")
+
+    @classmethod
+    def read(cls, path: Path) -> RunSetup:
+        """The run.json at ``path``. ValueError (JSON), KeyError (a key every
+        run.json has) or TypeError when it is not one. Keys older runs did
+        not write read as what those runs were: live (``engine``), one rack
+        (``rack``), not embedded."""
+        data = json.loads(read_text(path, "run.json"))
+        if not isinstance(data, dict):
+            raise TypeError(f"a {type(data).__name__}, not an object")
+        cap = data["capacity"]
+        return cls(scenario=data["scenario"], source=data.get("source", ""), architecture=data["architecture"],
+                   seed=data["seed"], machines_per_actor=int(data["machines_per_actor"]), replicas=int(data.get("replicas", 1)),
+                   namespace=data["namespace"], address=data.get("address"), embedded=bool(data.get("embedded", False)),
+                   engine=data.get("engine", "ray"), capacity=cap, rack=data.get("rack", [0] * len(cap)))
