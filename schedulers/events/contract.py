@@ -46,6 +46,22 @@ class Field:
     def required(self) -> bool:
         return self.absent is None
 
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` (as read back from JSON) is of the declared type."""
+        return any(_TYPES[t](value) for t in self.type.split("|"))
+
+
+# A declared type name -> whether a JSON value is one (a bool is no int; an int is a float).
+_TYPES = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
 
 def req(name: str, type: str, meaning: str = "", unit: str = "") -> Field:
     """A required field."""
@@ -76,6 +92,8 @@ class EventType(str):
         self = super().__new__(cls, name)
         fields = tuple(fields)
         names = [f.name for f in fields]
+        if bad := [f"{f.name}: {f.type}" for f in fields if not set(f.type.split("|")) <= _TYPES.keys()]:
+            raise ValueError(f"event {name}: unknown field types {bad} (one of {sorted(_TYPES)}, or a union a|b)")
         if len(set(names)) != len(names):
             raise ValueError(f"event {name}: a field declared twice ({names})")
         if clash := set(names) & {"event", "actor"}:
@@ -117,10 +135,17 @@ class EventType(str):
 
 def check_line(declared: dict[str, EventType], event: dict[str, Any]) -> None:
     """Check one event as read back from events.jsonl against the
-    declarations by name: EventFieldError when its name is undeclared or its
-    fields break the declaration (the stamp's fields set aside)."""
+    declarations by name: EventFieldError when its name is undeclared, its
+    fields break the declaration (the stamp's set aside) or a value is not
+    of its field's declared type."""
     name = event.get("event")
     decl = declared.get(name)  # type: ignore[arg-type]
     if decl is None:
         raise EventFieldError(f"event {name!r}: not declared")
-    decl.check({k: v for k, v in event.items() if k not in ("event", "actor")})
+    fields = {k: v for k, v in event.items() if k not in ("event", "actor")}
+    decl.check(fields)
+    if not isinstance(fields.get("t"), (int, float)):
+        raise EventFieldError(f"event {name}: t is {fields.get('t')!r}, not emulated seconds")
+    for f in decl.fields:
+        if f.name in fields and not f.accepts(fields[f.name]):
+            raise EventFieldError(f"event {name}: {f.name} = {fields[f.name]!r} is not a {f.type}")

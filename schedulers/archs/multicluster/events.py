@@ -15,7 +15,7 @@ FED_HELD = EventType("fed_held", "a front held a job (no site could take it yet)
 FED_FELL_BACK = EventType("fed_fell_back", "a front fell back to the job's home site", (
     req("job_id", "int", "the job"), req("home", "int", "its home site")))
 FED_TRANSFER = EventType("fed_transfer", "a site's gateway moved a job to a peer", (
-    req("job_id", "int", "the job"), req("src", "int", "from site"), req("dst", "int", "to site"), req("probed", "int", "peers probed")))
+    req("job_id", "int", "the job"), req("src", "int", "from site"), req("dst", "int", "to site"), req("probed", "list", "the peer sites it probed")))
 FED_PUBLISHED = EventType("fed_published", "the bulletin published the sites' loads", (
     req("loads", "list", "one load per site"),))
 
