@@ -166,6 +166,10 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
         return True
 
     def _event(self, kind: EventType, **fields: object) -> None:
+        """Queue one of the core's declared events (schedulers.archs.yarn.events),
+        checked against its declaration here, so the core's own tests fail on
+        a field it forgets, not only a run's emit."""
+        kind.check(fields)
         self.events.append({"event": kind, **fields})
 
     # ------------------------------------------------------------ admission
