@@ -55,6 +55,8 @@ def test_a_declaration_is_its_name_and_survives_pickling() -> None:
     """Readers index by_event's name-keyed lists with the constant; Ray
     ships shells (and their constants) by pickling."""
     assert TXN == "txn" and {"txn": 1}[TXN] == 1 and json.dumps({"event": TXN}) == '{"event": "txn"}'
+    with pytest.raises(AttributeError, match="immutable"):
+        TXN.required = frozenset()  # type: ignore[misc]
     again = pickle.loads(pickle.dumps(TXN))
     assert type(again) is EventType and again == TXN and again.required == TXN.required and again.fields == TXN.fields
 

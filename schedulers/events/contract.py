@@ -98,11 +98,15 @@ class EventType(str):
             raise ValueError(f"event {name}: a field declared twice ({names})")
         if clash := set(names) & {"event", "actor"}:
             raise ValueError(f"event {name}: {sorted(clash)} is the stamp's, not a field")
-        self.meaning = meaning
-        self.fields = fields
-        self.required = frozenset(f.name for f in fields if f.required)
-        self.allowed = frozenset(names) | {"t"}
+        set_ = object.__setattr__
+        set_(self, "meaning", meaning)
+        set_(self, "fields", fields)
+        set_(self, "required", frozenset(f.name for f in fields if f.required))
+        set_(self, "allowed", frozenset(names) | {"t"})
         return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"event {self.name}: a declaration is immutable")
 
     @property
     def name(self) -> str:
