@@ -39,7 +39,7 @@ class LeaderEvents:
     """An event that marks a leader change, for report timelines."""
 
     label: str  # the row's label: "<role> leader"
-    event: EventType  # its declaration (e.g. Mesos' MASTER_ELECTED)
+    event: EventType  # its declaration (the architecture's own events.py)
     who: Callable[[dict], str]  # the new leader's name, from the event
 
 

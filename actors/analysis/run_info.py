@@ -5,8 +5,8 @@
 ``summarize`` (and each architecture's summary and failover functions): a
 key misspelt or forgotten is now a TypeError where the info is built, not a
 silent default where it is read. The architecture's own facts (what its
-build reported in ``Topology.info``: Mesos' framework names, a rack per
-machine, ...) travel in ``extra``, read only by that architecture's own
+build reported in ``Topology.info``: framework names, a rack per machine,
+...) travel in ``extra``, read only by that architecture's own
 summary code.
 """
 from __future__ import annotations

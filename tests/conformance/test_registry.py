@@ -23,7 +23,7 @@ ARCHS = registry.names()
 # The modules every architecture shares: they look architectures up, never name one.
 GENERIC = (
     "actors/run.py", "actors/topology.py", "actors/arch.py", "actors/analysis", "actors/chaos", "actors/common",
-    "actors/engines", "actors/coordinator", "schedulers/arch.py", "schedulers/scenario", "schedulers/faults",
+    "actors/engines", "actors/coordinator", "schedulers/arch.py", "schedulers/scenario", "schedulers/faults", "schedulers/events",
     "scripts/cli.py", "scripts/chaos.py", "scripts/compare.py", "scripts/report.py", "scripts/report_sweep.py",
     "scripts/display.py", "scripts/sweep.py", "scripts/sweep_grid.py", "scripts/scenario_files.py", "scripts/command.py",
     "scripts/soak.py", "scripts/calibrate.py", "scripts/crosscheck_table.py",
