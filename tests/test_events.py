@@ -139,3 +139,22 @@ def test_readers_index_events_by_declared_names_only() -> None:
                 if isinstance(key, ast.Constant) and key.value in names:
                     hits.append(f"{p.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     assert not hits, "\n".join(hits)
+
+
+def test_the_jobs_table_counts_preemptions_in_every_declared_shape() -> None:
+    """``preempted`` has three shapes (a decision with victims; one event per
+    victim pod with the preemptor's by_*; one per container of an app): the
+    table read only the first and raised KeyError on the others' runs."""
+    from schedlab.actors.analysis.tables import jobs
+
+    sub = [{"event": "job_submitted", "t": 0.0, "actor": "submitter", "job_id": j, "job_class": "b", "kind": "batch",
+            "tasks": 1, "request": [1.0, 1.0], "scheduler": "s"} for j in (1, 2, 3)]
+    shapes = [{"event": "preempted", "t": 1.0, "actor": "a", "job_id": 9, "priority": 5, "victims": [[1, 0, 0, 0]]},
+              {"event": "preempted", "t": 1.0, "actor": "a", "scheduler": "s", "job_id": 2, "task": 0, "priority": 0,
+               "by_job": 9, "by_task": 0, "by_priority": 5, "node": 1},
+              {"event": "preempted", "t": 1.0, "actor": "a", "app": 3, "task": 0, "container": 7, "node": 1,
+               "queue": "root.a", "am": False, "at": 1.0}]
+    for e in sub + shapes:
+        check_line(declared(), e)
+    rows = {r["job_id"]: r for r in jobs(sub + shapes)}
+    assert [rows[j]["preemptions"] for j in (1, 2, 3)] == [1, 1, 1]

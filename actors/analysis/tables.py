@@ -171,7 +171,9 @@ def jobs(events: list[dict]) -> Table:
         conflicts[j] += int(e.get("conflicted", 0))  # absent: nothing could conflict (TXN)
     preempted: collections.Counter[int] = collections.Counter()
     for e in ev.get(PREEMPTED, []):
-        for v in e["victims"]:
+        # As declared: one decision with its victims [job, task, ...], or
+        # one event per victim, named by its own job_id (or app).
+        for v in e["victims"] if "victims" in e else [[e["job_id"] if "job_id" in e else e["app"]]]:
             preempted[int(v[0])] += 1
     for e in ev.get(TASKS_LOST, []):
         if e.get("reason") == "revoked":
