@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from schedlab.schedulers import arch as registry
 from schedlab.schedulers.arch import ArchSpec
+from schedlab.schedulers.events.contract import EventType
 
 if TYPE_CHECKING:
+    from schedlab.actors.analysis.run_info import RunInfo
     from schedlab.actors.analysis.report_parts import PlotSpec
     from schedlab.actors.topology import Build, Topology
     from schedlab.schedulers.scenario.spec import Scenario
@@ -37,7 +39,7 @@ class LeaderEvents:
     """An event that marks a leader change, for report timelines."""
 
     label: str  # the row's label: "<role> leader"
-    event: str  # "master_elected"
+    event: EventType  # its declaration (the architecture's own events.py)
     who: Callable[[dict], str]  # the new leader's name, from the event
 
 
@@ -46,11 +48,11 @@ class Architecture:
     name: str
     build: Callable[[Build], Topology]
     # summary.json[<name>]: its own numbers, from the run's events, what
-    # run.py knew besides events (``info``, Topology.info included) and the
+    # run.py knew besides events (``info``: its ``extra`` is Topology.info) and the
     # summary so far (pure).
-    summary: Callable[[Events, dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    summary: Callable[[Events, RunInfo, dict[str, Any]], dict[str, Any]] | None = None
     # Failover records of its own leader roles, beside the coordinator's.
-    failovers: Callable[[Events, dict[str, Any]], list[dict]] | None = None
+    failovers: Callable[[Events, RunInfo], list[dict]] | None = None
     # compare and reports: 'the scheduler's work was refused', as text and a
     # ratio (conflicts, declined offers, refused placements).
     refused: Callable[[dict], tuple[str, float | None]] = conflicted

@@ -25,10 +25,11 @@ from schedlab.actors.common.machine_host import MachineHost
 from schedlab.actors.common.members import Members
 from schedlab.actors.common.metrics import MetricsCollector, read_events
 from schedlab.actors.common.submitter import NAME as SUBMITTER, Submitter
-from schedlab.actors.analysis.saved_run import write_run_info
+from schedlab.actors.analysis.run_info import RunInfo, RunSetup
 from schedlab.actors.analysis.summary import summarize
 from schedlab.actors.arch import architecture
 from schedlab.actors.topology import Build, Plan
+from schedlab.schedulers.events.shared import ACTOR_LOST, FAULT
 from schedlab.schedulers.model.cluster import build_cell, host_count
 from schedlab.schedulers.placement.policies import PlacementPolicy, get_policy
 from schedlab.schedulers.faults.plan import FaultSpec
@@ -175,10 +176,10 @@ class CellRun:
         n = plan.cell.size
         out.mkdir(parents=True, exist_ok=True)
 
-        write_run_info(out, {"scenario": sc.name, "source": sc.source, "architecture": sc.architecture, "seed": sc.seed,
-                             "machines_per_actor": k, "replicas": sc.coordinator.replicas, "namespace": namespace,
-                             "address": eng.gcs_address(), "embedded": eng.is_loopback_only(), "engine": eng.name},
-                       plan.cell)
+        RunSetup(scenario=sc.name, source=sc.source, architecture=sc.architecture, seed=sc.seed, machines_per_actor=k,
+                 replicas=sc.coordinator.replicas, namespace=namespace, address=eng.gcs_address(),
+                 embedded=eng.is_loopback_only(), engine=eng.name, capacity=plan.cell.capacity.tolist(),
+                 rack=plan.cell.rack.tolist()).write(out)
         # On a multi-node cluster, machine hosts are spread over the nodes by rack
         # (a node is a failure domain, like a rack); everything else stays on the
         # first node, so killing another node takes machines, not the control plane.
@@ -308,15 +309,15 @@ class CellRun:
         eng.gather([eng.call(self.metrics, "close")])
 
         events = read_events(self.out / "events.jsonl")
-        info = {
-            "scenario": sc.name, "architecture": sc.architecture, "engine": eng.name, "seed": sc.seed,
-            "time_scale": sc.time_scale, "emulated_seconds": sc.duration, "wall_seconds": wall_seconds,
-            "machines_per_actor": sc.cell.machines_per_actor, "host_actors": len(self.hosts), "substrate": self.substrate,
-            "warnings": self.warnings, "scheduler_names": topo.names, "namespace": self.namespace,
-            "replicas": sc.coordinator.replicas, **topo.info,
-            "placement": {"nodes": [label for label, _ in self.nodes], "hosts": {h: w[0] for h, w in self.host_node.items()}}
+        info = RunInfo(
+            scenario=sc.name, architecture=sc.architecture, engine=eng.name, seed=sc.seed,
+            time_scale=sc.time_scale, emulated_seconds=sc.duration, wall_seconds=wall_seconds,
+            machines_per_actor=sc.cell.machines_per_actor, host_actors=len(self.hosts), substrate=self.substrate,
+            warnings=tuple(self.warnings), scheduler_names=tuple(topo.names), namespace=self.namespace,
+            replicas=sc.coordinator.replicas, extra=dict(topo.info),
+            placement={"nodes": [label for label, _ in self.nodes], "hosts": {h: w[0] for h, w in self.host_node.items()}}
             if self.host_node else None,
-        }
+        )
         summary = summarize(events, info, self.plan.cell, applied if group is not None else None)
         summary["namespace"] = self.namespace
         summary["actors"] = self.spawned
@@ -363,7 +364,7 @@ def _stop(handles: list[Any], log: EventLog) -> None:
     eng = engines.current()
     for h, got in zip(handles, eng.outcomes([eng.call(h, "stop") for h in handles], timeout=120)):
         if isinstance(got, Exception):
-            log.emit("actor_lost", actor=str(getattr(h, "_ray_actor_id", "?")), error=type(got).__name__)
+            log.emit(ACTOR_LOST, lost=str(getattr(h, "_ray_actor_id", "?")), error=type(got).__name__)
 
 
 def _node_deaths(host_node: dict[str, tuple[str, str]], live_hosts: dict[str, Any], log: EventLog) -> None:
@@ -382,4 +383,4 @@ def _node_deaths(host_node: dict[str, tuple[str, str]], live_hosts: dict[str, An
     for name in gone:
         label, nid = host_node[name]
         del live_hosts[name]
-        log.emit("fault", at_s=None, kind="node_down" if nid in dead else "host_lost", target=name, role="machine", node=label)
+        log.emit(FAULT, at_s=None, kind="node_down" if nid in dead else "host_lost", target=name, role="machine", node=label)

@@ -19,6 +19,7 @@ from schedlab.actors.analysis.stats import by_event
 from schedlab.actors.analysis.summary import first_attempts
 from schedlab.actors.analysis import plots
 from schedlab.actors.arch import of_summary
+from schedlab.schedulers.events.shared import CELL_SAMPLE, JOB_SUBMITTED, RAFT_ROLE
 from schedlab.actors.analysis.saved_run import NotARun
 from schedlab.api import kinds
 from schedlab.api.compare import ROWS, compare_row
@@ -74,7 +75,7 @@ def load_run(path: Path) -> tuple[dict, Events]:
 def utilization_data(summary: dict, ev: Events) -> Any:
     end = float(summary["emulated_seconds"])
     # The same window summary.py averages over, so the mean line matches the curve.
-    samples = sorted((e for e in ev.get("cell_sample", []) if 0 <= e["t"] <= end + 1e-6), key=lambda e: e["t"])
+    samples = sorted((e for e in ev.get(CELL_SAMPLE, []) if 0 <= e["t"] <= end + 1e-6), key=lambda e: e["t"])
     if not samples:
         return Skip("no cell_sample events: the cell was never sampled")
     util = summary.get("utilization", {})
@@ -85,7 +86,7 @@ def utilization_data(summary: dict, ev: Events) -> Any:
 def first_attempt_waits(ev: Events) -> dict[str, dict[str, Any]]:
     """Per job class: waits from job_submitted to the job's first job_attempt
     (first=True), as summary.py computes wait_time_s.first_attempt."""
-    submitted = {e["job_id"]: e for e in ev.get("job_submitted", [])}
+    submitted = {e["job_id"]: e for e in ev.get(JOB_SUBMITTED, [])}
     first = first_attempts(ev)
     out: dict[str, dict[str, Any]] = {}
     for job, e in sorted(submitted.items()):
@@ -115,7 +116,7 @@ def leader_events(summary: dict) -> list[tuple[str, str, Callable[[dict], str | 
     architecture registers."""
     arch = of_summary(summary)
     own = [(le.label, le.event, le.who) for le in (arch.leaders if arch is not None else ())]
-    return [("Raft leader", "raft_role", lambda e: e["actor"] if e.get("role") == "leader" else None), *own]
+    return [("Raft leader", RAFT_ROLE, lambda e: e["actor"] if e.get("role") == "leader" else None), *own]
 
 
 def leader_changes(ev: Events, summary: dict) -> dict[str, list[tuple[float, str]]]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.actors.analysis.run_info import RunSetup
 from schedlab.actors.chaos.inbox import cluster_dir
 from schedlab.schedulers.arch import all_roles
 from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Monkey, Roster, check, parse_plan
@@ -35,17 +36,16 @@ def _target(args: argparse.Namespace) -> tuple[str, str, bool]:
     flags or the run's run.json."""
     address, namespace, embedded = args.address, args.namespace, False
     if args.run:
-        info_file = Path(args.run) / "run.json"
         try:
-            info = json.loads(info_file.read_text())
-        except (OSError, ValueError):
+            setup = RunSetup.read(Path(args.run) / "run.json")
+        except (ScenarioError, ValueError, KeyError, TypeError):
             raise ChaosError(f"{args.run}: not a schedlab run directory (no readable run.json)") from None
-        if info.get("engine", "ray") != "ray":
-            raise ChaosError(f"{args.run}: a run on the {info['engine']} engine lives inside its own process: nothing "
+        if setup.engine != "ray":
+            raise ChaosError(f"{args.run}: a run on the {setup.engine} engine lives inside its own process: nothing "
                              "outside can reach it. Break it with [[faults]] in its scenario, or run it live (--engine ray)")
-        embedded = bool(info.get("embedded")) and not address
-        address = address or info.get("address")
-        namespace = namespace or info.get("namespace")
+        embedded = setup.embedded and not address
+        address = address or setup.address
+        namespace = namespace or setup.namespace
     address = address or os.environ.get("RAY_ADDRESS")
     if not address:
         raise ChaosError("no Ray address: give --address HOST:PORT or --run OUT (the running run's directory)")

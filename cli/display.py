@@ -9,6 +9,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from schedlab.actors.arch import of_summary
+from schedlab.schedulers.events.shared import FAULT, JOB_ABANDONED, JOB_SCHEDULED, JOB_SUBMITTED, TXN
 
 
 # Beyond this many faults (a soak, a monkey) the table counts them by kind;
@@ -59,9 +60,9 @@ class RunProgress:
 
     def update(self, emulated: float, counts: dict) -> None:
         stats = (
-            f"submitted {counts.get('job_submitted', 0)}  scheduled {counts.get('job_scheduled', 0)}  "
-            f"abandoned {counts.get('job_abandoned', 0)}  attempts {counts.get('txn', 0)}  "
-            f"conflicted {counts.get('conflicted_txns', 0)}  faults {counts.get('fault', 0)}"
+            f"submitted {counts.get(JOB_SUBMITTED, 0)}  scheduled {counts.get(JOB_SCHEDULED, 0)}  "
+            f"abandoned {counts.get(JOB_ABANDONED, 0)}  attempts {counts.get(TXN, 0)}  "
+            f"conflicted {counts.get('conflicted_txns', 0)}  faults {counts.get(FAULT, 0)}"
         )
         self.progress.update(self.task, completed=emulated, stats=stats)
 

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from schedlab.schedulers.archs.yarn.events import QUEUE_USAGE
 from schedlab.schedulers.archs.mesos import analytic_model as mesos_model
 from schedlab.experiments.fidelity import Context, Finding, Result, metric, schedulers
 from schedlab.experiments.findings_sampling import multicluster_imbalance, sparrow_vs_omniscient, supermarket
@@ -323,7 +324,7 @@ def queue_elasticity(ctx: Context) -> Result:
     end = float(summary["emulated_seconds"])
     cell_mem, guarantee, maximum, prod_start = 16 * 16.0, 0.30, 1.0, 200.0
     samples = [(e["t"], {q["queue"]: q["used"][1] / cell_mem for q in e["queues"]})
-               for e in read_events(run / "events.jsonl") if e["event"] == "queue_usage"]
+               for e in read_events(run / "events.jsonl") if e["event"] == QUEUE_USAGE]
 
     def mean(queue: str, lo: float, hi: float) -> float:
         xs = [s[queue] for t, s in samples if lo <= t < hi]

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from schedlab.schedulers.events.shared import JOB_SUBMITTED, TASKS_COMPLETED
 from schedlab.experiments.fidelity import ROOT, Context, Result
 
 
@@ -27,12 +28,12 @@ def _responses(run, since: float, until: float) -> tuple[np.ndarray, np.ndarray,
     end_t = 0.0
     with (Path(run) / "events.jsonl").open() as f:
         for line in f:
-            if "job_submitted" in line or "tasks_completed" in line:
+            if JOB_SUBMITTED in line or TASKS_COMPLETED in line:
                 e = json.loads(line)
                 end_t = max(end_t, e["t"])
-                if e["event"] == "job_submitted" and since <= e["t"] <= until:
+                if e["event"] == JOB_SUBMITTED and since <= e["t"] <= until:
                     released[e["job_id"]] = (e["t"], int(e["tasks"]))
-                elif e["event"] == "tasks_completed":
+                elif e["event"] == TASKS_COMPLETED:
                     for j, _t, m, at in e["tasks"]:
                         ends.setdefault(j, []).append(at)
                         if at >= max(ends[j]):

@@ -36,6 +36,7 @@ The contract, checked for every registered architecture by
   (``schedulers.scenario.fields``): the key reference and JSON Schema of the
   section are generated from it, and the tests check every shipped
   scenario's section against that schema.
+* ``events`` declares the events it writes besides the shared ones.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from schedlab.schedulers.scenario.fields import Field
+    from schedlab.schedulers.events.contract import EventType
     from schedlab.schedulers.model.cluster import MachineClass
     from schedlab.schedulers.scenario.spec import CoordinatorSpec, Scenario
     from schedlab.schedulers.scenario.toml_table import Table
@@ -141,6 +143,10 @@ class ArchSpec:
     # Every key of its section, described once (its spec module's FIELDS):
     # what its parser reads, and what the key reference and schema say.
     fields: Sequence[Field] = ()
+    # Its own events (its ``events.py``: schedlab.schedulers.events explains
+    # the contract), beside the shared ones; every name it emits is declared
+    # here or there.
+    events: tuple[EventType, ...] = ()
 
 
 def _load(path: str) -> Any:

@@ -63,6 +63,7 @@ import ray  # noqa: E402
 from schedlab.actors.analysis.kept_runs import keep_if_bad, violated  # noqa: E402
 from schedlab.actors.engines.limits import local_limits  # noqa: E402
 from schedlab.actors.run import run_scenario  # noqa: E402
+from schedlab.schedulers.events.shared import JOB_SUBMITTED, TXN
 from schedlab.schedulers.scenario.limits import MAX_JOBS, MAX_TASKS  # noqa: E402
 from schedlab.schedulers.scenario.parse import parse_scenario  # noqa: E402
 
@@ -186,11 +187,11 @@ def window_rates(events: Path, t0: float, t1: float) -> tuple[float, float]:
         for line in f:
             if '"txn"' in line:
                 e = json.loads(line)
-                if e.get("event") == "txn" and t0 <= e["t"] < t1:
+                if e.get("event") == TXN and t0 <= e["t"] < t1:
                     placed += e["committed"]
             elif '"job_submitted"' in line:
                 e = json.loads(line)
-                if e.get("event") == "job_submitted" and t0 <= e["t"] < t1:
+                if e.get("event") == JOB_SUBMITTED and t0 <= e["t"] < t1:
                     released += e["tasks"]
     return placed / (t1 - t0), released / (t1 - t0)
 

@@ -72,6 +72,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from schedlab.schedulers.events.shared import JOB_SUBMITTED, TXN
 
 TOOL_HELP = "Kubernetes in scheduler_perf's SchedulingBasic shape"  # one line in `schedlab --help` (cli.tools)
 
@@ -267,11 +268,11 @@ def bind_times(events: Path) -> tuple[float | None, float | None, float | None]:
         for line in f:
             if '"job_submitted"' in line:
                 e = json.loads(line)
-                if e.get("event") == "job_submitted" and e.get("job_class") == "measured":
+                if e.get("event") == JOB_SUBMITTED and e.get("job_class") == "measured":
                     created = e["t"] if created is None else min(created, e["t"])
             elif '"txn"' in line:
                 e = json.loads(line)
-                if e.get("event") == "txn" and e.get("committed", 0) > 0:
+                if e.get("event") == TXN and e.get("committed", 0) > 0:
                     t = float(e["t"])
                     first = t if first is None else min(first, t)
                     last = t if last is None else max(last, t)

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.schedulers import arch as registry
+from schedlab.schedulers.events.shared import TASKS_LAUNCHED
 
 TOOL_HELP = "the sim engine's speed per architecture, beside live"  # one line in `schedlab --help` (cli.tools)
 
@@ -150,7 +151,7 @@ def placements(events: Path) -> int:
         for line in f:
             if '"tasks_launched"' in line:
                 e = json.loads(line)
-                if e.get("event") == "tasks_launched" and not e.get("prefill"):
+                if e.get("event") == TASKS_LAUNCHED and not e.get("prefill"):
                     n += len(e["tasks"])
     return n
 

@@ -98,6 +98,21 @@ def ray_session() -> Iterator[None]:
         ray.shutdown()
 
 
+def assert_events_declared(events: list[dict], where: str) -> None:
+    """Every event of a run is declared (schedlab.schedulers.events), with
+    its required fields present, no undeclared one, and values of their
+    declared types; every distinct problem listed once."""
+    from schedlab.schedulers.events import EventFieldError, check_line, declared
+
+    every, problems = declared(), set()
+    for e in events:
+        try:
+            check_line(every, e)
+        except EventFieldError as x:
+            problems.add(str(x))
+    assert events and not problems, f"{where}: " + "\n".join(sorted(problems))
+
+
 def assert_invariants_hold(invariants: dict[str, int], out: str | Path, label: str) -> None:
     """Fail if any invariant is broken, keeping the run's directory first
     (actors.analysis.kept_runs: a test's tmp_path is gone after a few sessions and

@@ -18,6 +18,7 @@ import schedlab
 from schedlab.actors.analysis.stats import percentiles
 from schedlab.actors.common.metrics import read_events
 from tests.conftest import small_scenario_data
+from schedlab.schedulers.events.shared import PREEMPTED, TASKS_COMPLETED, TASKS_LAUNCHED, TASKS_LOST, TXN
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -88,7 +89,7 @@ def test_a_row_per_job_that_agrees_with_the_summary(runs: dict[str, schedlab.Run
         assert percentiles(r["first_attempt_s"] - r["submit_s"] for r in mine if r["first_attempt_s"] is not None) == waits["first_attempt"]
     # Per-job attempts and conflicts add up to each scheduler's.
     by_sched = {x["name"]: x for x in s["schedulers"]}
-    txns = [e for e in read_events(run.path / "events.jsonl") if e["event"] == "txn"]
+    txns = [e for e in read_events(run.path / "events.jsonl") if e["event"] == TXN]
     assert sum(r["attempts"] for r in rows) == len(txns) == sum(x["attempts"] for x in by_sched.values())
     assert sum(r["conflicts"] for r in rows) == sum(x["claims"]["conflicted"] for x in by_sched.values())
     assert sum(r["claims"] for r in rows) == sum(x["claims"]["committed"] + x["claims"]["conflicted"] for x in by_sched.values())
@@ -105,7 +106,7 @@ def test_rejected_and_preempted_jobs(runs: dict[str, schedlab.Run]) -> None:
     rows = list(run.jobs())
     assert sum(r["status"] == "rejected" for r in rows) == run.summary["jobs"]["rejected"] > 0
     events = read_events(run.path / "events.jsonl")
-    victims = [v for e in events if e["event"] == "preempted" for v in e["victims"]]
+    victims = [v for e in events if e["event"] == PREEMPTED for v in e["victims"]]
     assert sum(r["preemptions"] for r in rows) == sum(1 for v in victims if v[0] >= 0) > 0
     assert len(victims) == run.summary["borg"]["preemptions"]["total"]
     # A victim that was running is killed on its machine, and its task row says so.
@@ -117,7 +118,7 @@ def test_revoked_tasks_count_as_preemptions(tmp_path: Path) -> None:
     run = schedlab.run(mesos_revocation_data(), out=tmp_path)
     assert run.summary["mesos"]["revocations"] > 0
     events = read_events(tmp_path / "events.jsonl")
-    revoked = [t for e in events if e["event"] == "tasks_lost" and e["reason"] == "revoked" for t in e["tasks"]]
+    revoked = [t for e in events if e["event"] == TASKS_LOST and e["reason"] == "revoked" for t in e["tasks"]]
     jobs = {r["job_id"]: r for r in run.jobs()}
     assert sum(r["preemptions"] for r in jobs.values()) == len(revoked) > 0
     assert {jobs[t[0]]["job_class"] for t in revoked} == {"hog"}
@@ -128,11 +129,11 @@ def test_a_row_per_launch_ended_as_the_events_say(runs: dict[str, schedlab.Run],
     run = runs[label]
     events = read_events(run.path / "events.jsonl")
     rows = list(run.tasks())
-    launched = [t for e in events if e["event"] == "tasks_launched" for t in e["tasks"]]
+    launched = [t for e in events if e["event"] == TASKS_LAUNCHED for t in e["tasks"]]
     assert sorted((r["job_id"], r["task"], r["machine"]) for r in rows) == sorted((t[0], t[1], t[2]) for t in launched)
     assert [r["launched_s"] for r in rows] == sorted(r["launched_s"] for r in rows)
     assert sum(r["prefill"] for r in rows) == run.summary["jobs"]["prefill_tasks"]
-    ends = {(t[0], t[1], t[2], t[3]) for e in events if e["event"] == "tasks_completed" for t in e["tasks"]}
+    ends = {(t[0], t[1], t[2], t[3]) for e in events if e["event"] == TASKS_COMPLETED for t in e["tasks"]}
     done = [r for r in rows if r["outcome"] == "completed"]
     assert done and {(r["job_id"], r["task"], r["machine"], r["end_s"]) for r in done} == ends
     for r in rows:

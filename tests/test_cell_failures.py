@@ -7,6 +7,10 @@ import numpy as np
 
 from schedlab.schedulers.archs.omega.cell_machine import CellStateMachine
 from schedlab.actors.analysis.invariants import check_machines
+from schedlab.schedulers.events.shared import (
+    ACTOR_STARTED, COMMITS_DROPPED, FAULT, HOST_RESET, MACHINES_DOWN, TASKS_LAUNCHED, TASKS_LOST, TXN,
+    WRITTEN_OFF_FINAL,
+)
 from schedlab.schedulers.model.wire import pack_claims, pack_release, pack_tasks, task_key, unpack_delta
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.model.jobs import Job, JobKind
@@ -192,9 +196,9 @@ def test_a_written_off_host_launching_before_its_reset_is_a_zombie_not_a_placeme
                              launch(5.0, 0, 1, 0, 1, 3.0)],
           "machines_down": [{"t": 2.0, "actor": "cell-state", "hosts": [0]}]}
     assert check_machines(ev, CELL, K) == (0, 0)  # no reset yet: both of host 0's launches are a zombie's
-    ev["host_reset"] = [{"t": 4.5, "actor": "machine-host-0", "host": 0}]
+    ev[HOST_RESET] = [{"t": 4.5, "actor": "machine-host-0", "host": 0}]
     assert check_machines(ev, CELL, K) == (0, 1)  # t=3.5 ignored; t=5.0 on machine 1 is a real second copy
-    ev["tasks_launched"].pop()
+    ev[TASKS_LAUNCHED].pop()
     assert check_machines(ev, CELL, K) == (0, 0)
     # A restarted host writing itself off (its rejoin) is no zombie: its launches count.
     own = {"tasks_launched": [launch(1.0, 1, 1, 0, 4, 3.0), launch(3.0, 0, 1, 0, 0, 3.0)],
@@ -250,7 +254,7 @@ def test_framework_resume_partial_and_full() -> None:
 
 
 def txn(t: float, job_id: int, placed: list[list[int]], span: float = 1.0) -> dict:
-    return {"event": "txn", "t": t, "job_id": job_id, "committed": len(placed), "placed": placed, "span": span}
+    return {"event": TXN, "t": t, "job_id": job_id, "committed": len(placed), "placed": placed, "span": span}
 
 
 def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
@@ -265,31 +269,31 @@ def test_every_commit_is_traced_to_a_launch_a_loss_or_its_hosts_death() -> None:
     # Job 2's launch was logged before its commit event, within the attempt: fine.
     assert untraced_commits(ev, 4) == 1
     # Its host was killed after the commit: its events may have died with it.
-    ev["fault"] = [{"event": "fault", "t": 12.0, "role": "machine", "kind": "kill", "target": "machine-host-1"}]
+    ev[FAULT] = [{"event": FAULT, "t": 12.0, "role": "machine", "kind": "kill", "target": "machine-host-1"}]
     assert untraced_commits(ev, 4) == 0
     # A kill before the commit, of a host restarted before it too, excuses nothing.
-    ev["fault"][0]["t"] = 8.0
-    ev["fault"].append({"event": "fault", "t": 8.5, "role": "machine", "kind": "restart", "target": "machine-host-1"})
-    ev["actor_started"] = [{"event": "actor_started", "t": 8.7, "actor": "machine-host-1"}]  # the new incarnation is up
+    ev[FAULT][0]["t"] = 8.0
+    ev[FAULT].append({"event": FAULT, "t": 8.5, "role": "machine", "kind": "restart", "target": "machine-host-1"})
+    ev[ACTOR_STARTED] = [{"event": ACTOR_STARTED, "t": 8.7, "actor": "machine-host-1"}]  # the new incarnation is up
     assert untraced_commits(ev, 4) == 1
     # Written off with its machine and re-queued: accounted for.
-    ev["tasks_lost"] = [{"event": "tasks_lost", "t": 15.0, "tasks": [[1, 1]]}]
+    ev[TASKS_LOST] = [{"event": TASKS_LOST, "t": 15.0, "tasks": [[1, 1]]}]
     assert untraced_commits(ev, 4) == 0
     # A launch of the same task on another machine is not this commit's launch.
-    del ev["tasks_lost"]
-    ev["tasks_launched"].append(launch(11.0, 0, 1, 1, 1, 1.0))
+    del ev[TASKS_LOST]
+    ev[TASKS_LAUNCHED].append(launch(11.0, 0, 1, 1, 1, 1.0))
     assert untraced_commits(ev, 4) == 1
     # Borg's replicated write-off record (shipped by the last leader) accounts
     # for it when the leader that wrote the machine off died with its events.
-    ev["written_off_final"] = [{"event": "written_off_final", "t": 99.0, "tasks": [[1, 1, 5, 9.5]]}]
+    ev[WRITTEN_OFF_FINAL] = [{"event": WRITTEN_OFF_FINAL, "t": 99.0, "tasks": [[1, 1, 5, 9.5]]}]
     assert untraced_commits(ev, 4) == 0
-    ev["written_off_final"][0]["tasks"] = [[1, 1, 5, 8.0]]  # written off before this attempt: not this commit
+    ev[WRITTEN_OFF_FINAL][0]["tasks"] = [[1, 1, 5, 8.0]]  # written off before this attempt: not this commit
     assert untraced_commits(ev, 4) == 1
     # A Mesos master that stopped leading dropped it unpulled (its framework
     # may die before reconciling, which would have logged the loss).
-    ev["commits_dropped"] = [{"event": "commits_dropped", "t": 30.0, "holder": "master-1", "tasks": [[1, 1, 5]]}]
+    ev[COMMITS_DROPPED] = [{"event": COMMITS_DROPPED, "t": 30.0, "holder": "master-1", "tasks": [[1, 1, 5]]}]
     assert untraced_commits(ev, 4) == 0
-    ev["commits_dropped"][0]["t"] = 8.0  # dropped before this attempt began: not this commit
+    ev[COMMITS_DROPPED][0]["t"] = 8.0  # dropped before this attempt began: not this commit
     assert untraced_commits(ev, 4) == 1
 
 
@@ -302,19 +306,19 @@ def test_a_commit_to_a_host_already_dead_is_not_lost() -> None:
 
     ev: dict[str, list[dict]] = {
         "txn": [txn(10.0, 1, [[1, 5]], span=1.0)],
-        "fault": [{"event": "fault", "t": 8.0, "role": "machine", "kind": "kill", "target": "machine-host-1"}],
+        "fault": [{"event": FAULT, "t": 8.0, "role": "machine", "kind": "kill", "target": "machine-host-1"}],
     }
     assert untraced_commits(ev, 4) == 0
-    ev["fault"].append({"event": "fault", "t": 9.0, "role": "machine", "kind": "restart", "target": "machine-host-1"})
+    ev[FAULT].append({"event": FAULT, "t": 9.0, "role": "machine", "kind": "restart", "target": "machine-host-1"})
     assert untraced_commits(ev, 4) == 0  # asked for, but its new process has not started: nobody to pull it
-    ev["actor_started"] = [{"event": "actor_started", "t": 9.2, "actor": "machine-host-1"}]
+    ev[ACTOR_STARTED] = [{"event": ACTOR_STARTED, "t": 9.2, "actor": "machine-host-1"}]
     assert untraced_commits(ev, 4) == 1
     # A host killed on another host's behalf excuses nothing here.
-    ev["fault"] = [{"event": "fault", "t": 8.0, "role": "machine", "kind": "kill", "target": "machine-host-0"}]
+    ev[FAULT] = [{"event": FAULT, "t": 8.0, "role": "machine", "kind": "kill", "target": "machine-host-0"}]
     assert untraced_commits(ev, 4) == 1
     # Nor does a host only written off before the commit (paused, it may be alive and pull it).
-    ev["fault"] = []
-    ev["machines_down"] = [{"event": "machines_down", "t": 8.0, "hosts": [1], "actor": "coordinator-0"}]
+    ev[FAULT] = []
+    ev[MACHINES_DOWN] = [{"event": MACHINES_DOWN, "t": 8.0, "hosts": [1], "actor": "coordinator-0"}]
     assert untraced_commits(ev, 4) == 1
 
 
@@ -327,20 +331,20 @@ def test_a_commit_dies_with_the_outbox_it_waited_in_killed_before_its_host_pulle
     from schedlab.actors.analysis.invariants import untraced_commits
 
     commit = {**txn(10.0, 1, [[0, 5]], span=0.3), "actor": "framework", "outbox": "head"}
-    kill = {"event": "fault", "t": 10.5, "role": "head", "kind": "kill", "target": "head"}
+    kill = {"event": FAULT, "t": 10.5, "role": "head", "kind": "kill", "target": "head"}
     ev: dict[str, list[dict]] = {"txn": [commit], "fault": [kill]}
     assert untraced_commits(ev, 4) == 0
-    ev["txn"] = [{k: v for k, v in commit.items() if k != "outbox"}]  # in a replicated store: a kill loses nothing
+    ev[TXN] = [{k: v for k, v in commit.items() if k != "outbox"}]  # in a replicated store: a kill loses nothing
     assert untraced_commits(ev, 4) == 1
-    ev["txn"] = [commit]
-    ev["fault"] = [{**kill, "target": "other-head"}]
+    ev[TXN] = [commit]
+    ev[FAULT] = [{**kill, "target": "other-head"}]
     assert untraced_commits(ev, 4) == 1
-    ev["fault"] = [{**kill, "kind": "kill_master"}]  # a leader kill is a kill
+    ev[FAULT] = [{**kill, "kind": "kill_master"}]  # a leader kill is a kill
     assert untraced_commits(ev, 4) == 0
-    ev["fault"] = [{**kill, "t": 9.0}]  # killed before the attempt began: not this commit's fate
+    ev[FAULT] = [{**kill, "t": 9.0}]  # killed before the attempt began: not this commit's fate
     assert untraced_commits(ev, 4) == 1
-    ev["fault"] = [kill]
-    ev["tasks_launched"] = [launch(10.2, 1, 3, 0, 4, 1.0)]  # host 1 pulled after the commit, before the kill
+    ev[FAULT] = [kill]
+    ev[TASKS_LAUNCHED] = [launch(10.2, 1, 3, 0, 4, 1.0)]  # host 1 pulled after the commit, before the kill
     assert untraced_commits(ev, 4) == 1
     # A batch logged after the commit but placed before it: the pull was
     # answered before the commit (the host logged it late, on a loaded
@@ -348,7 +352,7 @@ def test_a_commit_dies_with_the_outbox_it_waited_in_killed_before_its_host_pulle
     # whose head was killed 2.5 s later), so it proves no pull since.
     late_log = launch(10.2, 1, 3, 0, 4, 1.0)
     late_log["tasks"][0][-1] = 9.0
-    ev["tasks_launched"] = [late_log]
+    ev[TASKS_LAUNCHED] = [late_log]
     assert untraced_commits(ev, 4) == 0
 
 

@@ -15,7 +15,12 @@ from typing import Any, Callable
 
 import pytest
 
+from schedlab.actors.analysis.run_info import RunSetup
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.archs.mesos.events import OFFERS_CLOSED
+from schedlab.schedulers.events.shared import (
+    FAILOVER, JOB_PENDING, MACHINES_DOWN, REPLICA_START, SCHEDULER_RECOVERED, SCHEDULER_START, TASKS_LAUNCHED,
+)
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data
 
@@ -55,7 +60,7 @@ class Background:
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
         # Started: the inbox answers once the actors run (run.json is written first).
-        wait_for(lambda: (out / "run.json").exists() and any(e["event"] == "scheduler_start" or e["event"] == "replica_start"
+        wait_for(lambda: (out / "run.json").exists() and any(e["event"] == SCHEDULER_START or e["event"] == REPLICA_START
                                                                for e in events(out)), 120, "the run to start")
 
     def _run(self) -> None:
@@ -147,8 +152,8 @@ restart_after = 100.0
     ev = events(out)
     names = {e["event"] for e in ev}
     assert "machines_down" in names, "the dead host was never marked down"
-    assert any(e["event"] == "scheduler_recovered" and e["actor"] == "scheduler-batch-1" for e in ev)
-    assert any(e["event"] == "failover" for e in ev)
+    assert any(e["event"] == SCHEDULER_RECOVERED and e["actor"] == "scheduler-batch-1" for e in ev)
+    assert any(e["event"] == FAILOVER for e in ev)
     assert s["jobs"]["submitted"] == s["jobs"]["scheduled"] + s["jobs"]["pending"] + s["jobs"]["abandoned"]
 
 
@@ -176,7 +181,7 @@ def test_mesos_dead_agent_and_framework_recover(ray_session: None, tmp_path: Pat
         {"at": 770.0, "action": "kill", "target": "framework-service", "restart_after": 25.0},
     ]
     run = Background(data, out)
-    wait_for(lambda: any(e["event"] == "tasks_launched" and not e.get("prefill") for e in events(out)), 60, "a launch")
+    wait_for(lambda: any(e["event"] == TASKS_LAUNCHED and not e.get("prefill") for e in events(out)), 60, "a launch")
     kill = outcome(chaos(out, "kill", "machine-host-0"))
     assert kill["kind"] == "kill" and kill["target"] == "machine-host-0"
     cut = outcome(chaos(out, "partition", "framework-service", "master", "--for", "50"))
@@ -184,11 +189,11 @@ def test_mesos_dead_agent_and_framework_recover(ray_session: None, tmp_path: Pat
     s = run.join()
     invariants_hold(s["invariants"], out)  # first: a bad run is kept whichever check fails
     ev = events(out)
-    down = [e for e in ev if e["event"] == "machines_down"]
+    down = [e for e in ev if e["event"] == MACHINES_DOWN]
     assert down and down[0]["hosts"] == [0], "the master never removed the dead agent"
-    back = next(e["t"] for e in ev if e["event"] == "scheduler_recovered" and e["actor"] == "framework-batch")
+    back = next(e["t"] for e in ev if e["event"] == SCHEDULER_RECOVERED and e["actor"] == "framework-batch")
     # The restarted framework (a new actor under the old name) gets offers and uses them.
-    assert any(e["event"] == "offers_closed" and e["t"] > back and any(o[1] == "framework-batch" and o[2] == "accepted"
+    assert any(e["event"] == OFFERS_CLOSED and e["t"] > back and any(o[1] == "framework-batch" and o[2] == "accepted"
                                                                       for o in e["offers"]) for e in ev), \
         "the restarted framework never accepted an offer"
     # Every job's task lost with the dead agent was placed again (by its
@@ -199,8 +204,8 @@ def test_mesos_dead_agent_and_framework_recover(ray_session: None, tmp_path: Pat
     # wall time to recover its queue). Prefill tasks (negative ids) belong
     # to no framework.
     lost = {(j, t) for j, t, *_ in down[0]["lost"] if j >= 0}
-    again = {(task[0], task[1]) for e in ev if e["event"] == "tasks_launched" and e["t"] > down[0]["t"] for task in e["tasks"]}
-    pending = {e["job_id"] for e in ev if e["event"] == "job_pending"}
+    again = {(task[0], task[1]) for e in ev if e["event"] == TASKS_LAUNCHED and e["t"] > down[0]["t"] for task in e["tasks"]}
+    pending = {e["job_id"] for e in ev if e["event"] == JOB_PENDING}
     assert all(k in again or k[0] in pending for k in lost), sorted(k for k in lost - again if k[0] not in pending)
 
 
@@ -238,8 +243,9 @@ def test_chaos_bad_input_names_the_problem(ray_session: None, tmp_path: Path) ->
     # No run at all: a directory without run.json, and a namespace nobody uses.
     p = chaos(tmp_path, "roster")
     assert p.returncode == 2 and "not a schedlab run directory" in p.stderr and p.stderr.count("\n") == 1
-    info = {"address": "127.0.0.1:1", "namespace": "schedlab-none", "embedded": True}
-    (tmp_path / "run.json").write_text(json.dumps(info))
+    RunSetup(scenario="s", source="s.toml", architecture="omega", seed=1, machines_per_actor=1, replicas=1,
+             namespace="schedlab-none", address="127.0.0.1:1", embedded=True, engine="ray", capacity=[[1.0, 1.0]],
+             rack=[0]).write(tmp_path)
     p = chaos(tmp_path, "kill", "machine")
     assert p.returncode == 2 and "no Ray cluster at 127.0.0.1:1" in p.stderr
     p = chaos(tmp_path, "monkey", "--roles", "machine,wizard")

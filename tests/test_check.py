@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from schedlab.actors.analysis.saved_run import NotARun, check_saved
+from schedlab.schedulers.events.shared import TASKS_LAUNCHED
 from schedlab.cli.main import main
 from tests.test_run_omega import small_run  # noqa: F401  (module fixture: one sim run)
 
@@ -25,7 +26,7 @@ def test_a_tampered_run_fails_the_check(small_run, tmp_path: Path, capsys) -> No
     copy = tmp_path / "run"
     shutil.copytree(out, copy)
     # A second task on a full machine: the replay must see the machine over capacity.
-    launched = next(e for e in events if e["event"] == "tasks_launched" and not e["prefill"])
+    launched = next(e for e in events if e["event"] == TASKS_LAUNCHED and not e["prefill"])
     job, task, machine, *_ = launched["tasks"][0]
     forged = dict(launched, t=launched["t"] + 1e-3, tasks=[[10**6, 0, machine, 1e3, 1e3, launched["t"]]])
     with (copy / "events.jsonl").open("a") as f:

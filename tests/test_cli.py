@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from schedlab.actors.analysis.run_info import RunSetup
 from schedlab.api.scenario_files import apply_set, load_scenario
 from schedlab.schedulers.scenario.parse import ScenarioError
 
@@ -194,7 +195,11 @@ def test_a_corrupt_saved_run_is_refused_by_check(tmp_path: Path) -> None:
     assert "run.json: <file>: not UTF-8 text" in refused("check", str(tmp_path))
     (tmp_path / "run.json").write_text('{"capacity": [[1, 1]]')
     assert "run.json: not a run.json (JSONDecodeError" in refused("check", str(tmp_path))
-    (tmp_path / "run.json").write_text('{"capacity": [[1, 1]]}')
+    (tmp_path / "run.json").write_text('{"capacity": [[1, 1]]}')  # not all of a run.json (RunSetup)
+    (tmp_path / "events.jsonl").write_text("")
+    assert "run.json: not a run.json (KeyError: 'scenario')" in refused("check", str(tmp_path))
+    RunSetup(scenario="s", source="s.toml", architecture="omega", seed=1, machines_per_actor=1, replicas=1, namespace="n",
+             address=None, embedded=False, engine="sim", capacity=[[1.0, 1.0]], rack=[0]).write(tmp_path)
     (tmp_path / "events.jsonl").write_bytes(b"\xff\n")
     assert "events.jsonl: not UTF-8 JSON lines" in refused("check", str(tmp_path))
 

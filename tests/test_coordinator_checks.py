@@ -8,6 +8,7 @@ import pytest
 from schedlab.schedulers.archs.omega.cell_machine import CellStateMachine
 from schedlab.actors.analysis.invariants import check_coordinator
 from schedlab.actors.analysis.summary import failovers
+from schedlab.schedulers.events.shared import JOB_PENDING, JOB_SCHEDULED, JOB_SUBMITTED
 from schedlab.schedulers.model.wire import pack_claims, pack_tasks, unpack_delta
 from schedlab.schedulers.shared_state.commit import Claims
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
@@ -109,18 +110,19 @@ def test_a_standing_task_pending_at_the_end_counts_no_job() -> None:
     under its negative job id; the job counts stay a partition of the submitted."""
     import numpy as np
 
+    from schedlab.actors.analysis.run_info import RunInfo
     from schedlab.actors.analysis.summary import summarize
     from schedlab.schedulers.model.cluster import Cell
 
     events = [
-        {"event": "job_submitted", "t": 1.0, "actor": "submitter", "job_id": 1, "job_class": "b", "kind": "batch", "tasks": 1},
-        {"event": "job_submitted", "t": 2.0, "actor": "submitter", "job_id": 2, "job_class": "b", "kind": "batch", "tasks": 1},
-        {"event": "job_scheduled", "t": 3.0, "actor": "x", "job_id": 1},
-        {"event": "job_pending", "t": 9.0, "actor": "x", "job_id": 2, "unplaced": 1},
-        {"event": "job_pending", "t": 9.0, "actor": "x", "job_id": -3, "unplaced": 1, "evicting": 1},
+        {"event": JOB_SUBMITTED, "t": 1.0, "actor": "submitter", "job_id": 1, "job_class": "b", "kind": "batch", "tasks": 1},
+        {"event": JOB_SUBMITTED, "t": 2.0, "actor": "submitter", "job_id": 2, "job_class": "b", "kind": "batch", "tasks": 1},
+        {"event": JOB_SCHEDULED, "t": 3.0, "actor": "x", "job_id": 1},
+        {"event": JOB_PENDING, "t": 9.0, "actor": "x", "job_id": 2, "unplaced": 1},
+        {"event": JOB_PENDING, "t": 9.0, "actor": "x", "job_id": -3, "unplaced": 1, "evicting": 1},
     ]
     cell = Cell(capacity=np.ones((2, 2)), rack=np.zeros(2, dtype=np.int64), machine_class=np.zeros(2, dtype=np.int64), classes=())
-    info = {"scenario": "s", "architecture": "omega", "seed": 0, "time_scale": 1.0, "emulated_seconds": 10.0,
-            "wall_seconds": 10.0, "machines_per_actor": 1, "substrate": {}}
+    info = RunInfo(scenario="s", architecture="omega", engine="sim", seed=0, time_scale=1.0, emulated_seconds=10.0,
+                   wall_seconds=10.0, machines_per_actor=1, substrate={})
     j = summarize(events, info, cell)["jobs"]
     assert (j["submitted"], j["scheduled"], j["pending"]) == (2, 1, 1)

@@ -8,6 +8,8 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.archs.mesos.events import OFFERS_MADE
+from schedlab.schedulers.events.shared import TASKS_LAUNCHED
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES, register_policy, slots
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data
@@ -37,7 +39,7 @@ def test_registered_policy_places_every_task(ray_session: None, tmp_path: Path) 
         summary = run_scenario(parse_scenario(data, "custom.toml"), tmp_path)
     finally:
         PLACEMENT_POLICIES.pop("even_machines_only", None)
-    placed = [t[2] for e in read_events(tmp_path / "events.jsonl") if e["event"] == "tasks_launched" and not e["prefill"] for t in e["tasks"]]
+    placed = [t[2] for e in read_events(tmp_path / "events.jsonl") if e["event"] == TASKS_LAUNCHED and not e["prefill"] for t in e["tasks"]]
     assert placed, "the run placed nothing"
     assert all(m % 2 == 0 for m in placed)
     assert not any(summary["invariants"].values())
@@ -70,7 +72,7 @@ def test_registered_allocation_policy_orders_mesos_offers(ray_session: None, tmp
         summary = run_scenario(parse_scenario(data, "custom.toml"), tmp_path)
     finally:
         ALLOCATION_POLICIES.pop("heaviest_first", None)
-    rounds = [{o[1] for o in e["offers"]} for e in read_events(tmp_path / "events.jsonl") if e["event"] == "offers_made"]
+    rounds = [{o[1] for o in e["offers"]} for e in read_events(tmp_path / "events.jsonl") if e["event"] == OFFERS_MADE]
     with_service = [r for r in rounds if "framework-service" in r]
     assert with_service and any("framework-batch" in r for r in rounds)
     assert all(r == {"framework-service"} for r in with_service)
@@ -110,7 +112,7 @@ def test_a_kubernetes_plugin_registered_by_name_runs_in_the_scheduler(ray_sessio
         summary = run_scenario(parse_scenario(data, "custom.toml"), tmp_path)
     finally:
         unregister_plugin("EvenNodesOnly")
-    placed = [t[2] for e in read_events(tmp_path / "events.jsonl") if e["event"] == "tasks_launched" and not e["prefill"]
+    placed = [t[2] for e in read_events(tmp_path / "events.jsonl") if e["event"] == TASKS_LAUNCHED and not e["prefill"]
               for t in e["tasks"]]
     assert placed, "the run placed nothing"
     assert all(m % 2 == 0 for m in placed)

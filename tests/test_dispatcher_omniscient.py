@@ -17,6 +17,7 @@ from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.dispatcher.head import HeadNode
 from schedlab.schedulers.archs.sparrow.omniscient import EarliestStart
+from schedlab.schedulers.events.shared import JOB_SUBMITTED, TASKS_COMPLETED, TASKS_LAUNCHED
 from schedlab.schedulers.model.jobs import Job, JobKind
 from schedlab.schedulers.model.wire import pack_release, task_key, unpack_release, unpack_release_keys
 from schedlab.schedulers.placement.policies import first_fit
@@ -159,9 +160,9 @@ def test_on_sim_the_starts_are_the_earliest_ones_and_the_invariants_hold(tmp_pat
     ev: dict[str, list] = {}
     for e in read_events(tmp_path / "events.jsonl"):
         ev.setdefault(e["event"], []).append(e)
-    starts = {(row[0], row[1]): row[-1] for e in ev["tasks_launched"] if not e.get("prefill") for row in e["tasks"]}
-    ends = {(j, t): at for e in ev["tasks_completed"] for j, t, _m, at in e["tasks"]}
-    submitted = sorted((e["t"], e["job_id"]) for e in ev["job_submitted"])
+    starts = {(row[0], row[1]): row[-1] for e in ev[TASKS_LAUNCHED] if not e.get("prefill") for row in e["tasks"]}
+    ends = {(j, t): at for e in ev[TASKS_COMPLETED] for j, t, _m, at in e["tasks"]}
+    submitted = sorted((e["t"], e["job_id"]) for e in ev[JOB_SUBMITTED])
     assert len(starts) > 500 and len(ends) > 450
     # Replay through the pure reference: each job reaches the head one
     # message delay after its release; durations from the run itself.

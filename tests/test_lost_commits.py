@@ -16,6 +16,7 @@ from schedlab.actors.engines.link_faults import LinkFaults
 from schedlab.actors.archs.mesos.framework import MesosFramework
 from schedlab.actors.archs.mesos.link import MasterLink
 from schedlab.actors.archs.omega.scheduler import OmegaScheduler
+from schedlab.schedulers.events.shared import ACTOR_STARTED, FAULT, MACHINES_DOWN, TASKS_LAUNCHED, TXN
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.model.jobs import Job, JobKind
 from schedlab.schedulers.archs.mesos.framework import Decision, FrameworkParams, JobProgress
@@ -77,7 +78,7 @@ class CellWithEagerHost:
         reply = self.machine.apply(("commit", claims, since, job_id, tasks, now))
         for host in list(self.machine.to_launch):
             launches = self.machine.apply(("exchange", host, b""))
-            self.host_events.append({"event": "tasks_launched", "t": round(now + 0.002, 6), "actor": f"machine-host-{host}",
+            self.host_events.append({"event": TASKS_LAUNCHED, "t": round(now + 0.002, 6), "actor": f"machine-host-{host}",
                                      "host": host, "prefill": False,
                                      "tasks": [[j, t, m, *req, start] for j, t, m, req, _d, start in launches]})
         self.rt.clock.t += 0.010  # the reply's way back
@@ -121,7 +122,7 @@ def test_a_scheduler_descheduled_after_its_commit_still_owns_the_launch_it_cause
         return [json.loads(line) for line in sched.log.drain()], cell.host_events
 
     sched_events, host_events = asyncio.run(main())
-    txn = next(e for e in sched_events if e["event"] == "txn")
+    txn = next(e for e in sched_events if e["event"] == TXN)
     assert txn["committed"] == 2 and host_events[0]["t"] < txn["t"]
     assert untraced_commits(by_event(sched_events + host_events), 1) == 0
     assert txn["t"] - txn["span"] == 10.0  # when the attempt began
@@ -168,11 +169,11 @@ def test_mesos_launches_accepted_for_a_dead_agent_are_not_lost_commits() -> None
         return [json.loads(line) for line in fw.log.drain()]
 
     events = asyncio.run(main()) + [
-        {"event": "fault", "t": 100.521, "actor": "driver", "role": "machine", "kind": "kill", "target": "machine-host-0"},
-        {"event": "tasks_launched", "t": 109.2, "actor": "machine-host-1", "host": 1, "prefill": False,
+        {"event": FAULT, "t": 100.521, "actor": "driver", "role": "machine", "kind": "kill", "target": "machine-host-0"},
+        {"event": TASKS_LAUNCHED, "t": 109.2, "actor": "machine-host-1", "host": 1, "prefill": False,
          "tasks": [[23, 0, 5, 0.5, 1.0, 108.9]]},
-        {"event": "fault", "t": 120.09, "actor": "driver", "role": "framework", "kind": "kill", "target": "framework-batch"},
-        {"event": "machines_down", "t": 136.421, "actor": "master-0", "hosts": [0], "tasks_lost": 0, "lost": [], "unpulled": 3},
+        {"event": FAULT, "t": 120.09, "actor": "driver", "role": "framework", "kind": "kill", "target": "framework-batch"},
+        {"event": MACHINES_DOWN, "t": 136.421, "actor": "master-0", "hosts": [0], "tasks_lost": 0, "lost": [], "unpulled": 3},
     ]
     cell = Cell(capacity=np.full((8, 2), 4.0), rack=np.zeros(8, dtype=np.int64), machine_class=np.zeros(8, dtype=np.int64), classes=())
     assert invariants(by_event(events), cell, 4, None)["lost_commits"] == 0
@@ -198,7 +199,7 @@ def test_mesos_gang_launch_span_starts_before_its_launch_call() -> None:
         return [json.loads(line) for line in fw.log.drain()]
 
     events = asyncio.run(main())
-    launched = {"event": "tasks_launched", "t": 10.004, "actor": "machine-host-0", "host": 0, "prefill": False,
+    launched = {"event": TASKS_LAUNCHED, "t": 10.004, "actor": "machine-host-0", "host": 0, "prefill": False,
                 "tasks": [[9, 0, 2, 1.0, 1.0, 10.0], [9, 1, 3, 1.0, 1.0, 10.0]]}
     assert untraced_commits(by_event(events + [launched]), 4) == 0
 
@@ -279,8 +280,8 @@ def test_a_mesos_leader_whose_lease_renewal_was_late_does_not_write_off_the_agen
         return spared, judged
 
     spared, judged = asyncio.run(main())
-    assert not [e for e in spared if e["event"] == "machines_down"], spared
-    assert sorted(h for e in judged if e["event"] == "machines_down" for h in e["hosts"]) == [0, 1], judged
+    assert not [e for e in spared if e["event"] == MACHINES_DOWN], spared
+    assert sorted(h for e in judged if e["event"] == MACHINES_DOWN for h in e["hosts"]) == [0, 1], judged
 
 
 def test_an_agent_tries_the_last_lease_holder_even_when_its_lease_looks_expired() -> None:
@@ -342,14 +343,14 @@ def test_a_commit_to_a_host_restarted_but_not_yet_up_is_not_lost() -> None:
     cell state for a pull that could not come. The host is back when its new
     incarnation starts (``actor_started``), not when the driver asks; once
     it has started, a commit it never pulls is lost again."""
-    txn = {"event": "txn", "job_id": 105, "t": 342.06, "span": 1.33, "committed": 1, "placed": [[1, 14]],
+    txn = {"event": TXN, "job_id": 105, "t": 342.06, "span": 1.33, "committed": 1, "placed": [[1, 14]],
            "actor": "scheduler-batch-1"}
-    faults = [{"event": "fault", "t": 298.88, "kind": "kill", "target": "machine-host-2", "role": "machine"},
-              {"event": "fault", "t": 325.35, "kind": "restart", "target": "machine-host-2", "role": "machine"}]
-    first = {"event": "actor_started", "t": 0.5, "actor": "machine-host-2"}
+    faults = [{"event": FAULT, "t": 298.88, "kind": "kill", "target": "machine-host-2", "role": "machine"},
+              {"event": FAULT, "t": 325.35, "kind": "restart", "target": "machine-host-2", "role": "machine"}]
+    first = {"event": ACTOR_STARTED, "t": 0.5, "actor": "machine-host-2"}
     assert untraced_commits(by_event([txn, *faults, first]), 5) == 0
-    again = {"event": "actor_started", "t": 326.1, "actor": "machine-host-2"}
+    again = {"event": ACTOR_STARTED, "t": 326.1, "actor": "machine-host-2"}
     assert untraced_commits(by_event([txn, *faults, first, again]), 5) == 1
     # Started again after the commit: the commit went to a host not yet up.
-    late = {"event": "actor_started", "t": 345.0, "actor": "machine-host-2"}
+    late = {"event": ACTOR_STARTED, "t": 345.0, "actor": "machine-host-2"}
     assert untraced_commits(by_event([txn, *faults, first, late]), 5) == 0

@@ -13,6 +13,10 @@ import pytest
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.borg.priority import is_prod
+from schedlab.schedulers.events.shared import (
+    JOB_PENDING, JOB_REJECTED, JOB_SCHEDULED, JOB_SUBMITTED, MACHINES_DOWN, PREEMPTED, TASKS_KILLED, TASKS_LAUNCHED,
+    TXN,
+)
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
 
@@ -57,14 +61,14 @@ def test_busy_cell_accounts_for_every_job_and_runs_prod_first(busy_run) -> None:
     # with preemption every prod job gets scheduled.
     # (A prod job arriving in the run's last 30 s may still be waiting at the
     # end: a CI run had one arrive at 298 s of 300, reported pending.)
-    prod = {e["job_id"] for e in events if e["event"] == "job_submitted" and e["job_class"] == "prod" and e["t"] <= 270.0}
-    scheduled = {e["job_id"] for e in events if e["event"] == "job_scheduled"}
+    prod = {e["job_id"] for e in events if e["event"] == JOB_SUBMITTED and e["job_class"] == "prod" and e["t"] <= 270.0}
+    scheduled = {e["job_id"] for e in events if e["event"] == JOB_SCHEDULED}
     assert len(prod) >= 3 and prod <= scheduled
 
 
 def test_preemption_evicts_lower_priorities_and_never_prod_by_prod(busy_run) -> None:
     summary, events = busy_run
-    pre = [e for e in events if e["event"] == "preempted"]
+    pre = [e for e in events if e["event"] == PREEMPTED]
     assert pre, "a full cell with prod arrivals should preempt"
     for e in pre:
         for _j, _t, prio, _band in e["victims"]:
@@ -73,16 +77,16 @@ def test_preemption_evicts_lower_priorities_and_never_prod_by_prod(busy_run) -> 
     assert summary["borg"]["preemptions"]["total"] == sum(len(e["victims"]) for e in pre)
     # Evicted tasks go back to pending: each runs again, or its job is still
     # pending at the end (a full cell may not have room for it before then).
-    launched = collections.Counter((t[0], t[1]) for e in events if e["event"] == "tasks_launched" for t in e["tasks"])
-    killed = {(t[0], t[1]) for e in events if e["event"] == "tasks_killed" for t in e["tasks"] if t[0] >= 0}
-    pending = {e["job_id"] for e in events if e["event"] == "job_pending"}
+    launched = collections.Counter((t[0], t[1]) for e in events if e["event"] == TASKS_LAUNCHED for t in e["tasks"])
+    killed = {(t[0], t[1]) for e in events if e["event"] == TASKS_KILLED for t in e["tasks"] if t[0] >= 0}
+    pending = {e["job_id"] for e in events if e["event"] == JOB_PENDING}
     assert killed, "preemption of running tasks kills them"
     assert {k for k in killed if launched[k] > 1 or k[0] in pending} == killed
 
 
 def test_job_over_quota_is_rejected_not_queued(busy_run) -> None:
     summary, events = busy_run
-    rejected = {e["job_id"]: e["reason"] for e in events if e["event"] == "job_rejected"}
+    rejected = {e["job_id"]: e["reason"] for e in events if e["event"] == JOB_REJECTED}
     assert rejected and all("over quota" in r and "'batch'" in r for r in rejected.values())
     attempted = {e["job_id"] for e in events if e["event"] in ("job_attempt", "job_pending")}
     assert not attempted & set(rejected)
@@ -96,15 +100,15 @@ def test_tasks_of_a_dead_machine_are_rescheduled(tmp_path: Path) -> None:
     data["faults"] = [{"at": 120.0, "action": "kill", "target": "machine-host-0"}]
     summary, events = _run(tmp_path, data)
     _accounted(summary)
-    down = [e for e in events if e["event"] == "machines_down"]
+    down = [e for e in events if e["event"] == MACHINES_DOWN]
     assert down and 0 in down[0]["hosts"]
     t_down = down[0]["t"]
     host0 = set(range(data["cell"]["machines_per_actor"]))
     stranded = {(j, t) for j, t in down[0]["lost"] if j >= 0}  # the standing load is not rescheduled
     assert stranded, "host 0 ran nothing when it died"
-    later = {(t[0], t[1]): t[2] for e in events if e["event"] == "tasks_launched" and e["t"] > t_down for t in e["tasks"]}
+    later = {(t[0], t[1]): t[2] for e in events if e["event"] == TASKS_LAUNCHED and e["t"] > t_down for t in e["tasks"]}
     # Rescheduled elsewhere, or still queued at the end (the cell lost a third of its machines).
-    pending = {e["job_id"] for e in events if e["event"] == "job_pending"}
+    pending = {e["job_id"] for e in events if e["event"] == JOB_PENDING}
     missing = {k for k in stranded - set(later) if k[0] not in pending}
     assert not missing, f"neither rescheduled nor pending: {sorted(missing)[:5]}"
     assert len(set(later) & stranded) >= len(stranded) // 2
@@ -119,15 +123,15 @@ def test_borgmaster_failover_loses_and_repeats_nothing(tmp_path: Path) -> None:
     summary, events = _run(tmp_path, data)
     _accounted(summary)
     # Label constraint: prod tasks only on the machines labelled "big" (class b: machines 8-11).
-    prod = {e["job_id"] for e in events if e["event"] == "job_submitted" and e["job_class"] == "prod"}
-    prod_machines = {t[2] for e in events if e["event"] == "tasks_launched" and not e.get("prefill") for t in e["tasks"] if t[0] in prod}
+    prod = {e["job_id"] for e in events if e["event"] == JOB_SUBMITTED and e["job_class"] == "prod"}
+    prod_machines = {t[2] for e in events if e["event"] == TASKS_LAUNCHED and not e.get("prefill") for t in e["tasks"] if t[0] in prod}
     assert prod_machines and prod_machines <= {8, 9, 10, 11}
     (f,) = summary["failovers"]
     assert f["new_leader"] and f["new_leader"] != f["target"]
     (b,) = summary["borg"]["scheduling_blackout"]
     assert b["first_placement_at_s"] is not None and b["first_placement_at_s"] > b["killed_at_s"]
-    launched = collections.Counter((t[0], t[1]) for e in events if e["event"] == "tasks_launched" for t in e["tasks"])
+    launched = collections.Counter((t[0], t[1]) for e in events if e["event"] == TASKS_LAUNCHED for t in e["tasks"])
     assert max(launched.values()) == 1, "a task was started twice"
     # A killed leader's last events may die with it; what it logged never exceeds what ran.
-    placed = sum(e["committed"] for e in events if e["event"] == "txn")
+    placed = sum(e["committed"] for e in events if e["event"] == TXN)
     assert 0 < placed <= sum(n for k, n in launched.items() if k[0] >= 0)

@@ -12,6 +12,8 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.archs.htcondor.events import CLAIM_ACTIVATED, CLAIM_REFUSED, JOB_REQUEUED, NEGOTIATION_CYCLE
+from schedlab.schedulers.events.shared import ACTOR_STARTED, JOB_SCHEDULED, JOB_SUBMITTED, SCHEDULER_RECOVERED
 from schedlab.schedulers.scenario.parse import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,10 +41,10 @@ def test_matchmaking_respects_requirements_on_both_sides(tmp_path: Path) -> None
     assert not any(s["invariants"].values()), s["invariants"]
     where: dict[str, set[str]] = {}
     for e in ev:
-        if e["event"] == "claim_activated":
+        if e["event"] == CLAIM_ACTIVATED:
             job = int(e["key"].split(".")[0])
             where.setdefault(str(job), set()).add(_slot_class(e["slot"]))
-    classes = {e["job_id"]: e["job_class"] for e in ev if e["event"] == "job_submitted"}
+    classes = {e["job_id"]: e["job_class"] for e in ev if e["event"] == JOB_SUBMITTED}
     by_class: dict[str, set[str]] = {}
     for j, kinds in where.items():
         by_class.setdefault(classes[int(j)], set()).update(kinds)
@@ -63,12 +65,12 @@ def test_desktop_owners_suspend_vacate_and_cause_stale_matches(tmp_path: Path) -
     assert c["stale_match_rejections"] > 0 and c["claims_refused"]["stale match"] == c["stale_match_rejections"]
     # Only desktops (machines 0..23) have owners; a vacated job goes back to its queue and runs again.
     assert all(int(e["slot"].rsplit("@m", 1)[1]) < 24 for e in ev if e["event"] in ("job_suspended", "job_vacated"))
-    requeued = {e["key"] for e in ev if e["event"] == "job_requeued"}
-    again = {e["key"] for e in ev if e["event"] == "claim_activated" and e["key"] in requeued and
-             e["t"] > min(x["t"] for x in ev if x["event"] == "job_requeued" and x["key"] == e["key"])}
+    requeued = {e["key"] for e in ev if e["event"] == JOB_REQUEUED}
+    again = {e["key"] for e in ev if e["event"] == CLAIM_ACTIVATED and e["key"] in requeued and
+             e["t"] > min(x["t"] for x in ev if x["event"] == JOB_REQUEUED and x["key"] == e["key"])}
     assert requeued and len(again) > 0.5 * len(requeued)
     # Refused claims are the schedds' conflicted transactions.
-    assert sum(x["transactions"]["conflicted"] for x in s["schedulers"]) == len([e for e in ev if e["event"] == "claim_refused"
+    assert sum(x["transactions"]["conflicted"] for x in s["schedulers"]) == len([e for e in ev if e["event"] == CLAIM_REFUSED
                                                                                    and e["reason"] != "activation"])
 
 
@@ -81,15 +83,15 @@ def test_the_negotiator_fails_over_without_losing_a_job(tmp_path: Path) -> None:
     assert not any(s["invariants"].values()), s["invariants"]
     j = s["jobs"]
     assert j["submitted"] == j["scheduled"] + j["pending"] and j["scheduled"] > 0.85 * j["submitted"]
-    cycles = sorted(e["t"] for e in ev if e["event"] == "negotiation_cycle")
+    cycles = sorted(e["t"] for e in ev if e["event"] == NEGOTIATION_CYCLE)
     assert not [t for t in cycles if 200.5 < t < 260.0]  # no cycle while it was dead
-    after = [e for e in ev if e["event"] == "negotiation_cycle" and e["t"] > 260.0]
+    after = [e for e in ev if e["event"] == NEGOTIATION_CYCLE and e["t"] > 260.0]
     assert after and sum(e["matches"] for e in after) > 0
-    started = [e for e in ev if e["event"] == "actor_started" and e["actor"] == "condor-collector"]
+    started = [e for e in ev if e["event"] == ACTOR_STARTED and e["actor"] == "condor-collector"]
     assert len(started) == 2
     # Submitted while it was down, matched after it came back.
-    down = [e["job_id"] for e in ev if e["event"] == "job_submitted" and 205.0 < e["t"] < 255.0]
-    done = {e["job_id"] for e in ev if e["event"] == "job_scheduled"}
+    down = [e["job_id"] for e in ev if e["event"] == JOB_SUBMITTED and 205.0 < e["t"] < 255.0]
+    done = {e["job_id"] for e in ev if e["event"] == JOB_SCHEDULED}
     assert down and all(jid in done for jid in down)
 
 
@@ -97,15 +99,15 @@ def test_a_restarted_schedd_reconnects_to_its_running_jobs(tmp_path: Path) -> No
     faults = [{"at": 300.0, "action": "kill", "target": "schedd-0", "restart_after": 30.0}]
     s, ev = _run(tmp_path, "condor_matchmaking", duration=700.0, faults=faults)
     assert not any(s["invariants"].values()), s["invariants"]
-    rec = [e for e in ev if e["event"] == "scheduler_recovered" and e["actor"] == "schedd-0"]
+    rec = [e for e in ev if e["event"] == SCHEDULER_RECOVERED and e["actor"] == "schedd-0"]
     assert len(rec) == 1 and rec[0]["running"] > 0 and rec[0]["finished"] > 0
     # A job it reconnected to was not started again: each of schedd-0's job keys started once unless vacated.
     starts: dict[str, int] = {}
     for e in ev:
-        if e["event"] == "claim_activated" and e["actor"] == "schedd-0":
+        if e["event"] == CLAIM_ACTIVATED and e["actor"] == "schedd-0":
             starts[e["key"]] = starts.get(e["key"], 0) + 1
     assert starts and max(starts.values()) == 1
-    assert any(e["t"] > 330.0 for e in ev if e["event"] == "claim_activated" and e["actor"] == "schedd-0")
+    assert any(e["t"] > 330.0 for e in ev if e["event"] == CLAIM_ACTIVATED and e["actor"] == "schedd-0")
 
 
 def test_more_submit_machines_move_the_bottleneck_off_the_schedd(tmp_path: Path) -> None:

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from schedlab.actors.analysis.saved_run import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.events.shared import (
+    JOBS_FINAL, JOB_SCHEDULED, JOB_SUBMITTED, MACHINES_DOWN, PREEMPTED, TASKS_LAUNCHED, TXN,
+)
 from schedlab.schedulers.scenario.parse import parse_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,15 +40,15 @@ def test_a_critical_deployment_preempts_only_lower_priorities_and_lands(tmp_path
     summary, events = _run(tmp_path, "k8s_preemption")
     k = summary["kubernetes"]
     assert k["preemptions"] > 0
-    for e in (e for e in events if e["event"] == "preempted"):
+    for e in (e for e in events if e["event"] == PREEMPTED):
         assert e["priority"] < e["by_priority"]  # never an equal or higher priority
-    critical = {e["job_id"]: e["t"] for e in events if e["event"] == "job_submitted" and e["job_class"] == "critical"}
+    critical = {e["job_id"]: e["t"] for e in events if e["event"] == JOB_SUBMITTED and e["job_class"] == "critical"}
     assert critical
-    placed = {e["job_id"]: e["t"] for e in events if e["event"] == "job_scheduled" and e["job_id"] in critical}
+    placed = {e["job_id"]: e["t"] for e in events if e["event"] == JOB_SCHEDULED and e["job_id"] in critical}
     assert set(placed) == set(critical)
     assert all(placed[j] - critical[j] < 30.0 for j in critical)  # within a few rounds of arriving
     # The critical pods took room from batch pods only (priority 0), not from the standard services.
-    by_critical = [e for e in events if e["event"] == "preempted" and e["by_priority"] == 1000]
+    by_critical = [e for e in events if e["event"] == PREEMPTED and e["by_priority"] == 1000]
     assert by_critical and all(e["priority"] == 0 for e in by_critical)
 
 
@@ -69,10 +72,10 @@ def test_a_store_leader_failover_loses_nothing(tmp_path: Path) -> None:
     assert rec["role"] == "coordinator" and rec["new_leader"] != rec["target"]
     assert rec["killed_at_s"] < rec["elected_at_s"] < rec["killed_at_s"] + 30
     # Binds resume after the election, and nothing is written off.
-    binds = [e["t"] for e in events if e["event"] == "txn" and e["committed"] > 0]
+    binds = [e["t"] for e in events if e["event"] == TXN and e["committed"] > 0]
     assert any(t > rec["elected_at_s"] for t in binds)
     assert summary["invariants"]["collateral"] == 0
-    assert not [e for e in events if e["event"] == "machines_down"]
+    assert not [e for e in events if e["event"] == MACHINES_DOWN]
 
 
 def test_a_deployments_pods_are_made_again_after_their_node_dies(tmp_path: Path) -> None:
@@ -81,10 +84,10 @@ def test_a_deployments_pods_are_made_again_after_their_node_dies(tmp_path: Path)
     # pod lost there again, and they are bound elsewhere.
     summary, events = _run(tmp_path, "k8s_failover", duration=320.0,
                            faults=[{"at": 150.0, "action": "kill", "target": "machine-host-1"}])
-    (down,) = [e for e in events if e["event"] == "machines_down"]
+    (down,) = [e for e in events if e["event"] == MACHINES_DOWN]
     lost = {(j, t) for j, t in down["lost"] if j >= 0}
     assert lost
-    rebound = {(e["job_id"], task) for e in events if e["event"] == "txn" and e["t"] > down["t"]
+    rebound = {(e["job_id"], task) for e in events if e["event"] == TXN and e["t"] > down["t"]
                for task, node in e["placed"] if node // 4 != 1}
     assert lost <= rebound
 
@@ -99,7 +102,7 @@ def test_nomad_workers_share_a_profile_by_job_and_rank_few_candidates(tmp_path: 
     summary, events = _run(tmp_path, "nomad", duration=250.0)
     workers = {"kube-scheduler-batch-0": 0, "kube-scheduler-batch-1": 1}
     for e in events:
-        if e["event"] == "txn" and e["scheduler"] in workers:
+        if e["event"] == TXN and e["scheduler"] in workers:
             assert e["job_id"] % 2 == workers[e["scheduler"]]  # each worker its own jobs' evaluations
     # Plans are applied one at a time and partly refused when their room is gone.
     assert sum(summary["kubernetes"]["bind_conflicts"].values()) > 0
@@ -127,15 +130,15 @@ def test_a_deployment_keeps_its_pods_running_and_a_jobs_completed_pods_are_not_m
     web = next(c for c in data["workload"]["classes"] if c["name"] == "web")
     web["duration"] = {"dist": "exponential", "mean": 40.0}
     summary, events = _run(tmp_path, "k8s_failover", duration=300.0, faults=None, workload=data["workload"])
-    cls = {e["job_id"]: e["job_class"] for e in events if e["event"] == "job_submitted"}
+    cls = {e["job_id"]: e["job_class"] for e in events if e["event"] == JOB_SUBMITTED}
     launches: dict[tuple[int, int], list[int]] = {}
     for e in events:
-        if e["event"] == "tasks_launched" and not e["prefill"]:
+        if e["event"] == TASKS_LAUNCHED and not e["prefill"]:
             for j, t, m, *_ in e["tasks"]:
                 launches.setdefault((j, t), []).append(m)
     binds: dict[tuple[int, int], int] = {}
     for e in events:
-        if e["event"] == "txn":
+        if e["event"] == TXN:
             for t, _m in e["placed"]:
                 binds[(e["job_id"], t)] = binds.get((e["job_id"], t), 0) + 1
     web_pods = {k: ms for k, ms in launches.items() if cls[k[0]] == "web"}
@@ -149,7 +152,7 @@ def test_a_deployment_keeps_its_pods_running_and_a_jobs_completed_pods_are_not_m
     assert k["pod_restarts"] == sum(len(ms) - 1 for ms in web_pods.values()) > 0
     # Every web pod ever started still holds its node at the end (none
     # completed for good): the store's final progress counts them bound.
-    done = {j for e in events if e["event"] == "jobs_final" for j in e["scheduled"]}
+    done = {j for e in events if e["event"] == JOBS_FINAL for j in e["scheduled"]}
     assert {j for j, _t in web_pods} <= done
     # The Job: each pod ran once and was never made again; its jobs complete.
     assert all(len(ms) == 1 for ms in batch_pods.values())

@@ -12,8 +12,11 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.summary import summarize
+from schedlab.schedulers.archs.mesos.events import OFFERS_CLOSED, OFFERS_MADE, TASKS_PLACED
 from schedlab.schedulers.archs.mesos.master_state import spanned_machines
+from schedlab.schedulers.events.shared import JOB_SCHEDULED, JOB_SUBMITTED, TASKS_KILLED, TASKS_LAUNCHED, TASKS_LOST
 from schedlab.schedulers.model.cluster import build_cell
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
@@ -41,10 +44,10 @@ def _run(out: Path, data: dict) -> tuple[dict, list[dict], Any]:
 
 
 def _offers(events: list[dict]) -> tuple[dict[int, list], dict[int, list[list]]]:
-    made = {o[0]: o for e in events if e["event"] == "offers_made" for o in e["offers"]}
+    made = {o[0]: o for e in events if e["event"] == OFFERS_MADE for o in e["offers"]}
     closed: dict[int, list[list]] = collections.defaultdict(list)
     for e in events:
-        if e["event"] == "offers_closed":
+        if e["event"] == OFFERS_CLOSED:
             for o in e["offers"]:
                 closed[o[0]].append([e["t"], *o])
     return made, closed
@@ -74,7 +77,7 @@ def test_offers_are_closed_once_and_only_by_their_framework(cell_run) -> None:
         assert closes[0][2] == made[oid][1], "an offer was answered by a framework it was not made to"
         assert closes[0][0] >= 0
     # cell granularity: a framework never has two offers outstanding at once
-    made_at = {o[0]: e["t"] for e in events if e["event"] == "offers_made" for o in e["offers"]}
+    made_at = {o[0]: e["t"] for e in events if e["event"] == OFFERS_MADE for o in e["offers"]}
     spans = collections.defaultdict(list)
     for oid, o in made.items():
         end = closed[oid][0][0] if oid in closed else float("inf")
@@ -90,7 +93,7 @@ def test_declined_resources_are_offered_again(cell_run) -> None:
     made, closed = _offers(events)
     declined = [(c[0][0], set(spanned_machines(made[oid][2]))) for oid, c in closed.items() if c[0][3] == "declined"]
     assert declined, "the idle framework should decline offers"
-    later = [(e["t"], set(spanned_machines(o[2]))) for e in events if e["event"] == "offers_made" for o in e["offers"]]
+    later = [(e["t"], set(spanned_machines(o[2]))) for e in events if e["event"] == OFFERS_MADE for o in e["offers"]]
     # A decline in the run's last minute may legitimately see no new offer
     # before the end (its filter, then an offer cycle); a loaded machine
     # makes fewer offers, so the first twenty declines can reach that far.
@@ -103,8 +106,8 @@ def test_declined_resources_are_offered_again(cell_run) -> None:
 
 def test_rigid_gangs_launch_whole(cell_run) -> None:
     _summary, events, _sc = cell_run
-    tasks = {e["job_id"]: e["tasks"] for e in events if e["event"] == "job_submitted" and e["job_class"] == "service"}
-    placed = [e for e in events if e["event"] == "tasks_placed" and e["scheduler"] == "framework-service"]
+    tasks = {e["job_id"]: e["tasks"] for e in events if e["event"] == JOB_SUBMITTED and e["job_class"] == "service"}
+    placed = [e for e in events if e["event"] == TASKS_PLACED and e["scheduler"] == "framework-service"]
     assert placed, "the rigid framework placed nothing"
     for e in placed:
         jobs = collections.Counter(t[0] for t in e["tasks"])
@@ -114,9 +117,7 @@ def test_rigid_gangs_launch_whole(cell_run) -> None:
 
 def test_summary_is_a_function_of_the_events(cell_run) -> None:
     summary, events, sc = cell_run
-    info = {k: summary[k] for k in ("scenario", "architecture", "seed", "time_scale", "emulated_seconds", "wall_seconds", "substrate")}
-    info.update(machines_per_actor=sc.cell.machines_per_actor, host_actors=summary["cell"]["host_actors"],
-                frameworks=[s["name"] for s in summary["schedulers"]], scheduler_names=[s["name"] for s in summary["schedulers"]])
+    info = RunInfo.of_summary(summary, extra={"frameworks": [s["name"] for s in summary["schedulers"]]})
     again = summarize(events, info, build_cell(sc.cell.machine_classes))
     assert again["mesos"] == summary["mesos"] and again["jobs"] == summary["jobs"]
 
@@ -134,8 +135,8 @@ def test_rescinded_offers_cannot_be_used(tmp_path: Path) -> None:
     assert outcomes["rescinded"] > 0 and outcomes["accepted"] == 0, outcomes
     svc = next(s for s in summary["schedulers"] if s["name"] == "framework-service")
     assert svc["claims"]["committed"] == 0 and svc["claims"]["conflicted"] > 0
-    service_jobs = {e["job_id"] for e in events if e["event"] == "job_submitted" and e["job_class"] == "service"}
-    launched = {t[0] for e in events if e["event"] == "tasks_launched" and not e.get("prefill") for t in e["tasks"]}
+    service_jobs = {e["job_id"] for e in events if e["event"] == JOB_SUBMITTED and e["job_class"] == "service"}
+    launched = {t[0] for e in events if e["event"] == TASKS_LAUNCHED and not e.get("prefill") for t in e["tasks"]}
     assert not service_jobs & launched
     assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]
 
@@ -154,10 +155,10 @@ def test_no_task_lost_across_a_master_failover(tmp_path: Path) -> None:
     # Every launch the old master accepted either ran or was reported lost and re-queued.
     committed = collections.Counter()
     for e in events:
-        if e["event"] == "tasks_placed":
+        if e["event"] == TASKS_PLACED:
             committed.update((t[0], t[1]) for t in e["tasks"])
-    ran = {(t[0], t[1]) for e in events if e["event"] == "tasks_launched" for t in e["tasks"]}
-    requeued = {(t[0], t[1]) for e in events if e["event"] == "tasks_lost" for t in e["tasks"]}
+    ran = {(t[0], t[1]) for e in events if e["event"] == TASKS_LAUNCHED for t in e["tasks"]}
+    requeued = {(t[0], t[1]) for e in events if e["event"] == TASKS_LOST for t in e["tasks"]}
     assert set(committed) <= ran | requeued
     assert all(n == 1 for k, n in committed.items() if k not in requeued), "a task was placed twice without being lost"
 
@@ -180,10 +181,10 @@ def test_revocation_gives_a_starved_framework_its_guarantee(tmp_path: Path) -> N
     ]
     summary, events, _sc = _run(tmp_path, data)
     assert summary["mesos"]["revocations"] > 0
-    killed = {(t[0], t[1]) for e in events if e["event"] == "tasks_killed" for t in e["tasks"]}
-    requeued = {(t[0], t[1]) for e in events if e["event"] == "tasks_lost" and e["reason"] == "revoked" for t in e["tasks"]}
+    killed = {(t[0], t[1]) for e in events if e["event"] == TASKS_KILLED for t in e["tasks"]}
+    requeued = {(t[0], t[1]) for e in events if e["event"] == TASKS_LOST and e["reason"] == "revoked" for t in e["tasks"]}
     # Revoked tasks not yet on their agent are withdrawn, not killed: re-queued all the same.
     assert killed and killed <= requeued
-    late = {e["job_id"] for e in events if e["event"] == "job_submitted" and e["job_class"] == "late"}
-    assert late & {e["job_id"] for e in events if e["event"] == "job_scheduled"}
+    late = {e["job_id"] for e in events if e["event"] == JOB_SUBMITTED and e["job_class"] == "late"}
+    assert late & {e["job_id"] for e in events if e["event"] == JOB_SCHEDULED}
     assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from schedlab.actors.common.metrics import read_events
 from schedlab.actors.federation.run import run_federation
 from schedlab.schedulers.federation.spec import parse_federation
 from schedlab.schedulers.scenario.parse import ScenarioError
+from tests.conftest import assert_events_declared
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = tomllib.loads((ROOT / "scenarios/multicluster.toml").read_text())
@@ -32,6 +34,8 @@ def _data(mode: str, duration: float = 400.0) -> dict:
 def _run(data: dict, out: Path, least: int = 300) -> dict:
     s = run_federation(parse_federation(data, "mc.toml"), out)
     assert all(v == 0 for v in s["invariants"].values()), s["invariants"]
+    for f in sorted(out.rglob("events.jsonl")):
+        assert_events_declared(read_events(f), str(f))
     j = s["jobs"]
     assert j["released"] == j["routed"] + j["held_at_end"] > least
     return s

@@ -12,7 +12,11 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.summary import SUMMARY_KEYS, summarize
+from schedlab.schedulers.events.shared import (
+    JOB_ABANDONED, JOB_PENDING, JOB_SCHEDULED, JOB_SUBMITTED, TASKS_COMPLETED, TASKS_LAUNCHED, TXN,
+)
 from schedlab.schedulers.model.cluster import build_cell
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
@@ -32,11 +36,11 @@ def independent_overcommit(events: list[dict], capacity: np.ndarray) -> int:
     running: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
     bad = 0
     for e in events:
-        if e["event"] == "tasks_completed":
+        if e["event"] == TASKS_COMPLETED:
             for job, task, *_rest in e["tasks"]:
                 m, req = running.pop((job, task))
                 used[m] -= req
-        elif e["event"] == "tasks_launched":
+        elif e["event"] == TASKS_LAUNCHED:
             for job, task, m, cpu, mem, _start in e["tasks"]:
                 req = np.array([cpu, mem])
                 running[(job, task)] = (m, req)
@@ -79,10 +83,10 @@ def test_work_happened_and_invariants_hold(small_run) -> None:
 
 def test_every_submitted_job_is_accounted_for(small_run) -> None:
     summary, events, _sc, _out = small_run
-    submitted = {e["job_id"] for e in events if e["event"] == "job_submitted"}
-    scheduled = {e["job_id"] for e in events if e["event"] == "job_scheduled"}
-    abandoned = {e["job_id"] for e in events if e["event"] == "job_abandoned"}
-    pending = {e["job_id"] for e in events if e["event"] == "job_pending"}
+    submitted = {e["job_id"] for e in events if e["event"] == JOB_SUBMITTED}
+    scheduled = {e["job_id"] for e in events if e["event"] == JOB_SCHEDULED}
+    abandoned = {e["job_id"] for e in events if e["event"] == JOB_ABANDONED}
+    pending = {e["job_id"] for e in events if e["event"] == JOB_PENDING}
     assert submitted == scheduled | abandoned | pending
     assert not (scheduled & pending) and not (scheduled & abandoned)
     j = summary["jobs"]
@@ -93,17 +97,16 @@ def test_every_submitted_job_is_accounted_for(small_run) -> None:
 def test_summary_agrees_with_events(small_run) -> None:
     summary, events, sc, _out = small_run
     counts = collections.Counter(e["event"] for e in events)
-    assert summary["jobs"]["submitted"] == counts["job_submitted"]
+    assert summary["jobs"]["submitted"] == counts[JOB_SUBMITTED]
     assert summary["events"] == len(events)
-    txns = [e for e in events if e["event"] == "txn"]
+    txns = [e for e in events if e["event"] == TXN]
     committed = sum(s["transactions"]["committed"] for s in summary["schedulers"])
     assert committed == sum(1 for t in txns if t["committed"] > 0)
     # Committed claims were all launched: the commit path loses nothing.
-    launched = sum(len(e["tasks"]) for e in events if e["event"] == "tasks_launched" and not e["prefill"])
+    launched = sum(len(e["tasks"]) for e in events if e["event"] == TASKS_LAUNCHED and not e["prefill"])
     assert launched == sum(t["committed"] for t in txns)
     # Re-summarising the saved events gives the same numbers.
-    info = {k: summary[k] for k in ("scenario", "architecture", "seed", "time_scale", "emulated_seconds", "wall_seconds", "substrate")}
-    info.update(machines_per_actor=sc.cell.machines_per_actor, scheduler_names=[s["name"] for s in summary["schedulers"]])
+    info = RunInfo.of_summary(summary)
     again = summarize(events, info, build_cell(sc.cell.machine_classes))
     for key in ("jobs", "wait_time_s", "schedulers", "utilization", "invariants"):
         assert again[key] == summary[key], key
@@ -127,7 +130,7 @@ def test_one_machine_per_actor_behaves_the_same(tmp_path: Path, small_run) -> No
     data["cell"]["machines_per_actor"] = 1
     summary, events, sc = _run(tmp_path, data)
     assert summary["cell"]["host_actors"] == 12
-    assert {e["actor"] for e in events if e["event"] == "tasks_launched"} <= {f"machine-host-{i}" for i in range(12)}
+    assert {e["actor"] for e in events if e["event"] == TASKS_LAUNCHED} <= {f"machine-host-{i}" for i in range(12)}
     assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]
     assert summary["jobs"]["scheduled"] > 0.3 * summary["jobs"]["submitted"]
     # Same seed, same workload: the first 150 s of jobs are the same jobs.
@@ -144,4 +147,4 @@ def test_other_commit_modes_run_clean(tmp_path: Path, conflict_mode: str, txn_mo
     assert summary["jobs"]["scheduled"] > 0
     if txn_mode == "all_or_nothing":
         # Gang semantics: a transaction commits all of its claims or none.
-        assert all(t["committed"] in (0, t["claims"]) for t in events if t["event"] == "txn")
+        assert all(t["committed"] in (0, t["claims"]) for t in events if t["event"] == TXN)

@@ -7,6 +7,7 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.events.shared import COORD_ACK, RAFT_ROLE
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import assert_invariants_hold, small_scenario_data
 
@@ -31,17 +32,17 @@ def test_leader_kill_is_a_measured_failover_and_nothing_is_lost(ray_session: Non
     assert 0 < fo["downtime_wall_s"] < 10
     assert fo["downtime_emulated_s"] == pytest.approx(fo["downtime_wall_s"] * 20.0, rel=1e-3)
     # Commits happened before and after the failover, all acknowledged by the group.
-    commit_acks = [e["t"] for e in events if e["event"] == "coord_ack" and e["kind"] == "commit"]
+    commit_acks = [e["t"] for e in events if e["event"] == COORD_ACK and e["kind"] == "commit"]
     assert any(t < fo["killed_at_s"] for t in commit_acks) and any(t > fo["first_commit_at_s"] for t in commit_acks)
     victim = int(fo["target"][-1])  # its last answers, logged as it died, end no blackout
-    acks_after = [e["t"] for e in events if e["event"] == "coord_ack" and e["t"] > fo["killed_at_s"] and e["replica"] != victim]
+    acks_after = [e["t"] for e in events if e["event"] == COORD_ACK and e["t"] > fo["killed_at_s"] and e["replica"] != victim]
     assert min(acks_after) == pytest.approx(fo["first_commit_at_s"], abs=1e-3)
     assert summary["jobs"]["scheduled"] > 0
     j = summary["jobs"]
     assert j["submitted"] == j["scheduled"] + j["abandoned"] + j["pending"]
     # Only replicated state: no plain cellstate actor took part.
     assert not any(e["actor"] == "cellstate" for e in events)
-    assert {e["replica"] for e in events if e["event"] == "raft_role" and e["role"] == "leader"} >= {int(fo["target"][-1])}
+    assert {e["replica"] for e in events if e["event"] == RAFT_ROLE and e["role"] == "leader"} >= {int(fo["target"][-1])}
     # The saved run checks out the same way offline, from its files alone.
     from schedlab.actors.analysis.saved_run import check_saved
 

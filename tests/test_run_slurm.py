@@ -14,6 +14,8 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.archs.slurm.events import SLURMCTLD_RESTORED, SLURM_END, SLURM_START
+from schedlab.schedulers.events.shared import JOB_SUBMITTED, TASKS_KILLED, TASKS_LAUNCHED
 from schedlab.schedulers.scenario.parse import parse_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -40,26 +42,26 @@ def run(data: dict, source: str, out: Path) -> tuple[dict, dict[str, list[dict]]
 def test_the_short_partition_kills_over_runners_at_its_limit_and_long_jobs_stay_on_their_nodes(tmp_path: Path) -> None:
     data, src = scenario("slurm_partitions", duration=14400.0)
     summary, ev = run(data, src, tmp_path)
-    submitted = {e["job_id"]: e for e in ev["job_submitted"]}
-    starts = {e["job_id"]: e for e in ev["slurm_start"]}
-    ends = {e["job_id"]: e for e in ev["slurm_end"]}
+    submitted = {e["job_id"]: e for e in ev[JOB_SUBMITTED]}
+    starts = {e["job_id"]: e for e in ev[SLURM_START]}
+    ends = {e["job_id"]: e for e in ev[SLURM_END]}
     timeouts = [e for e in ends.values() if e["state"] == "timeout"]
     assert timeouts and {e["partition"] for e in timeouts} == {"short"}
     for e in timeouts:
         assert e["ran"] == pytest.approx(3600.0, abs=1.0)  # killed at the limit, not later
-        killed = [k for k in ev["tasks_killed"] if any(t[0] == e["job_id"] for t in k["tasks"])]
+        killed = [k for k in ev[TASKS_KILLED] if any(t[0] == e["job_id"] for t in k["tasks"])]
         assert killed and all(k["t"] <= e["t"] + 30.0 for k in killed)  # the daemons' next polls
     # Jobs that finished within the hour were not killed.
     assert sum(1 for e in ends.values() if e["state"] == "completed" and e["partition"] == "short") > len(timeouts)
     # Long jobs only on the bulk nodes (machines 8-23), and never killed at an hour.
     bulk = set(range(8, 24))
-    for e in ev["tasks_launched"]:
+    for e in ev[TASKS_LAUNCHED]:
         for t in e["tasks"]:
             if not e["prefill"] and submitted[t[0]]["job_class"] == "long":
                 assert t[2] in bulk
     assert summary["slurm"]["timeouts_per_partition"] == {"short": len(timeouts)}
     (ctl,) = summary["schedulers"]  # the decider, whatever its actor is called
-    assert ctl["name"] == "slurmctld" and ctl["attempts"] == len(ev["slurm_start"])
+    assert ctl["name"] == "slurmctld" and ctl["attempts"] == len(ev[SLURM_START])
     assert set(starts) >= set(ends)
 
 
@@ -92,8 +94,8 @@ def test_fair_share_splits_usage_by_shares(tmp_path: Path) -> None:
 
 
 def _jobs_running_at(ev: dict[str, list[dict]], t: float) -> set[int]:
-    started = {e["job_id"] for e in ev["slurm_start"] if e["t"] < t}
-    ended = {e["job_id"] for e in ev["slurm_end"] if e["t"] < t}
+    started = {e["job_id"] for e in ev[SLURM_START] if e["t"] < t}
+    ended = {e["job_id"] for e in ev[SLURM_END] if e["t"] < t}
     return started - ended
 
 
@@ -108,12 +110,12 @@ def test_the_backup_takes_over_from_the_saved_state_without_losing_a_job(tmp_pat
     running = _jobs_running_at(ev, killed)
     assert running
     # Every job running at the kill ran on to its end, not started again.
-    ends = {e["job_id"]: e for e in ev["slurm_end"]}
-    restarted = {e["job_id"] for e in ev["slurm_start"] if e["t"] > killed and e["job_id"] in running}
+    ends = {e["job_id"]: e for e in ev[SLURM_END]}
+    restarted = {e["job_id"] for e in ev[SLURM_START] if e["t"] > killed and e["job_id"] in running}
     assert not restarted
     assert all(ends[j]["state"] == "completed" for j in running if j in ends)
     assert summary["jobs"]["submitted"] == summary["jobs"]["scheduled"] + summary["jobs"]["pending"]
-    assert [e["actor"] for e in ev["slurmctld_restored"]] == [fo["new_leader"]]
+    assert [e["actor"] for e in ev[SLURMCTLD_RESTORED]] == [fo["new_leader"]]
 
 
 def test_a_restarted_controller_reads_its_state_file_and_keeps_running_jobs(tmp_path: Path) -> None:
@@ -121,10 +123,10 @@ def test_a_restarted_controller_reads_its_state_file_and_keeps_running_jobs(tmp_
     data["slurm"]["controllers"] = 1
     data["faults"] = [{"at": 300.0, "action": "kill", "target": "slurmctld-0", "restart_after": 20.0}]
     summary, ev = run(data, src, tmp_path)
-    (restored,) = ev["slurmctld_restored"]
+    (restored,) = ev[SLURMCTLD_RESTORED]
     assert restored["jobs"] > 0 and restored["t"] > 300.0
     running = _jobs_running_at(ev, 300.0)
-    assert running and not {e["job_id"] for e in ev["slurm_start"] if e["t"] > 300.0 and e["job_id"] in running}
+    assert running and not {e["job_id"] for e in ev[SLURM_START] if e["t"] > 300.0 and e["job_id"] in running}
     (fo,) = [f for f in summary["failovers"] if f["role"] == "slurmctld"]
     assert fo["recovery"] == "restart from the saved state" and fo["requeued"] == 0
     assert (tmp_path / "slurmctld.state").is_file()

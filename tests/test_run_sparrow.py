@@ -12,6 +12,8 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.archs.sparrow.events import SPARROW_STEAL
+from schedlab.schedulers.events.shared import TASKS_LAUNCHED, TXN
 from schedlab.schedulers.scenario.parse import parse_scenario
 
 HYBRID = Path(__file__).resolve().parents[1] / "scenarios" / "hybrid.toml"
@@ -36,12 +38,12 @@ def _run(data: dict, out: Path) -> tuple[dict, dict]:
 
 def _no_task_twice(ev: dict) -> None:
     seen = set()
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         for row in e["tasks"]:
             key = (row[0], row[1])
             assert key not in seen, f"task {key} launched twice"
             seen.add(key)
-    placed = [(e["job_id"], t) for e in ev.get("txn", []) for t, _m in e["placed"]]
+    placed = [(e["job_id"], t) for e in ev.get(TXN, []) for t, _m in e["placed"]]
     assert len(placed) == len(set(placed)), "a task placed twice"
 
 
@@ -121,6 +123,6 @@ def test_a_worker_steals_when_it_goes_idle_not_only_on_its_retry_timer(tmp_path:
     s, ev = _run(data, tmp_path)
     assert all(v == 0 for v in s["invariants"].values()), s["invariants"]
     _no_task_twice(ev)
-    steals = ev.get("sparrow_steal", [])
+    steals = ev.get(SPARROW_STEAL, [])
     assert s["sparrow"]["steals"] == len(steals) > 20
     assert len({e["thief"] for e in steals}) > 3 and all(e["victim"] < 16 for e in steals)

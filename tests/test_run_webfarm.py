@@ -13,6 +13,8 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.archs.webfarm.events import WEBFARM_HTTPD
+from schedlab.schedulers.events.shared import FAULT, MACHINES_DOWN, TASKS_COMPLETED, TASKS_LAUNCHED, TASKS_LOST
 from schedlab.schedulers.model.workload import generate_jobs
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
 
@@ -75,7 +77,7 @@ def test_sticky_sessions_pin_load_and_die_with_their_server_cookies_do_not(sessi
     assert sticky["latency_s"]["p99"] > cookie["latency_s"]["p99"]
     assert sticky["sessions_lost"] > 0 and cookie["sessions_lost"] == 0
     # Only cookie requests pay for carrying their state.
-    transfers = {m: sum(s["transfers"] for e in ev if e["event"] == "webfarm_httpd" for s in e["servers"].values())
+    transfers = {m: sum(s["transfers"] for e in ev if e["event"] == WEBFARM_HTTPD for s in e["servers"].values())
                  for m, (_s, ev) in sessions.items()}
     assert transfers["sticky"] == 0 and transfers["cookie"] > 1000
 
@@ -89,12 +91,12 @@ def test_every_request_of_the_dead_server_is_served_or_accounted_for(sessions: d
     summary, ev = sessions["sticky"]
     sc = parse_scenario(_data("web_sticky", duration=450.0), "t.toml")
     demand = {j.job_id: j.durations for j in generate_jobs(sc.workload.classes, sc.duration, sc.seed)}
-    launched = {(r[0], r[1]): (r[2], r[-1]) for e in ev if e["event"] == "tasks_launched" for r in e["tasks"]}
-    done = {(j, t) for e in ev if e["event"] == "tasks_completed" for j, t, _m, _at in e["tasks"]}
-    lost = {(j, t) for e in ev if e["event"] == "machines_down" for j, t in e["lost"]}
-    lost |= {(j, t) for e in ev if e["event"] == "tasks_lost" for j, t in e["tasks"]}
-    kill = next(e["t"] for e in ev if e["event"] == "fault" and e["kind"] == "kill")
-    shipped = max(e["t"] for e in ev if e["event"] == "tasks_completed" and e["actor"] == "machine-host-1" and e["t"] < kill)
+    launched = {(r[0], r[1]): (r[2], r[-1]) for e in ev if e["event"] == TASKS_LAUNCHED for r in e["tasks"]}
+    done = {(j, t) for e in ev if e["event"] == TASKS_COMPLETED for j, t, _m, _at in e["tasks"]}
+    lost = {(j, t) for e in ev if e["event"] == MACHINES_DOWN for j, t in e["lost"]}
+    lost |= {(j, t) for e in ev if e["event"] == TASKS_LOST for j, t in e["tasks"]}
+    kill = next(e["t"] for e in ev if e["event"] == FAULT and e["kind"] == "kill")
+    shipped = max(e["t"] for e in ev if e["event"] == TASKS_COMPLETED and e["actor"] == "machine-host-1" and e["t"] < kill)
     on_dead = {k: v for k, v in launched.items() if 4 <= v[0] <= 7}
     assert lost and lost <= set(on_dead) | (lost - set(launched))
     for k, (_m, start) in on_dead.items():

@@ -10,6 +10,13 @@ from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
 import tomllib
 
+from schedlab.schedulers.archs.yarn.events import (
+    AM_BOOKS, AM_EXPIRED, APP_FAILED, APP_RESTORED, APP_SUBMITTED, ASKED, CONTAINER_ALLOCATED, CONTAINER_LOST,
+    NODE_RECOVERED, QUEUE_USAGE, RECOVERY_SETTLED, RM_ELECTED, RM_STEPPED_DOWN, YARN_BOOKS,
+)
+from schedlab.schedulers.events.shared import (
+    ACTOR_STARTED, JOBS_FINAL, JOB_ABANDONED, JOB_PENDING, JOB_SCHEDULED, PREEMPTED, TXN,
+)
 from schedlab.schedulers.scenario.parse import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +30,7 @@ def test_a_queue_bursts_into_idle_capacity_and_preemption_reclaims_it(tmp_path: 
     assert not any(summary["invariants"].values()), summary["invariants"]
     events = read_events(tmp_path / "events.jsonl")
     assert _requests_accounted(events) > 10  # preempted tasks asked again among them
-    samples = [(e["t"], {q["queue"]: q for q in e["queues"]}) for e in events if e["event"] == "queue_usage"]
+    samples = [(e["t"], {q["queue"]: q for q in e["queues"]}) for e in events if e["event"] == QUEUE_USAGE]
     cell_mem = 16 * 16.0
     prod_arrives = 200.0
     # The burst: before prod's first job, adhoc holds far more than its 30%.
@@ -32,7 +39,7 @@ def test_a_queue_bursts_into_idle_capacity_and_preemption_reclaims_it(tmp_path: 
     assert all(s["root.prod"]["used"][MEM] == 0 for t, s in samples if t < prod_arrives)
     # The reclaim: preemption takes containers from adhoc only, and prod
     # ends above adhoc, which falls far below its burst.
-    pre = [e for e in events if e["event"] == "preempted"]
+    pre = [e for e in events if e["event"] == PREEMPTED]
     assert pre and {e["queue"] for e in pre} == {"root.adhoc"} and min(e["t"] for e in pre) >= prod_arrives
     end = [s for t, s in samples if t >= 400.0]
     assert end and all(s["root.prod"]["used"][MEM] > s["root.adhoc"]["used"][MEM] for s in end)
@@ -66,32 +73,32 @@ def _requests_accounted(events: list[dict]) -> int:
     from collections import Counter
 
     events = sorted(events, key=lambda e: e["t"])
-    rms = {e["actor"] for e in events if e["event"] == "yarn_books"}
+    rms = {e["actor"] for e in events if e["event"] == YARN_BOOKS}
     assert rms, "no yarn_books at the end of the run"
-    final = [e for e in events if e["event"] == "yarn_books"][-1]
+    final = [e for e in events if e["event"] == YARN_BOOKS][-1]
     rm = final["actor"]
     # The final RM incarnation began at its last (re)start or election.
-    began = max([e["t"] for e in events if e["event"] == "actor_started" and e["actor"] == rm]
-                + [e["t"] for e in events if e["event"] == "rm_elected" and e["actor"] == rm] + [0.0])
+    began = max([e["t"] for e in events if e["event"] == ACTOR_STARTED and e["actor"] == rm]
+                + [e["t"] for e in events if e["event"] == RM_ELECTED and e["actor"] == rm] + [0.0])
     mine = [e for e in events if e.get("actor") == rm and e["t"] >= began]
     books = {a[0]: a for a in final["apps"]}
     ended = {e["app"] for e in events if e["event"] in ("app_finished", "app_failed", "app_killed")}
     # Ended under an earlier RM whose events died with it: the final RM knows
     # from its state store (jobs_final, abandoned) or its AM pools (recovered).
-    earlier = {a for e in events if e["event"] == "jobs_final" for a in e["scheduled"]}
-    earlier |= {e["job_id"] for e in events if e["event"] == "job_abandoned" or (
-        e["event"] == "job_scheduled" and e.get("recovered") and e.get("attempts") == 0)}
+    earlier = {a for e in events if e["event"] == JOBS_FINAL for a in e["scheduled"]}
+    earlier |= {e["job_id"] for e in events if e["event"] == JOB_ABANDONED or (
+        e["event"] == JOB_SCHEDULED and e.get("recovered") and e.get("attempts") == 0)}
     ended |= earlier - books.keys()
-    tasks = {e["app"]: e["tasks"] for e in events if e["event"] == "app_submitted"}
-    admitted = tasks.keys() | {e["app"] for e in events if e["event"] == "app_restored"}
+    tasks = {e["app"]: e["tasks"] for e in events if e["event"] == APP_SUBMITTED}
+    admitted = tasks.keys() | {e["app"] for e in events if e["event"] == APP_RESTORED}
     assert admitted <= ended | books.keys(), sorted(admitted - ended - books.keys())[:10]
     asked: Counter = Counter()
     allocated: Counter = Counter()
     for e in mine:
-        if e["event"] == "asked":
+        if e["event"] == ASKED:
             assert not set(e["tasks"]) & set(e["refused"])
             asked.update((e["app"], e["attempt"], t) for t in e["tasks"])
-        elif e["event"] == "container_allocated":
+        elif e["event"] == CONTAINER_ALLOCATED:
             allocated[(e["app"], e["attempt"], e["task"])] += 1
     for key, n in allocated.items():
         assert n <= asked[key], ("allocated unasked", key)
@@ -106,7 +113,7 @@ def _requests_accounted(events: list[dict]) -> int:
         if e["event"] in ("container_finished", "preempted", "container_lost", "container_released") and e.get("container"):
             ends[e["container"]] += 1
     for e in mine:
-        if e["event"] != "container_allocated":
+        if e["event"] != CONTAINER_ALLOCATED:
             continue
         cid, app = e["container"], e["app"]
         b = books.get(app)
@@ -115,7 +122,7 @@ def _requests_accounted(events: list[dict]) -> int:
         assert ends[cid] + held_now <= 1 and (ends[cid] + held_now == 1 or gone), ("container", cid, app, ends[cid])
     # The AMs' own books against the RM's.
     compared = 0
-    for pools in [e for e in events if e["event"] == "am_books"]:
+    for pools in [e for e in events if e["event"] == AM_BOOKS]:
         for app, attempt, am_asked, to_ask, holding, releases, calls, finished in pools["ams"]:
             b = books.get(app)
             if b is None or b[1] != attempt or b[7] != calls:
@@ -153,7 +160,7 @@ def _run(tmp_path: Path, name: str, **over: object) -> tuple[dict, list[dict]]:
 def _mean_used(events: list[dict], queue: str, since: float) -> tuple[float, float]:
     """A queue's mean used (cpu, mem) over the queue_usage samples from ``since``."""
     used = [next(q["used"] for q in e["queues"] if q["queue"] == queue)
-            for e in events if e["event"] == "queue_usage" and e["t"] >= since]
+            for e in events if e["event"] == QUEUE_USAGE and e["t"] >= since]
     assert used
     return sum(u[0] for u in used) / len(used), sum(u[MEM] for u in used) / len(used)
 
@@ -205,18 +212,18 @@ def test_a_killed_resourcemanager_restarts_without_losing_a_container(tmp_path: 
     killed, restarted = (f["at_s"] for f in summary["faults"])
     # Work-preserving: every node re-registers with the containers it runs,
     # and the new RM adopts them all; none is lost, no AM starts again.
-    recovered = [e for e in events if e["event"] == "node_recovered"]
+    recovered = [e for e in events if e["event"] == NODE_RECOVERED]
     assert len({e["node"] for e in recovered}) == 16 and all(e["t"] >= restarted for e in recovered)
     assert sum(e["adopted"] for e in recovered) > 20 and sum(e["killed"] for e in recovered) == 0
-    assert not [e for e in events if e["event"] == "container_lost"]
+    assert not [e for e in events if e["event"] == CONTAINER_LOST]
     assert summary["yarn"]["am_attempts"] == {} and summary["jobs"]["abandoned"] == 0
-    settled = [e["t"] for e in events if e["event"] == "recovery_settled"]
+    settled = [e["t"] for e in events if e["event"] == RECOVERY_SETTLED]
     assert len(settled) == 1 and restarted <= settled[0] < restarted + 10.0
     # Nothing is scheduled while the RM is down; new jobs are after it is back.
-    allocs = [e["t"] for e in events if e["event"] == "container_allocated"]
+    allocs = [e["t"] for e in events if e["event"] == CONTAINER_ALLOCATED]
     assert not [t for t in allocs if killed + 1.0 < t < restarted]
     first = {}
-    for e in sorted((e for e in events if e["event"] == "job_scheduled"), key=lambda e: e["t"]):
+    for e in sorted((e for e in events if e["event"] == JOB_SCHEDULED), key=lambda e: e["t"]):
         first.setdefault(e["job_id"], e["t"])
     assert sum(t < killed for t in first.values()) > 10
     assert sum(t >= settled[0] for t in first.values()) >= 5
@@ -242,24 +249,24 @@ def test_a_standby_resourcemanager_takes_over_without_losing_a_container(tmp_pat
     assert fault["kind"] == "kill_rm" and fault["was_leader"] and fault["target"] in ("rm-0", "rm-1")
     killed, victim = fault["at_s"], fault["target"]
     standby = ({"rm-0", "rm-1"} - {victim}).pop()
-    elected = [e for e in events if e["event"] == "rm_elected"]
+    elected = [e for e in events if e["event"] == RM_ELECTED]
     assert [e["rm"] for e in elected] == [victim, standby] and not elected[0]["rebuilt"] and elected[1]["rebuilt"]
     takeover = elected[1]["t"]
     assert takeover > killed
     # Work-preserving: every node re-registers with the standby, which adopts
     # every container; none is lost, none killed, no AM starts again.
-    recovered = [e for e in events if e["event"] == "node_recovered"]
+    recovered = [e for e in events if e["event"] == NODE_RECOVERED]
     assert len({e["node"] for e in recovered}) == 16 and all(e["actor"] == standby and e["t"] >= takeover for e in recovered)
     assert sum(e["adopted"] for e in recovered) > 20 and sum(e["killed"] for e in recovered) == 0
     assert not [e for e in events if e["event"] in ("container_lost", "tasks_lost", "machines_down")]
     assert summary["yarn"]["am_attempts"] == {} and summary["jobs"]["abandoned"] == 0
-    (settled,) = [e["t"] for e in events if e["event"] == "recovery_settled"]
+    (settled,) = [e["t"] for e in events if e["event"] == RECOVERY_SETTLED]
     # Nothing allocated between the kill and the takeover; jobs are scheduled after it.
-    allocs = [e for e in events if e["event"] == "container_allocated"]
+    allocs = [e for e in events if e["event"] == CONTAINER_ALLOCATED]
     assert not [e for e in allocs if killed + 1.0 < e["t"] < takeover]
     assert all(e["actor"] == standby for e in allocs if e["t"] > killed + 1.0)
     first: dict[int, float] = {}
-    for e in sorted((e for e in events if e["event"] == "job_scheduled"), key=lambda e: e["t"]):
+    for e in sorted((e for e in events if e["event"] == JOB_SCHEDULED), key=lambda e: e["t"]):
         first.setdefault(e["job_id"], e["t"])
     assert sum(t < killed for t in first.values()) > 10 and sum(t >= settled for t in first.values()) >= 5
     # The failover record: the standby elected, its recovery window, its
@@ -280,8 +287,8 @@ def test_a_run_ending_before_a_standby_takes_over_reports_the_dead_rms_jobs_pend
     summary, events = _run(tmp_path, "yarn_ha", duration=305.0, faults=[{"at": 300.0, "action": "kill_rm"}])
     assert not any(summary["invariants"].values()), summary["invariants"]
     (fault,) = summary["faults"]
-    assert [e["rm"] for e in events if e["event"] == "rm_elected"] == [fault["target"]]
-    orphans = {e["job_id"] for e in events if e["event"] == "job_pending" and e.get("orphaned")}
+    assert [e["rm"] for e in events if e["event"] == RM_ELECTED] == [fault["target"]]
+    orphans = {e["job_id"] for e in events if e["event"] == JOB_PENDING and e.get("orphaned")}
     assert orphans and summary["jobs"]["pending"] >= 1
     j = summary["jobs"]
     assert j["submitted"] == j["scheduled"] + j["pending"] + j["abandoned"] + j["rejected"]
@@ -297,14 +304,14 @@ def test_an_application_that_failed_before_a_failover_is_not_run_again(tmp_path:
                            faults=[{"at": 100.0, "action": "kill", "target": "am-pool-0", "restart_after": 60.0},
                                    {"at": 200.0, "action": "kill_rm"}])
     assert not any(summary["invariants"].values()), summary["invariants"]
-    failed = {e["app"] for e in events if e["event"] == "app_failed" and e["t"] < 200.0}
+    failed = {e["app"] for e in events if e["event"] == APP_FAILED and e["t"] < 200.0}
     assert len(failed) >= 5
-    takeover = [e["t"] for e in events if e["event"] == "rm_elected"][-1]
+    takeover = [e["t"] for e in events if e["event"] == RM_ELECTED][-1]
     assert takeover > 200.0
     assert not [e for e in events if e["event"] in ("app_restored", "am_launched", "app_submitted")
                 and e["app"] in failed and e["t"] > takeover]
     # Others were restored from the store, with the attempt it kept.
-    restored = [e for e in events if e["event"] == "app_restored" and e["t"] > takeover]
+    restored = [e for e in events if e["event"] == APP_RESTORED and e["t"] > takeover]
     assert restored and all(e["attempt"] == 1 for e in restored)
     j = summary["jobs"]
     assert j["submitted"] == j["scheduled"] + j["pending"] + j["abandoned"] + j["rejected"]
@@ -321,14 +328,14 @@ def test_an_rm_cut_off_from_the_coordinator_steps_down_and_the_standby_takes_ove
     assert not any(summary["invariants"].values()), summary["invariants"]
     (fault,) = summary["faults"]
     (deposed,) = fault["target"]
-    elected = [e for e in events if e["event"] == "rm_elected"]
+    elected = [e for e in events if e["event"] == RM_ELECTED]
     assert elected[0]["rm"] == deposed and elected[1]["rm"] != deposed and elected[1]["t"] > 200.0
-    (down,) = [e for e in events if e["event"] == "rm_stepped_down"]
+    (down,) = [e for e in events if e["event"] == RM_STEPPED_DOWN]
     assert down["actor"] == deposed and down["epoch"] == elected[0]["epoch"]
     # Once another RM holds the lease the deposed one hands out nothing.
-    assert not [e for e in events if e["event"] == "txn" and e["actor"] == deposed and e["t"] >= elected[1]["t"]]
-    assert not [e for e in events if e["event"] == "container_lost"]
-    assert sum(e["adopted"] for e in events if e["event"] == "node_recovered") > 20
+    assert not [e for e in events if e["event"] == TXN and e["actor"] == deposed and e["t"] >= elected[1]["t"]]
+    assert not [e for e in events if e["event"] == CONTAINER_LOST]
+    assert sum(e["adopted"] for e in events if e["event"] == NODE_RECOVERED) > 20
 
 
 def test_every_request_is_accounted_for_when_ams_and_nodes_die(tmp_path: Path) -> None:
@@ -341,7 +348,7 @@ def test_every_request_is_accounted_for_when_ams_and_nodes_die(tmp_path: Path) -
     summary, events = _run(tmp_path, "yarn_failover", duration=320.0, yarn_am_expiry=30.0, faults=faults)
     assert not any(summary["invariants"].values()), summary["invariants"]
     assert summary["yarn"]["am_attempts"].get("am_expired", 0) >= 5
-    assert [e for e in events if e["event"] == "container_lost"]
+    assert [e for e in events if e["event"] == CONTAINER_LOST]
     assert _requests_accounted(events) > 5
 
 
@@ -357,9 +364,9 @@ def test_an_rm_that_was_paused_does_not_expire_the_ams_it_could_not_hear(tmp_pat
     assert not any(summary["invariants"].values()), summary["invariants"]
     (pause,) = [f for f in summary["faults"] if f["kind"] == "pause"]
     assert pause["target"] == "resourcemanager"
-    assert not [e for e in events if e["event"] == "am_expired"], summary["yarn"]["am_attempts"]
+    assert not [e for e in events if e["event"] == AM_EXPIRED], summary["yarn"]["am_attempts"]
     # The AMs kept going once the RM was back: jobs scheduled after the pause.
-    assert [e for e in events if e["event"] == "job_scheduled" and e["t"] > 180.0]
+    assert [e for e in events if e["event"] == JOB_SCHEDULED and e["t"] > 180.0]
     assert _requests_accounted(events) > 5
 
 
@@ -374,9 +381,9 @@ def test_an_rm_deposed_at_the_end_with_no_successor_reports_its_jobs_pending(tmp
            for rm in ("rm-0", "rm-1")]
     summary, events = _run(tmp_path, "yarn_ha", duration=300.0, faults=cut)
     assert not any(summary["invariants"].values()), summary["invariants"]
-    (down,) = [e for e in events if e["event"] == "rm_stepped_down"]
-    assert [e["rm"] for e in events if e["event"] == "rm_elected" and e["t"] > 244.0] == []
-    deposed = {e["job_id"] for e in events if e["event"] == "job_pending" and e.get("deposed")}
-    assert deposed and all(e["actor"] == down["rm"] for e in events if e["event"] == "job_pending" and e.get("deposed"))
+    (down,) = [e for e in events if e["event"] == RM_STEPPED_DOWN]
+    assert [e["rm"] for e in events if e["event"] == RM_ELECTED and e["t"] > 244.0] == []
+    deposed = {e["job_id"] for e in events if e["event"] == JOB_PENDING and e.get("deposed")}
+    assert deposed and all(e["actor"] == down["rm"] for e in events if e["event"] == JOB_PENDING and e.get("deposed"))
     j = summary["jobs"]
     assert j["submitted"] == j["scheduled"] + j["pending"] + j["abandoned"] + j["rejected"]

@@ -9,6 +9,7 @@ import asyncio
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.clock import Clock
 from schedlab.actors.engines.link_faults import LinkFaults
+from schedlab.schedulers.events.shared import LOOP_CRASHED
 
 
 class WallRuntime:
@@ -142,7 +143,7 @@ def test_a_loop_that_dies_of_an_error_is_logged_and_counted_as_an_invariant() ->
             task.cancel()
         return [json.loads(line) for line in actor.log.drain()]
 
-    crashed = [e for e in asyncio.run(scenario()) if e["event"] == "loop_crashed"]
+    crashed = [e for e in asyncio.run(scenario()) if e["event"] == LOOP_CRASHED]
     assert len(crashed) == 1 and crashed[0]["loop"] == "test_a_loop_that_dies_of_an_error_is_logged_and_counted_as_an_invariant.<locals>.broken"
     assert "ValueError" in crashed[0]["error"] and crashed[0]["actor"] == "echo"
     cell = Cell(np.full((1, 2), 4.0), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), ())

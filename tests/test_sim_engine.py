@@ -16,6 +16,7 @@ import pytest
 from schedlab.actors.engines.sim_engine import SimActorError, SimEngine, SimTimeout
 from schedlab.actors.engines.virtual_loop import Deadlock, VirtualLoop
 from schedlab.actors.common.metrics import read_events
+from schedlab.schedulers.events.shared import FAULT
 from schedlab.schedulers.model.workload import Dist
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,5 +184,5 @@ def test_a_fault_on_the_leader_during_an_election_waits_for_the_next_leader(tmp_
     assert pause["kind"] == "pause" and not pause.get("skipped"), pause
     assert pause["target"] != kill["target"]  # the new leader
     assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]
-    faults = [e for e in read_events(tmp_path / "events.jsonl") if e["event"] == "fault"]
+    faults = [e for e in read_events(tmp_path / "events.jsonl") if e["event"] == FAULT]
     assert faults[1]["waited_s"] > 0 and faults[1]["t"] > faults[0]["t"], faults[:2]

@@ -13,8 +13,11 @@ import pytest
 from schedlab.actors.analysis.report_parts import Events, Skip
 from schedlab.actors.arch import of_summary
 from schedlab.actors.archs.yarn import report
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.archs.yarn.summary import yarn_section
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.archs.yarn.events import CONTAINER_ALLOCATED, QUEUE_USAGE
+from schedlab.schedulers.events.shared import PREEMPTED
 from schedlab.schedulers.scenario.parse import parse_scenario
 from schedlab.api.report import RUN_PLOTS, TIMELINE, load_run, write_report
 
@@ -31,16 +34,16 @@ def usage(t: float, cell: float, **queues: tuple[float, float]) -> dict:
         return {"queue": name, "used": [used / 4, used], "pending": [0.0, 0.0], "entitlement": [ent / 4, ent],
                 "preemptions": pre}
     total_used = sum(u for u, _ in queues.values())
-    return {"event": "queue_usage", "t": t, "queues": [q("root", total_used, cell), q("root.a", total_used, cell)]
+    return {"event": QUEUE_USAGE, "t": t, "queues": [q("root", total_used, cell), q("root.a", total_used, cell)]
             + [q(f"root.a.{n}", u, e) for n, (u, e) in queues.items()]}
 
 
 def preempted(t: float, queue: str, am: bool = False) -> dict:
-    return {"event": "preempted", "t": t, "app": 1, "task": 0, "container": 9, "node": 0, "queue": queue, "am": am}
+    return {"event": PREEMPTED, "t": t, "app": 1, "task": 0, "container": 9, "node": 0, "queue": queue, "am": am}
 
 
 def allocated(t: float, queue: str, level: str) -> dict:
-    return {"event": "container_allocated", "t": t, "app": 1, "task": 0, "container": 9, "node": 0, "queue": queue,
+    return {"event": CONTAINER_ALLOCATED, "t": t, "app": 1, "task": 0, "container": 9, "node": 0, "queue": queue,
             "locality": level, "latency": 0.5, "at": t}
 
 
@@ -115,7 +118,9 @@ def test_locality_counts_per_queue_and_over_all_match_the_summary_fractions() ->
     total = d[report.ALL]
     assert total == {"node_local": 4, "rack_local": 2, "off_switch": 1}
     inside = events(*allocs[:-1])
-    fractions = yarn_section(inside, {}, {"emulated_seconds": END})["locality"]
+    fractions = yarn_section(inside, RunInfo(scenario="t", architecture="yarn", engine="sim", seed=0, time_scale=1.0,
+                                             emulated_seconds=END, wall_seconds=END, machines_per_actor=1, substrate={}),
+                             {"emulated_seconds": END})["locality"]
     assert {k: round(n / 7, 6) for k, n in total.items()} == fractions
 
 

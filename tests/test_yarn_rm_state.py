@@ -18,6 +18,7 @@ from schedlab.schedulers.archs.yarn.capacity import (
     CapacityPreemption,
     CapacityScheduler,
 )
+from schedlab.schedulers.archs.yarn.events import AM_ALLOCATED, AM_ATTEMPT, AM_LAUNCHED, CONTAINER_FINISHED
 from schedlab.schedulers.archs.yarn.fair import FairConfig, FairScheduler
 from schedlab.schedulers.archs.yarn.fifo import FifoScheduler
 from schedlab.schedulers.archs.yarn.locality import LocalityDelay
@@ -218,7 +219,7 @@ class Loop:
         """Every task of every app finished exactly once (as the RM counted)."""
         done: dict[tuple[int, int], int] = {}
         for e in self.events:
-            if e["event"] == "container_finished":
+            if e["event"] == CONTAINER_FINISHED:
                 k = (e["app"], e["task"])
                 done[k] = done.get(k, 0) + 1
         want = {(a, t.task_id) for a, r in self.records.items() for t in r.tasks}
@@ -256,7 +257,7 @@ def test_admission_asks_for_the_am_which_the_rm_launches_itself() -> None:
     assert launch[:3] == [1, AM_TASK, 0] and launch[4] == float("inf") and reply.am_started == [(1, 1)]
     assert rm.node_heartbeat(0, [], 3.0).launches == []  # handed out once
     ev = {e["event"]: e for e in rm.take_events()}
-    assert ev["am_allocated"]["wait"] == 2.5 and ev["am_launched"]["delay"] == 2.5
+    assert ev[AM_ALLOCATED]["wait"] == 2.5 and ev[AM_LAUNCHED]["delay"] == 2.5
 
 
 def test_task_containers_flow_through_the_am_and_are_handed_out_once() -> None:
@@ -511,7 +512,7 @@ def test_preempted_am_starts_an_uncounted_attempt() -> None:
     # the old AM's kill and the new AM's launch in one reply: kill first
     reply = rm.node_heartbeat(0, [], 2.0)
     assert reply.kills == [[1, AM_TASK]] and reply.am_started == [(1, 2)]
-    assert [e["reason"] for e in rm.take_events() if e["event"] == "am_attempt"] == ["am_preempted"]
+    assert [e["reason"] for e in rm.take_events() if e["event"] == AM_ATTEMPT] == ["am_preempted"]
 
 
 def test_launch_waits_for_the_kill_of_an_older_copy_elsewhere() -> None:
@@ -575,7 +576,7 @@ def test_work_preserving_restart_loses_nothing_and_runs_nothing_twice(kind: str)
     assert loop.kills_delivered == 0  # no running container was lost to the restart
     assert set(loop.launches.values()) == {1} and set(loop.am_launches.values()) == {1}
     assert min(loop.launched_cids) < (1 << 32) <= max(loop.launched_cids)  # the new epoch's ids
-    fin = {(e["app"], e["task"]) for e in loop.events if e["event"] == "container_finished"}
+    fin = {(e["app"], e["task"]) for e in loop.events if e["event"] == CONTAINER_FINISHED}
     want = {(a, t.task_id) for a, r in loop.records.items() for t in r.tasks}
     # each task finished once: under the old RM or the new one (the old RM's events were drained too)
     assert fin == want

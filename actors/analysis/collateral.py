@@ -33,6 +33,7 @@ import collections
 import math
 from typing import Any
 
+from schedlab.schedulers.events.shared import FAULT, MACHINES_DOWN, TASKS_KILLED, TASKS_LAUNCHED
 from schedlab.schedulers.faults.plan import member_index
 
 _HOST = "machine-host-"
@@ -49,7 +50,7 @@ def fault_windows(ev: dict[str, list[dict]]) -> dict[int, list[tuple[float, floa
     windows: dict[int, list[tuple[float, float]]] = collections.defaultdict(list)
     killed: dict[int, float] = {}
     node_killed: dict[str, float] = {}
-    for f in sorted((f for f in ev.get("fault", []) if not f.get("skipped")), key=lambda f: f["t"]):
+    for f in sorted((f for f in ev.get(FAULT, []) if not f.get("skipped")), key=lambda f: f["t"]):
         t, kind = float(f["t"]), f.get("kind")
         if kind == "kill_node":
             node_killed[str(f.get("target"))] = t
@@ -82,14 +83,14 @@ def collateral(ev: dict[str, list[dict]], machines_per_actor: int) -> int:
     k = machines_per_actor
     windows = fault_windows(ev)
     launched: dict[tuple[int, int], list[tuple[float, int]]] = collections.defaultdict(list)
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         for task in e["tasks"]:
             launched[(int(task[0]), int(task[1]))].append((float(e["t"]), int(task[2])))
     for times in launched.values():
         times.sort()
     downs: dict[int, list[tuple[float, float]]] = collections.defaultdict(list)  # host -> [(t, lookback)]
     hit: set[tuple[int, int, int]] = set()
-    for e in sorted(ev.get("machines_down", []), key=lambda e: e["t"]):
+    for e in sorted(ev.get(MACHINES_DOWN, []), key=lambda e: e["t"]):
         if str(e.get("actor", "")).startswith(_HOST):
             continue  # a restarted host's rejoin
         t = float(e["t"])
@@ -108,7 +109,7 @@ def collateral(ev: dict[str, list[dict]], machines_per_actor: int) -> int:
             machine = times[i - 1][1] if i else -1
             if machine < 0 or machine // k in blamed:
                 hit.add((int(job), int(task), machine))
-    for e in ev.get("tasks_killed", []):
+    for e in ev.get(TASKS_KILLED, []):
         if e.get("reason") != "written_off":
             continue
         host, t = int(e["host"]), float(e["t"])

@@ -23,6 +23,11 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.analysis.collateral import collateral, hosts_named
+from schedlab.schedulers.events.shared import (
+    ACTOR_STARTED, COMMITS_DROPPED, COORD_ACK, DOUBLE_LAUNCH, FAULT, HOST_RESET, JOBS_FINAL, JOB_ABANDONED,
+    JOB_PENDING, JOB_REJECTED, JOB_SCHEDULED, JOB_SUBMITTED, LOOP_CRASHED, MACHINES_DOWN, OVERCOMMIT, RAFT_ROLE,
+    TASKS_COMPLETED, TASKS_KILLED, TASKS_LAUNCHED, TASKS_LOST, TXN, WRITTEN_OFF_FINAL,
+)
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
 from schedlab.schedulers.model.resources import NDIM
@@ -35,7 +40,7 @@ def machine_faults(ev: dict[str, list[dict]]) -> list[tuple[float, int, bool]]:
     later ``node_down`` for one of them, if the run lasted long enough, is
     the same death noticed."""
     out: list[tuple[float, int, bool]] = []
-    for f in ev.get("fault", []):
+    for f in ev.get(FAULT, []):
         if f.get("kind") == "kill_node" and not f.get("skipped"):
             out.extend((f["t"], h, True) for h in hosts_named(f.get("took", [])))
         elif f.get("role") == "machine" and str(f.get("target", "")).startswith("machine-host-") and not f.get("skipped"):
@@ -62,16 +67,16 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
     first.)"""
     k = machines_per_actor
     timeline: list[tuple[float, int, Any]] = []
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         timeline.extend((e["t"], 3, task) for task in e["tasks"])
-    for e in ev.get("tasks_completed", []) + ev.get("tasks_killed", []):
+    for e in ev.get(TASKS_COMPLETED, []) + ev.get(TASKS_KILLED, []):
         timeline.extend((e["t"], 2, task) for task in e["tasks"])
-    for e in ev.get("machines_down", []):
+    for e in ev.get(MACHINES_DOWN, []):
         # Written off by its watcher (not a restarted host's own rejoin): the
         # host is a zombie until it hears so and resets.
         own = [h for h in e["hosts"] if e.get("actor") == f"machine-host-{h}"]
         timeline.append((e["t"], 0, (list(e["hosts"]), [h for h in e["hosts"] if h not in own])))
-    for e in ev.get("host_reset", []):
+    for e in ev.get(HOST_RESET, []):
         timeline.append((e["t"], 1, int(e["host"])))
     for t, host, killed in machine_faults(ev):
         timeline.append((t, 0, ([host], [])) if killed else (t, 1, host))  # restarted: a new incarnation
@@ -113,8 +118,8 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
         elif key in running and running[key][0] == machine:  # not a written-off copy ending late
             _, req = running.pop(key)
             used[machine] -= req
-    over += len(ev.get("overcommit", []))
-    double += len(ev.get("double_launch", []))
+    over += len(ev.get(OVERCOMMIT, []))
+    double += len(ev.get(DOUBLE_LAUNCH, []))
     return over, double
 
 
@@ -130,13 +135,13 @@ def check_coordinator(ev: dict[str, list[dict]], applied: dict[int, list] | None
     seconds of wall time on a loaded machine) holds a prefix of the log and
     loses nothing."""
     leaders: dict[int, set[int]] = collections.defaultdict(set)
-    for e in ev.get("raft_role", []):
+    for e in ev.get(RAFT_ROLE, []):
         if e["role"] == "leader":
             leaders[e["term"]].add(e["replica"])
     split = sum(1 for s in leaders.values() if len(s) > 1)
     if not applied:
         return {"split_brain": split, "lost_acked": 0, "applied_twice": 0}
-    acked = {(e["client"], e["request_id"]) for e in ev.get("coord_ack", [])}
+    acked = {(e["client"], e["request_id"]) for e in ev.get(COORD_ACK, [])}
     lost: set[tuple[str, int]] = set()
     twice = 0
     index_of: dict[tuple[str, int], int] = {}  # where any replica applied a request
@@ -173,31 +178,31 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     A txn's attempt began at ``t - span``: its ``t`` is the instant the span
     ended (actors.common.events.span_stamp), not when the line was stamped."""
     launched: dict[tuple[int, int, int], list[float]] = collections.defaultdict(list)
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         for task in e["tasks"]:
             launched[(int(task[0]), int(task[1]), int(task[2]))].append(e["t"])
     lost: dict[tuple[int, int], list[float]] = collections.defaultdict(list)
-    for e in ev.get("tasks_lost", []):
+    for e in ev.get(TASKS_LOST, []):
         for j, t in e["tasks"]:
             lost[(int(j), int(t))].append(e["t"])
     # A replicated control plane's record of placements taken back (a machine written
     # off, a preemption before launch): it survives the leader that wrote
     # them off dying before its events were shipped.
-    for e in ev.get("written_off_final", []):
+    for e in ev.get(WRITTEN_OFF_FINAL, []):
         for j, t, _m, at in e["tasks"]:
             lost[(int(j), int(t))].append(float(at))
     # A control plane that stopped leading dropped launches no host had
     # pulled (soft state): their frameworks learn it from the next leader.
-    for e in ev.get("commits_dropped", []):
+    for e in ev.get(COMMITS_DROPPED, []):
         for j, t, _m in e["tasks"]:
             lost[(int(j), int(t))].append(e["t"])
     host_gone: dict[int, list[float]] = collections.defaultdict(list)
-    for e in ev.get("machines_down", []):
+    for e in ev.get(MACHINES_DOWN, []):
         for h in e["hosts"]:
             host_gone[int(h)].append(e["t"])
     history: dict[int, list[tuple[float, bool]]] = collections.defaultdict(list)  # host -> [(t, killed)]
     started: dict[int, list[float]] = collections.defaultdict(list)  # host -> its incarnations' starts
-    for e in ev.get("actor_started", []):
+    for e in ev.get(ACTOR_STARTED, []):
         if str(e.get("actor", "")).startswith("machine-host-"):
             started[member_index(e["actor"])].append(e["t"])
     for t, host, killed in sorted(machine_faults(ev)):
@@ -226,7 +231,7 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
         return i > 0 and past[i - 1][1]
 
     killed_at: dict[str, list[float]] = collections.defaultdict(list)  # actor -> kill times
-    for f in ev.get("fault", []):
+    for f in ev.get(FAULT, []):
         if str(f.get("kind", "")).startswith("kill") and f.get("target") and not f.get("skipped"):
             killed_at[str(f["target"])].append(f["t"])
     # host -> (when it logged a batch of launches, the latest placement time
@@ -235,7 +240,7 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
     # logged proves nothing: a loaded machine can take seconds between the
     # holder's answer and the host's log line.
     pulls_by_host: dict[int, list[tuple[float, float]]] = collections.defaultdict(list)
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         if e.get("host") is not None and not e.get("prefill") and e["tasks"]:
             pulls_by_host[int(e["host"])].append((e["t"], max(float(task[-1]) for task in e["tasks"])))
 
@@ -256,7 +261,7 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
                                             for logged, placed in pulls_by_host.get(host, ()))
 
     missing = 0
-    for e in ev.get("txn", []):
+    for e in ev.get(TXN, []):
         for task, machine in e["placed"]:
             key = (int(e["job_id"]), int(task))
             # The commit applied somewhere in the attempt, before its reply was
@@ -271,28 +276,28 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
 
 
 def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, applied: dict[int, list] | None) -> dict[str, int]:
-    submitted = {e["job_id"] for e in ev.get("job_submitted", [])}
-    accounted = ({e["job_id"] for e in ev.get("job_scheduled", [])} | {e["job_id"] for e in ev.get("job_abandoned", [])}
-                 | {e["job_id"] for e in ev.get("job_pending", [])} | {e["job_id"] for e in ev.get("job_rejected", [])}
-                 | {j for e in ev.get("jobs_final", []) for j in e["scheduled"]})
+    submitted = {e["job_id"] for e in ev.get(JOB_SUBMITTED, [])}
+    accounted = ({e["job_id"] for e in ev.get(JOB_SCHEDULED, [])} | {e["job_id"] for e in ev.get(JOB_ABANDONED, [])}
+                 | {e["job_id"] for e in ev.get(JOB_PENDING, [])} | {e["job_id"] for e in ev.get(JOB_REJECTED, [])}
+                 | {j for e in ev.get(JOBS_FINAL, []) for j in e["scheduled"]})
     overcommit, double = check_machines(ev, cell, machines_per_actor)
     coord = check_coordinator(ev, applied)
-    txns = ev.get("txn", [])
+    txns = ev.get(TXN, [])
     if txns and all("placed" in e for e in txns):  # every commit followed to its end (runs saved before txns said where: the count below)
         unlaunched = untraced_commits(ev, machines_per_actor)
     else:
         unlaunched = None
     committed = sum(e["committed"] for e in txns)
-    launched = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if not e.get("prefill"))
+    launched = sum(len(e["tasks"]) for e in ev.get(TASKS_LAUNCHED, []) if not e.get("prefill"))
     # Launches reported lost and re-queued (a master failover or a
     # revocation, a machine failure or a preemption before launch) were
     # not silently dropped.
-    requeued = sum(len(e["tasks"]) for e in ev.get("tasks_lost", []))
+    requeued = sum(len(e["tasks"]) for e in ev.get(TASKS_LOST, []))
     # A launch a dead host made but could not log is known only from
     # the machine-down record.
-    for down in ev.get("machines_down", []):
+    for down in ev.get(MACHINES_DOWN, []):
         hosts = {f"machine-host-{h}" for h in down["hosts"]}
-        logged = {(int(t[0]), int(t[1])) for e in ev.get("tasks_launched", [])
+        logged = {(int(t[0]), int(t[1])) for e in ev.get(TASKS_LAUNCHED, [])
                   if e.get("actor") in hosts and e["t"] <= down["t"] for t in e["tasks"]}
         requeued += sum(1 for j, t in down.get("lost", []) if j >= 0 and (j, t) not in logged)
     return {
@@ -303,5 +308,5 @@ def invariants(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: int, a
         "lost_commits": (max(0, committed - launched - requeued) if unlaunched is None else unlaunched) + coord["lost_acked"],
         "applied_twice": coord["applied_twice"],
         "collateral": collateral(ev, machines_per_actor),
-        "crashed_loops": len(ev.get("loop_crashed", [])),
+        "crashed_loops": len(ev.get(LOOP_CRASHED, [])),
     }

@@ -7,33 +7,29 @@ replicated coordinator, each replica's applied log under ``coordinator/``.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from schedlab.actors.analysis.invariants import invariants
+from schedlab.actors.analysis.run_info import RunSetup
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.coordinator.raft_disk import read_applied
 from schedlab.actors.analysis.stats import by_event
+from schedlab.schedulers.events.shared import FAULT
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
-from schedlab.schedulers.scenario.toml_table import ScenarioError, read_text
+from schedlab.schedulers.scenario.toml_table import ScenarioError
 
 
 class NotARun(ValueError):
     """The directory is not a finished schedlab run; str() is one line."""
 
 
-def write_run_info(out: Path, info: dict, cell: Cell) -> None:
-    data = dict(info, capacity=cell.capacity.tolist(), rack=cell.rack.tolist())
-    (out / "run.json").write_text(json.dumps(data) + "\n")
-
-
 def _surviving(ev: dict[str, list[dict]], replicas: int) -> set[int]:
     """Replicas alive at the end: the online check reads only those."""
     alive = set(range(replicas))
-    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+    for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"]):
         target = str(f.get("target") or "")
         if not target.startswith("coordinator-"):
             continue
@@ -52,9 +48,9 @@ def check_saved(out: str | Path) -> dict[str, int]:
     if not (d / "run.json").is_file() or not (d / "events.jsonl").is_file():
         raise NotARun(f"{d}: not a schedlab run directory (no run.json and events.jsonl)")
     try:
-        info = json.loads(read_text(d / "run.json", "run.json"))
-        cap = np.asarray(info["capacity"], dtype=np.float64)
-        cell = Cell(capacity=cap, rack=np.asarray(info.get("rack", [0] * len(cap))), machine_class=np.zeros(len(cap), dtype=np.int64), classes=())
+        setup = RunSetup.read(d / "run.json")
+        cap = np.asarray(setup.capacity, dtype=np.float64)
+        cell = Cell(capacity=cap, rack=np.asarray(setup.rack), machine_class=np.zeros(len(cap), dtype=np.int64), classes=())
     except ScenarioError as e:
         raise NotARun(str(e)) from None
     except (ValueError, KeyError, TypeError) as e:  # JSONDecodeError is a ValueError
@@ -64,7 +60,7 @@ def check_saved(out: str | Path) -> dict[str, int]:
     except (UnicodeDecodeError, ValueError) as e:
         raise NotARun(f"{d / 'events.jsonl'}: not UTF-8 JSON lines ({type(e).__name__}: {str(e)[:200]})") from None
     applied = None
-    replicas = int(info.get("replicas", 1))
+    replicas = setup.replicas
     if replicas > 1 and (d / "coordinator").is_dir():
         applied = {i: read_applied(d / "coordinator" / f"coordinator-{i}") for i in sorted(_surviving(ev, replicas))}
-    return invariants(ev, cell, int(info.get("machines_per_actor", 1)), applied)
+    return invariants(ev, cell, setup.machines_per_actor, applied)

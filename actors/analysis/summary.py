@@ -10,7 +10,12 @@ import numpy as np
 
 from schedlab.actors.analysis.invariants import invariants
 from schedlab.actors.arch import of_summary
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.stats import by_event, percentiles
+from schedlab.schedulers.events.shared import (
+    CELL_SAMPLE, COORD_ACK, FAILOVER, FAULT, JOBS_FINAL, JOB_ABANDONED, JOB_ATTEMPT, JOB_PENDING, JOB_REJECTED,
+    JOB_SCHEDULED, JOB_SUBMITTED, RAFT_ROLE, TASKS_COMPLETED, TASKS_LAUNCHED, TXN,
+)
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
 from schedlab.schedulers.model.resources import EPS
@@ -33,12 +38,12 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     # (t, the replica that answered / the actor that placed). ray.kill is
     # asynchronous: the killed leader may still answer for a few wall ms
     # after the fault is logged, and that answer ends no blackout.
-    commits = sorted((e["t"], e.get("replica")) for e in ev.get("coord_ack", []))
-    placements = sorted((e["t"], e["actor"]) for e in ev.get("txn", []) if e["committed"] > 0)
-    txns = sorted((e["t"], e.get("replica")) for e in ev.get("coord_ack", []) if e["kind"] == "commit")
-    elected = sorted(ev.get("failover", []), key=lambda e: e["t"])
+    commits = sorted((e["t"], e.get("replica")) for e in ev.get(COORD_ACK, []))
+    placements = sorted((e["t"], e["actor"]) for e in ev.get(TXN, []) if e["committed"] > 0)
+    txns = sorted((e["t"], e.get("replica")) for e in ev.get(COORD_ACK, []) if e["kind"] == "commit")
+    elected = sorted(ev.get(FAILOVER, []), key=lambda e: e["t"])
     out = []
-    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+    for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"]):
         if not f.get("was_leader") or f.get("role", "coordinator") != "coordinator":
             continue
         killed, victim = f["t"], f["target"]
@@ -77,7 +82,7 @@ def first_attempts(ev: dict[str, list[dict]]) -> dict[int, float]:
     """job -> when it was first tried. The earliest: a new scheduling leader
     re-announces a job whose first attempt died with its predecessor."""
     first: dict[int, float] = {}
-    for e in ev.get("job_attempt", []):
+    for e in ev.get(JOB_ATTEMPT, []):
         if e.get("first"):
             first[e["job_id"]] = min(e["t"], first.get(e["job_id"], e["t"]))
     return first
@@ -97,29 +102,29 @@ class JobFates:
 
 
 def job_fates(ev: dict[str, list[dict]]) -> JobFates:
-    submitted = {e["job_id"]: e for e in ev.get("job_submitted", [])}
+    submitted = {e["job_id"]: e for e in ev.get(JOB_SUBMITTED, [])}
     # A job is scheduled when first fully placed: tasks lost with a machine
     # and placed again schedule it again, and a restarted scheduler re-reports
     # jobs it found already placed; the earliest original event wins.
-    scheduled = {e["job_id"]: e for e in sorted(ev.get("job_scheduled", []), key=lambda e: (not e.get("recovered", False), -e["t"]))
+    scheduled = {e["job_id"]: e for e in sorted(ev.get(JOB_SCHEDULED, []), key=lambda e: (not e.get("recovered", False), -e["t"]))
                  if e["job_id"] in submitted}
     # A replicated control plane's final record (jobs_final, logged by the
     # last leader) covers jobs whose job_scheduled event died with a killed
     # leader (no time: not in wait times).
-    final_placed = {j for e in ev.get("jobs_final", []) for j in e["scheduled"] if j in submitted}
+    final_placed = {j for e in ev.get(JOBS_FINAL, []) for j in e["scheduled"] if j in submitted}
     # A job's fate is its first full placement: one that failed after it
     # (an application whose AM failed for good once every task had started,
     # reported by a control plane that restarted since) was scheduled.
-    abandoned = {e["job_id"] for e in ev.get("job_abandoned", []) if e["job_id"] in submitted} - set(scheduled) - final_placed
+    abandoned = {e["job_id"] for e in ev.get(JOB_ABANDONED, []) if e["job_id"] in submitted} - set(scheduled) - final_placed
     # Only jobs of this run's workload: a standing (prefill) task preempted and
     # not yet confirmed killed at the end is reported pending under its
     # negative job id, and would count a job twice.
-    pending = {e["job_id"] for e in ev.get("job_pending", []) if e["job_id"] in submitted} - set(scheduled) - final_placed - abandoned
-    rejected = {e["job_id"] for e in ev.get("job_rejected", [])}
+    pending = {e["job_id"] for e in ev.get(JOB_PENDING, []) if e["job_id"] in submitted} - set(scheduled) - final_placed - abandoned
+    rejected = {e["job_id"] for e in ev.get(JOB_REJECTED, [])}
 
     done_tasks: collections.Counter[int] = collections.Counter()
     last_end: dict[int, float] = {}
-    for e in ev.get("tasks_completed", []):
+    for e in ev.get(TASKS_COMPLETED, []):
         for task in e["tasks"]:
             j = int(task[0])
             done_tasks[j] += 1
@@ -128,12 +133,10 @@ def job_fates(ev: dict[str, list[dict]]) -> JobFates:
     return JobFates(submitted, scheduled, final_placed, abandoned, pending, rejected, completed)
 
 
-def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
-    """``info`` carries what events do not: scenario name, architecture, seed,
-    time_scale, emulated_seconds, wall_seconds, machines_per_actor, substrate,
-    warnings, scheduler names, think-time floor."""
+def summarize(events: list[dict], info: RunInfo, cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
+    """``info`` carries what events do not (``RunInfo``)."""
     ev = by_event(events)
-    duration = float(info["emulated_seconds"])
+    duration = float(info.emulated_seconds)
     fates = job_fates(ev)
     submitted, scheduled, final_placed = fates.submitted, fates.scheduled, fates.final_placed
     abandoned, pending, rejected = fates.abandoned, fates.pending, fates.rejected
@@ -150,14 +153,18 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "fully_scheduled": percentiles(scheduled[j]["t"] - submitted[j]["t"] for j in ids if j in scheduled),
         }
 
+    # Every architecture's decisions are TXN events; ``conflicted`` and
+    # ``rtt_ms`` are a shared state's words (an optimistic commit's refusals
+    # and round trip): a decider that owns its state writes neither, and
+    # their absence reads as the declaration says (0).
     txns: dict[str, list[dict]] = collections.defaultdict(list)
-    for e in ev.get("txn", []):
+    for e in ev.get(TXN, []):
         txns[e["scheduler"]].append(e)
     schedulers = []
-    for name in info.get("scheduler_names", sorted(txns)):
+    for name in (info.scheduler_names if info.scheduler_names is not None else sorted(txns)):
         ts = txns.get(name, [])
         ok = sum(1 for t in ts if t["committed"] > 0)
-        bad = sum(1 for t in ts if t["conflicted"] > 0)
+        bad = sum(1 for t in ts if t.get("conflicted", 0) > 0)
         schedulers.append({
             "name": name,
             "busyness": round(sum(t["think"] for t in ts) / duration, 6),
@@ -168,27 +175,27 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             # every transaction conflicted, not 0.
             "conflict_fraction": round(bad / ok, 6) if ok else (None if bad else 0.0),
             "transactions": {"committed": ok, "conflicted": bad},
-            "claims": {"committed": sum(t["committed"] for t in ts), "conflicted": sum(t["conflicted"] for t in ts)},
+            "claims": {"committed": sum(t["committed"] for t in ts), "conflicted": sum(t.get("conflicted", 0) for t in ts)},
             "attempts": len(ts),
-            "commit_rtt_wall_ms_p50": percentiles(t["rtt_ms"] for t in ts if t["claims"])["p50"],
+            "commit_rtt_wall_ms_p50": percentiles(t.get("rtt_ms", 0.0) for t in ts if t["claims"])["p50"],
         })
 
-    samples = [e for e in ev.get("cell_sample", []) if 0 <= e["t"] <= duration + EPS]
-    checks = invariants(ev, cell, int(info.get("machines_per_actor") or 1), applied)
-    coord_failovers = failovers(ev, float(info["time_scale"]))
-    prefill_tasks = sum(len(e["tasks"]) for e in ev.get("tasks_launched", []) if e.get("prefill"))
+    samples = [e for e in ev.get(CELL_SAMPLE, []) if 0 <= e["t"] <= duration + EPS]
+    checks = invariants(ev, cell, int(info.machines_per_actor), applied)
+    coord_failovers = failovers(ev, float(info.time_scale))
+    prefill_tasks = sum(len(e["tasks"]) for e in ev.get(TASKS_LAUNCHED, []) if e.get("prefill"))
 
     out = {
-        "scenario": info["scenario"],
-        "architecture": info["architecture"],
+        "scenario": info.scenario,
+        "architecture": info.architecture,
         # The sim engine's wall_seconds are its virtual clock's: what the run
         # would have taken live (so the file is the same on every machine).
-        "engine": info.get("engine", "ray"),
-        "seed": info["seed"],
-        "time_scale": info["time_scale"],
+        "engine": info.engine,
+        "seed": info.seed,
+        "time_scale": info.time_scale,
         "emulated_seconds": duration,
-        "wall_seconds": round(float(info["wall_seconds"]), 3),
-        "cell": {"machines": cell.size, "machines_per_actor": info["machines_per_actor"], "host_actors": info.get("host_actors")},
+        "wall_seconds": round(float(info.wall_seconds), 3),
+        "cell": {"machines": cell.size, "machines_per_actor": info.machines_per_actor, "host_actors": info.host_actors},
         "jobs": {
             "submitted": len(submitted),
             "scheduled": len(set(scheduled) | final_placed),
@@ -206,18 +213,18 @@ def summarize(events: list[dict], info: dict[str, Any], cell: Cell, applied: dic
             "mem_mean": round(float(np.mean([s["mem"] for s in samples])), 6) if samples else None,
             "samples": len(samples),
         },
-        "substrate": info["substrate"],
+        "substrate": info.substrate,
         "failovers": coord_failovers,
-        "faults": [fault_record(f) for f in sorted(ev.get("fault", []), key=lambda e: e["t"])],
+        "faults": [fault_record(f) for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"])],
         "invariants": checks,
         "coordinator": {
-            "replicas": info.get("replicas", 1),
-            "acknowledged_writes": len(ev.get("coord_ack", [])),
-            "leader_terms": len({e["term"] for e in ev.get("raft_role", []) if e["role"] == "leader"}),
+            "replicas": info.replicas,
+            "acknowledged_writes": len(ev.get(COORD_ACK, [])),
+            "leader_terms": len({e["term"] for e in ev.get(RAFT_ROLE, []) if e["role"] == "leader"}),
         },
         # Multi-node clusters: which node each machine host ran on.
-        "placement": info.get("placement"),
-        "warnings": info.get("warnings", []),
+        "placement": info.placement,
+        "warnings": list(info.warnings),
         "events": len(events),
     }
     # The architecture's own failover records and section (its name as the key).

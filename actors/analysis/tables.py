@@ -21,6 +21,9 @@ from typing import Any
 
 from schedlab.actors.analysis.stats import by_event
 from schedlab.actors.analysis.summary import first_attempts, job_fates
+from schedlab.schedulers.events.shared import (
+    CELL_SAMPLE, MACHINES_DOWN, PREEMPTED, TASKS_COMPLETED, TASKS_KILLED, TASKS_LAUNCHED, TASKS_LOST, TXN,
+)
 from schedlab.schedulers.model.resources import EPS
 
 INSTALL_HINT = "pip install 'schedlab[analysis]'"
@@ -161,16 +164,18 @@ def jobs(events: list[dict]) -> Table:
     attempts: collections.Counter[int] = collections.Counter()
     claims: collections.Counter[int] = collections.Counter()
     conflicts: collections.Counter[int] = collections.Counter()
-    for e in ev.get("txn", []):
+    for e in ev.get(TXN, []):
         j = e.get("job_id")
         attempts[j] += 1
         claims[j] += int(e["claims"])
-        conflicts[j] += int(e["conflicted"])
+        conflicts[j] += int(e.get("conflicted", 0))  # absent: nothing could conflict (TXN)
     preempted: collections.Counter[int] = collections.Counter()
-    for e in ev.get("preempted", []):
-        for v in e["victims"]:
+    for e in ev.get(PREEMPTED, []):
+        # As declared: one decision with its victims [job, task, ...], or
+        # one event per victim, named by its own job_id (or app).
+        for v in e["victims"] if "victims" in e else [[e["job_id"] if "job_id" in e else e["app"]]]:
             preempted[int(v[0])] += 1
-    for e in ev.get("tasks_lost", []):
+    for e in ev.get(TASKS_LOST, []):
         if e.get("reason") == "revoked":
             for k in e["tasks"]:
                 preempted[int(k[0])] += 1
@@ -224,14 +229,14 @@ def tasks(events: list[dict]) -> Table:
     # Ends before launches at one instant (a slot freed and reused in one
     # flush), host losses first of all: the invariant checker's order.
     timeline: list[tuple[float, int, int, Any]] = []
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         timeline += [(e["t"], 3, int(e["host"]), (task, bool(e.get("prefill")))) for task in e["tasks"]]
-    for e in ev.get("tasks_completed", []):
+    for e in ev.get(TASKS_COMPLETED, []):
         timeline += [(e["t"], 2, 0, (task, "completed", float(task[3]))) for task in e["tasks"]]
-    for e in ev.get("tasks_killed", []):
+    for e in ev.get(TASKS_KILLED, []):
         outcome = "written_off" if e.get("reason") == "written_off" else "killed"
         timeline += [(e["t"], 2, 0, (task, outcome, e["t"])) for task in e["tasks"]]
-    for e in ev.get("machines_down", []):
+    for e in ev.get(MACHINES_DOWN, []):
         timeline.append((e["t"], 0, 0, set(e["hosts"])))
     for t, host, killed in machine_faults(ev):
         if killed:
@@ -281,7 +286,7 @@ def samples(events: list[dict], duration: float | None = None) -> Table:
     (0 <= t <= duration), the ones summary utilization averages, so the
     mean of ``cpu`` is summary utilization.cpu_mean."""
     rows = [(e["t"], float(e["cpu"]), float(e["mem"]), e.get("actor"))
-            for e in events if e["event"] == "cell_sample" and 0 <= e["t"] and (duration is None or e["t"] <= duration + EPS)]
+            for e in events if e["event"] == CELL_SAMPLE and 0 <= e["t"] and (duration is None or e["t"] <= duration + EPS)]
     return Table("samples", SAMPLES, rows)
 
 

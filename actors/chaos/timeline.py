@@ -22,6 +22,7 @@ from schedlab.actors.chaos.inbox import cluster_dir
 from schedlab.actors.common.events import EventLog
 from schedlab.actors.common.members import Members
 from schedlab.actors.coordinator.replica_set import ReplicaSet
+from schedlab.schedulers.events.shared import FAILOVER, FAULT
 from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Roster, check, leader_alias, member_index
 
 Leader = Callable[[], "tuple[int, int] | None"]
@@ -94,7 +95,7 @@ class FaultTimeline:
             # Injecting can take a while (finding the leader first): the fault's
             # time is when it was carried out, here and in the chaos reply alike.
             t = self.log.now()
-            self.log.emit("fault", t=t, at_s=round(now, 6), source=due.source, **outcome)
+            self.log.emit(FAULT, t=t, at_s=round(now, 6), source=due.source, **outcome)
             if due.ticket is not None:
                 self.done.append((due.ticket, {"at_s": round(t, 3), **outcome}))
         for due in later:
@@ -249,5 +250,5 @@ class FaultTimeline:
                 seen[w["role"]] = w["leader"]()
             lead = seen[w["role"]]
             if lead is not None and lead[1] > w["term"]:
-                self.log.emit("failover", role=w["role"], old_leader=w["target"], new_leader=f"{w['role']}-{lead[0]}", term=lead[1])
+                self.log.emit(FAILOVER, role=w["role"], old_leader=w["target"], new_leader=f"{w['role']}-{lead[0]}", term=lead[1])
                 self.watching.remove(w)

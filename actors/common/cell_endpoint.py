@@ -12,6 +12,7 @@ from typing import Any
 from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.common.events import EventLog
 from schedlab.actors.common.host_watch import HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S
+from schedlab.schedulers.events.shared import COORD_ACK
 
 
 class DirectCell:
@@ -72,7 +73,7 @@ class ReplicatedCell:
         # stop() ends the wait if the whole group is gone.
         result = await self.client.submit(command, deadline=float("inf"))
         ack = self.client.acks.pop()  # keep memory flat: the event is the record
-        self.log.emit("coord_ack", client=self.owner, request_id=ack.request_id, kind=kind, replica=ack.replica, tries=ack.attempts)
+        self.log.emit(COORD_ACK, client=self.owner, request_id=ack.request_id, kind=kind, replica=ack.replica, tries=ack.attempts)
         return result
 
     async def snapshot(self) -> bytes:

@@ -8,6 +8,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from schedlab.schedulers.events.contract import EventFieldError, EventType
+
 
 def _default(o: Any) -> Any:
     if isinstance(o, np.integer):
@@ -37,8 +39,14 @@ def span_stamp(started: float, now: float) -> dict[str, float]:
 
 
 class EventLog:
-    """``log.emit("txn", committed=3)`` -> one JSON line with ``t`` (emulated
-    seconds) and ``actor`` added. ``drain()`` hands the batch over.
+    """``log.emit(TXN, scheduler=..., ...)`` -> one JSON line with ``t``
+    (emulated seconds) and ``actor`` added. ``drain()`` hands the batch over.
+
+    The event is a declared ``EventType`` (schedlab.schedulers.events), never
+    a plain string: emit raises EventFieldError for a string, a missing
+    required field or an undeclared one, so a contract broken at a write
+    fails the test that reaches it. The check is two frozenset comparisons
+    on the fields' key view (declared per event type, precomputed).
 
     A line is what structlog's ``JSONRenderer`` made of it when this class
     wrapped structlog (byte for byte: the fields in the order given, then
@@ -51,8 +59,14 @@ class EventLog:
         self._now = now
         self._actor = actor
 
-    def emit(self, event: str, **fields: Any) -> None:
+    def emit(self, event: EventType, **fields: Any) -> None:
         """``t`` defaults to now; pass it when the caller reports the same instant elsewhere."""
+        if event.__class__ is not EventType:
+            raise EventFieldError(f"emit({event!r}): an event is a declared EventType (schedlab.schedulers.events), "
+                                  f"not a {type(event).__name__}")
+        keys = fields.keys()
+        if not (keys >= event.required and keys <= event.allowed):
+            event.check(fields)
         fields["event"] = event
         if "t" not in fields:
             fields["t"] = round(self._now(), 6)
@@ -73,7 +87,7 @@ class EventLog:
             structlog.dev.ConsoleRenderer(colors=False, pad_event_to=16)])
         emit = self.emit
 
-        def emit_and_echo(event: str, **fields: Any) -> None:
+        def emit_and_echo(event: EventType, **fields: Any) -> None:
             emit(event, **fields)
             echo.info(event, **{k: v for k, v in fields.items() if k not in ("event", "actor")})
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from schedlab.schedulers.events.shared import TASKS_LOST
 from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
 
 
@@ -70,4 +71,4 @@ class HostHandoff:
         """At the end: launches the run ended before the host had room for."""
         never = self.never_pulled()
         if never:
-            log.emit("tasks_lost", framework=name, reason="run_ended", tasks=never, requeued_jobs=[])
+            log.emit(TASKS_LOST, framework=name, reason="run_ended", tasks=never, requeued_jobs=[])

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from schedlab.actors.common.events import EventLog
+from schedlab.schedulers.events.shared import MACHINES_DOWN, TASKS_LOST, WATCH_DISRUPTED
 from schedlab.schedulers.faults.liveness import (HOST_CALL_MAX_WALL_S, HOST_CALL_WALL_S, HOST_CONFIRM_WALL_S, HOST_TIMEOUT_WALL_S,
                                                 HostWatch, LivenessSpec)
 
@@ -31,7 +32,7 @@ def judge(watch: HostWatch, log: EventLog, now: float, down: set[int]) -> list[i
     (``watch_disrupted``), so a run shows why silent hosts were spared."""
     v = watch.check(now, down)
     if v.changed:
-        log.emit("watch_disrupted", on=v.disrupted, silent=v.silent, live=v.live, share=watch.spec.disruption_share)
+        log.emit(WATCH_DISRUPTED, on=v.disrupted, silent=v.silent, live=v.live, share=watch.spec.disruption_share)
     return v.down
 
 
@@ -42,9 +43,9 @@ def report_down(log: EventLog, hosts: list[int], lost: list, unpulled: list, *, 
     rejoin); its timeout tells the collateral check how far back a fault on
     the host could have caused the silence."""
     extra = {} if watch is None else {"timeout_s": silence_span(watch)}
-    log.emit("machines_down", hosts=hosts, tasks_lost=len(lost), lost=lost, unpulled=len(unpulled), **extra)
+    log.emit(MACHINES_DOWN, hosts=hosts, tasks_lost=len(lost), lost=lost, unpulled=len(unpulled), **extra)
     if unpulled:
-        log.emit("tasks_lost", framework=by, reason="machine_down", tasks=unpulled, requeued_jobs=[])
+        log.emit(TASKS_LOST, framework=by, reason="machine_down", tasks=unpulled, requeued_jobs=[])
 
 
 def host_of_command(command: Any) -> int | None:

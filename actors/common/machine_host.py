@@ -22,6 +22,9 @@ import numpy as np
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.host_watch import report_down
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.events.shared import (
+    DOUBLE_LAUNCH, EXCHANGE_FAILED, HOST_RESET, OVERCOMMIT, TASKS_COMPLETED, TASKS_KILLED, TASKS_LAUNCHED,
+)
 from schedlab.schedulers.model.wire import pack_release, task_key
 from schedlab.schedulers.model.resources import EPS
 
@@ -87,7 +90,7 @@ class MachineHost(ActorShell):
             try:
                 lost, unpulled = await self.cell.rejoin(self.host_id)
             except Exception as e:  # the cell is gone or cut off: try again at the next poll
-                self.log.emit("exchange_failed", host=self.host_id, error=f"rejoin: {type(e).__name__}: {e}")
+                self.log.emit(EXCHANGE_FAILED, host=self.host_id, error=f"rejoin: {type(e).__name__}: {e}")
                 return False
             self.rejoining = False
         if lost or unpulled:
@@ -102,20 +105,20 @@ class MachineHost(ActorShell):
         for job_id, task, machine, request, duration, start, *owner in tasks:
             key = (job_id, task)
             if key in self.running_tasks:
-                self.log.emit("double_launch", job_id=job_id, task=task, machine=machine)
+                self.log.emit(DOUBLE_LAUNCH, job_id=job_id, task=task, machine=machine)
                 continue
             local = machine - self.first
             req = np.asarray(request, dtype=np.float64)
             self.used[local] += req
             if np.any(self.used[local] > self.capacity[local] + EPS):
                 self.overcommits += 1
-                self.log.emit("overcommit", machine=machine, used=self.used[local].tolist(), capacity=self.capacity[local].tolist())
+                self.log.emit(OVERCOMMIT, machine=machine, used=self.used[local].tolist(), capacity=self.capacity[local].tolist())
             self.running_tasks[key] = (local, req, owner[0] if owner else "")
             if not math.isinf(duration):
                 heapq.heappush(self.ends, (start + duration, job_id, task))
             started.append([job_id, task, machine, *request, start])
         if started:
-            self.log.emit("tasks_launched", host=self.host_id, prefill=prefill, tasks=started)
+            self.log.emit(TASKS_LAUNCHED, host=self.host_id, prefill=prefill, tasks=started)
 
     def _complete_due(self) -> None:
         """Finish every task whose end time has passed. Completions are
@@ -148,7 +151,7 @@ class MachineHost(ActorShell):
                 self._free(job_id, task, killed=True)
                 killed.append([job_id, task, self.done_machines[-1]])
         if killed:
-            self.log.emit("tasks_killed", host=self.host_id, tasks=killed)
+            self.log.emit(TASKS_KILLED, host=self.host_id, tasks=killed)
             self._kill_unshipped = True
 
     def _reset(self) -> None:
@@ -160,9 +163,9 @@ class MachineHost(ActorShell):
         self.ends.clear()
         self.used[:] = 0.0
         self.done_machines, self.done_requests, self.done_keys, self.done_events = [], [], [], []
-        self.log.emit("host_reset", host=self.host_id, tasks=len(gone))
+        self.log.emit(HOST_RESET, host=self.host_id, tasks=len(gone))
         if gone:
-            self.log.emit("tasks_killed", host=self.host_id, tasks=gone, reason="written_off")
+            self.log.emit(TASKS_KILLED, host=self.host_id, tasks=gone, reason="written_off")
 
     def agent_report(self) -> dict:
         """What an agent tells a (new) master when it registers."""
@@ -175,7 +178,7 @@ class MachineHost(ActorShell):
         if self.running:
             self._complete_due()
         if self.done_machines:
-            self.log.emit("tasks_completed", host=self.host_id, tasks=self.done_events)
+            self.log.emit(TASKS_COMPLETED, host=self.host_id, tasks=self.done_events)
             self.done_events = []
         if self.done_machines and not self._unsent:
             self._unsent = pack_release(np.asarray(self.done_machines, dtype=np.int64), np.vstack(self.done_requests),
@@ -199,7 +202,7 @@ class MachineHost(ActorShell):
         try:
             reply = await self.cell.exchange(self.host_id, self._unsent)
         except Exception as e:  # the cell state is gone: keep the returns for the next poll
-            self.log.emit("exchange_failed", host=self.host_id, error=f"{type(e).__name__}: {e}")
+            self.log.emit(EXCHANGE_FAILED, host=self.host_id, error=f"{type(e).__name__}: {e}")
         else:
             self._unsent = b""
             if isinstance(reply, dict) and reply.get("reset"):

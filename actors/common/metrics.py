@@ -6,10 +6,12 @@ import collections
 import json
 from pathlib import Path
 
+from schedlab.schedulers.events.shared import FAULT, JOB_ABANDONED, JOB_REJECTED, JOB_SCHEDULED, JOB_SUBMITTED, TXN
+
 
 class MetricsCollector:
-    COUNTED = ("job_submitted", "job_scheduled", "job_abandoned", "job_rejected", "txn")
-    LEFT_QUEUE = ("job_scheduled", "job_abandoned", "job_rejected")  # a job no longer waiting
+    COUNTED = (JOB_SUBMITTED, JOB_SCHEDULED, JOB_ABANDONED, JOB_REJECTED, TXN, FAULT)  # the progress display's
+    LEFT_QUEUE = (JOB_SCHEDULED, JOB_ABANDONED, JOB_REJECTED)  # a job no longer waiting
 
     def __init__(self, path: str, track_queue: bool = False) -> None:
         """``track_queue``: keep which jobs stopped waiting (``left_queue``),
@@ -41,7 +43,8 @@ class MetricsCollector:
             name = line[i + 9 : line.find('"', i + 9)]
             if name in self.COUNTED:
                 self.counts[name] += 1
-                if name == "txn" and '"conflicted":0' not in line:
+                # A txn without ``conflicted`` conflicted nowhere (its declaration).
+                if name == TXN and '"conflicted":' in line and '"conflicted":0,' not in line:
                     self.conflicted_txns += 1
                 elif self.track_queue and name in self.LEFT_QUEUE:
                     e = json.loads(line)

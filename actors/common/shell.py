@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from schedlab.actors.common.events import EventLog
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.events.shared import ACTOR_STARTED, LOOP_CRASHED
 
 
 # Lifecycle and internal coroutines: never delayed by a "slow" fault (the
@@ -127,7 +128,7 @@ class ActorShell:
         self.running = True
         self._started.set()
         # Every incarnation says it is up: a restart after a fault shows here.
-        self.log.emit("actor_started")
+        self.log.emit(ACTOR_STARTED)
         self.spawn_loop(self._flush_loop())
         await self.on_start()
 
@@ -144,7 +145,7 @@ class ActorShell:
         if task.cancelled() or task.exception() is None:
             return
         e = task.exception()
-        self.log.emit("loop_crashed", loop=task.get_coro().__qualname__, error=f"{type(e).__name__}: {e}"[:500])
+        self.log.emit(LOOP_CRASHED, loop=task.get_coro().__qualname__, error=f"{type(e).__name__}: {e}"[:500])
 
     async def on_start(self) -> None:
         """Subclasses start their own loops here."""

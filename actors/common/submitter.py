@@ -15,6 +15,7 @@ from typing import Any
 
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.events.shared import JOB_PENDING, JOB_SUBMITTED, RECOVER_FAILED
 from schedlab.schedulers.model.seeding import route
 
 
@@ -90,7 +91,7 @@ class Submitter(ActorShell):
                 self.routed.setdefault(name, []).append(job)
                 self.undelivered.setdefault(name, []).append(job)
                 self.log.emit(
-                    "job_submitted",
+                    JOB_SUBMITTED,
                     job_id=job["job_id"],
                     job_class=job["job_class"],
                     kind=job["kind"],
@@ -146,7 +147,7 @@ class Submitter(ActorShell):
             try:
                 await self.rt.call(handle, "recover", self.routed.get(name, []))
             except Exception as e:  # dead again already: its successor recovers
-                self.log.emit("recover_failed", scheduler=name, error=type(e).__name__)
+                self.log.emit(RECOVER_FAILED, scheduler=name, error=type(e).__name__)
         else:
             await self._deliver()
 
@@ -169,14 +170,14 @@ class Submitter(ActorShell):
             for job in self.jobs[self.next:]:
                 targets = self.routes[job["job_class"]]
                 name, _ = targets[route(job["job_id"], len(targets))]
-                self.log.emit("job_submitted", job_id=job["job_id"], job_class=job["job_class"], kind=job["kind"],
+                self.log.emit(JOB_SUBMITTED, job_id=job["job_id"], job_class=job["job_class"], kind=job["kind"],
                               tasks=len(job["durations"]), request=job["request"], scheduler=name)
-                self.log.emit("job_pending", job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]),
+                self.log.emit(JOB_PENDING, job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]),
                               orphaned=True)
             self.next = len(self.jobs)
         # A job whose scheduler was down at the end never got in, or died in
         # its queue, or waits in a successor's unfinished recovery: pending, not lost.
         for name, jobs in self.undelivered.items():
             for job in jobs:
-                self.log.emit("job_pending", job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]), orphaned=True)
+                self.log.emit(JOB_PENDING, job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]), orphaned=True)
         return {"released": self.next, "planned": len(self.jobs)}

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from schedlab.schedulers.events.shared import CELL_SAMPLE
 
 
 async def sample_usage_loop(shell: Any, names: Sequence[str], total: Sequence[float], interval: float) -> None:
@@ -25,5 +26,5 @@ async def sample_usage_loop(shell: Any, names: Sequence[str], total: Sequence[fl
         for g in got:
             if not isinstance(g, BaseException):
                 used += np.asarray(g, dtype=np.float64)
-        shell.log.emit("cell_sample", cpu=round(float(used[0] / cap[0]), 6), mem=round(float(used[1] / cap[1]), 6),
+        shell.log.emit(CELL_SAMPLE, cpu=round(float(used[0] / cap[0]), 6), mem=round(float(used[1] / cap[1]), 6),
                        version=0)

@@ -19,6 +19,7 @@ from schedlab.schedulers.consensus.messages import ClientReply, ClientRequest, d
 from schedlab.schedulers.consensus.statemachine import StateMachine
 from schedlab.actors.coordinator.raft_disk import DiskStorage
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.events.shared import CELL_SAMPLE, RAFT_ROLE, REPLICA_START
 from schedlab.schedulers.model.seeding import rng_for
 
 
@@ -71,7 +72,7 @@ class CoordinatorReplica(ActorShell):
     # ----------------------------------------------------------------- loops
 
     async def on_start(self) -> None:
-        self.log.emit("replica_start", replica=self.index, term=self.node.term, log_last=self.node.log.last_index)
+        self.log.emit(REPLICA_START, replica=self.index, term=self.node.term, log_last=self.node.log.last_index)
         self.spawn_loop(self._tick_loop())
 
     async def _tick_loop(self) -> None:
@@ -81,7 +82,7 @@ class CoordinatorReplica(ActorShell):
             if self.sample_interval and self.node.is_leader and self.rt.now() >= self._next_sample:
                 # The leader speaks for the cell: one utilisation sample per interval.
                 cpu, mem, version = self.node.sm.inner.query(("sample",))
-                self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=version)
+                self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=version)
                 self._next_sample = self.rt.now() + self.sample_interval
 
     async def set_peers(self, peers: dict[int, Any]) -> None:
@@ -114,7 +115,7 @@ class CoordinatorReplica(ActorShell):
         role = (self.node.term, self.node.role.value, self.node.leader_id)
         if role != self._last_role:
             self._last_role = role
-            self.log.emit("raft_role", replica=self.index, term=role[0], role=role[1], leader=role[2],
+            self.log.emit(RAFT_ROLE, replica=self.index, term=role[0], role=role[1], leader=role[2],
                           commit_index=self.node.commit_index)
 
     def _process_soon(self) -> None:

@@ -18,6 +18,9 @@ from typing import Any
 
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.federation.events import (
+    FED_FELL_BACK, FED_HELD, FED_PUBLISHED, FED_RELEASED, FED_ROUTED, FED_TRANSFER,
+)
 from schedlab.schedulers.federation.bulletin import Board, Publication
 from schedlab.schedulers.federation.spec import JoinSpec, client_name, job_work, peer_name
 from schedlab.schedulers.federation.meta import MetaScheduler
@@ -64,7 +67,7 @@ class _Front(ActorShell):
         await self.rt.call(self.sites.submitters[site], "inject", jobs)
         now = self.rt.now()
         for j in jobs:
-            self.log.emit("fed_routed", job_id=j["job_id"], home=j["home"], site=site, work=job_work(j), how=how,
+            self.log.emit(FED_ROUTED, job_id=j["job_id"], home=j["home"], site=site, work=job_work(j), how=how,
                           front=self.name)
         board = self.rt.lookup("board")
         if board is not None:
@@ -94,7 +97,7 @@ class Users(ActorShell):
             while self.next < len(self.jobs) and self.jobs[self.next]["submit_time"] <= now:
                 job = dict(self.jobs[self.next], submit_time=now)
                 self.next += 1
-                self.log.emit("fed_released", job_id=job["job_id"], home=job["home"], work=job_work(job))
+                self.log.emit(FED_RELEASED, job_id=job["job_id"], home=job["home"], work=job_work(job))
                 self.waiting.setdefault(front_of(self.join, job["home"]), []).append(job)
             await self._deliver()
             gap = (self.rt.wall(self.jobs[self.next]["submit_time"] - self.rt.now())
@@ -116,14 +119,14 @@ class Users(ActorShell):
             except Exception:
                 if name == "meta" and self.join.on_failure == "home":
                     for job in batch:
-                        self.log.emit("fed_fell_back", job_id=job["job_id"], home=job["home"])
+                        self.log.emit(FED_FELL_BACK, job_id=job["job_id"], home=job["home"])
                     by_home: dict[int, list[dict]] = {}
                     for job in batch:
                         by_home.setdefault(job["home"], []).append(job)
                     for home, jobs in by_home.items():
                         await self.rt.call(self.sites.submitters[home], "inject", jobs)
                         for j in jobs:
-                            self.log.emit("fed_routed", job_id=j["job_id"], home=home, site=home, work=job_work(j),
+                            self.log.emit(FED_ROUTED, job_id=j["job_id"], home=home, site=home, work=job_work(j),
                                           how="fell_back", front=self.name)
                 else:
                     self.waiting.setdefault(name, [])[:0] = batch  # held by its user until the front end is back
@@ -131,7 +134,7 @@ class Users(ActorShell):
     async def on_stop(self) -> dict:
         held = [j for b in self.waiting.values() for j in b]
         for j in held:
-            self.log.emit("fed_held", job_id=j["job_id"], home=j["home"])
+            self.log.emit(FED_HELD, job_id=j["job_id"], home=j["home"])
         return {"released": self.next, "held": len(held)}
 
 
@@ -168,7 +171,7 @@ class BoardActor(ActorShell):
             if not isinstance(g, BaseException):
                 q.left(g[0], g[1])
             pubs.append(q.publication(now))
-        self.log.emit("fed_published", loads=[[p.site, p.queue_length, round(p.queued_work, 3)] for p in pubs])
+        self.log.emit(FED_PUBLISHED, loads=[[p.site, p.queue_length, round(p.queued_work, 3)] for p in pubs])
         wire = [p.__dict__ for p in pubs]
         for name in self.subscribers:
             h = self.rt.lookup(name)
@@ -262,7 +265,7 @@ class Peer(_Front):
                 home.append(job)
                 self.queue.handed(job["job_id"], self.rt.now(), job_work(job))
             else:
-                self.log.emit("fed_transfer", job_id=job["job_id"], src=self.site, dst=d.to, probed=list(d.probed))
+                self.log.emit(FED_TRANSFER, job_id=job["job_id"], src=self.site, dst=d.to, probed=list(d.probed))
                 away.setdefault(d.to, []).append(job)
         await self._hand(self.site, home, "home")
         for dst, batch in away.items():
@@ -297,5 +300,5 @@ class Peer(_Front):
         for t, jobs in list(self.in_flight.items()):
             t.cancel()
             for j in jobs:  # still on the wire when the run ended
-                self.log.emit("fed_held", job_id=j["job_id"], home=j["home"])
+                self.log.emit(FED_HELD, job_id=j["job_id"], home=j["home"])
         return {"probes": self.sharing.probes, "transfers": self.sharing.transfers, "kept_over": self.sharing.kept_over}

@@ -14,8 +14,13 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.analysis.stats import percentiles
+from schedlab.schedulers.federation.events import (
+    FED_FELL_BACK, FED_HELD, FED_PUBLISHED, FED_RELEASED, FED_ROUTED, FED_TRANSFER,
+)
+from schedlab.schedulers.events.shared import JOB_SCHEDULED, JOB_SUBMITTED, TASKS_COMPLETED
 from schedlab.schedulers.federation import imbalance as im
 from schedlab.schedulers.federation.spec import Federation
+from schedlab.schedulers.events.shared import JOB_SCHEDULED, JOB_SUBMITTED, TASKS_COMPLETED
 
 
 def _num(x: float) -> float | None:
@@ -25,16 +30,16 @@ def _num(x: float) -> float | None:
 def routing(events: list[dict], site_events: list[list[dict]]) -> tuple[dict[int, dict], dict[int, dict], dict[int, list[int]]]:
     """(jobs released, where each was routed first, the sites each reached)
     from the federation's events and its sites' (in site order)."""
-    released = {e["job_id"]: e for e in events if e["event"] == "fed_released"}
+    released = {e["job_id"]: e for e in events if e["event"] == FED_RELEASED}
     routed: dict[int, dict] = {}
-    for e in sorted((e for e in events if e["event"] == "fed_routed"), key=lambda e: e["t"]):
+    for e in sorted((e for e in events if e["event"] == FED_ROUTED), key=lambda e: e["t"]):
         routed.setdefault(e["job_id"], e)
     # A site's own log is the record of what reached it: a front end killed
     # after handing jobs over but before shipping its events said nothing.
     at_sites: dict[int, list[int]] = {}
     for i, ev in enumerate(site_events):
         for e in ev:
-            if e["event"] == "job_submitted":
+            if e["event"] == JOB_SUBMITTED:
                 at_sites.setdefault(e["job_id"], []).append(i)
                 if e["job_id"] not in routed and e["job_id"] in released:
                     work = released[e["job_id"]]["work"]
@@ -45,7 +50,7 @@ def routing(events: list[dict], site_events: list[list[dict]]) -> tuple[dict[int
 def lost_jobs(events: list[dict], released: dict[int, dict], routed: dict[int, dict]) -> list[int]:
     """Jobs released that reached no site and are not held at the end: the
     federation's own invariant (each site keeps its own)."""
-    held = {e["job_id"] for e in events if e["event"] == "fed_held"}
+    held = {e["job_id"] for e in events if e["event"] == FED_HELD}
     return [j for j in released if j not in routed and j not in held]
 
 
@@ -53,8 +58,8 @@ def federation_summary(fed: Federation, events: list[dict], site_events: dict[st
                        site_summaries: dict[str, dict], faults: list[dict], engine: str) -> dict[str, Any]:
     names = list(fed.site_names)
     released, routed, at_sites = routing(events, [site_events[n] for n in names])
-    held = {e["job_id"] for e in events if e["event"] == "fed_held"}
-    transfers = [e for e in events if e["event"] == "fed_transfer"]
+    held = {e["job_id"] for e in events if e["event"] == FED_HELD}
+    transfers = [e for e in events if e["event"] == FED_TRANSFER]
     records = [im.Accepted(e["t"], e["site"], e["work"]) for e in routed.values()]
     cap = list(fed.capacity)
     win = fed.join.publish_interval
@@ -67,10 +72,10 @@ def federation_summary(fed: Federation, events: list[dict], site_events: dict[st
     for i, name in enumerate(names):
         ev = site_events[name]
         s = site_summaries[name]
-        scheduled = {e["job_id"]: e["t"] for e in ev if e["event"] == "job_scheduled"}
+        scheduled = {e["job_id"]: e["t"] for e in ev if e["event"] == JOB_SCHEDULED}
         waits = [t - released[j]["t"] for j, t in scheduled.items() if j in released]
         waits_all += waits
-        done = sum(durations.get((int(j), int(t)), 0.0) for e in ev if e["event"] == "tasks_completed"
+        done = sum(durations.get((int(j), int(t)), 0.0) for e in ev if e["event"] == TASKS_COMPLETED
                    for j, t, _m, _at in e["tasks"] if j >= 0)
         sites.append({
             "name": name, "architecture": fed.sites[i].architecture, "machines": s["cell"]["machines"],
@@ -93,7 +98,7 @@ def federation_summary(fed: Federation, events: list[dict], site_events: dict[st
         "join": {k: v for k, v in fed.join.__dict__.items()},
         "jobs": {"released": len(released), "routed": len(routed), "held_at_end": len(held),
                  "transferred": len({e["job_id"] for e in transfers}),
-                 "fell_back": sum(1 for e in events if e["event"] == "fed_fell_back"),
+                 "fell_back": sum(1 for e in events if e["event"] == FED_FELL_BACK),
                  # At least once: a front end killed mid-batch may have handed
                  # part of it over before its user sent the batch again.
                  "handed_twice": sum(1 for sites in at_sites.values() if len(sites) > 1),
@@ -113,7 +118,7 @@ def federation_summary(fed: Federation, events: list[dict], site_events: dict[st
         "sites": sites,
         "faults": faults,
         "invariants": invariants,
-        "published_loads_last": next((e["loads"] for e in reversed(events) if e["event"] == "fed_published"), None),
+        "published_loads_last": next((e["loads"] for e in reversed(events) if e["event"] == FED_PUBLISHED), None),
         "mean_job_work": round(float(np.mean([sum(d for d in j["durations"] if d >= 0) for j in fed.jobs])), 4)
         if fed.jobs else None,
     }

@@ -16,4 +16,8 @@ BUILTIN = (
     "schedlab.schedulers.archs.webfarm.spec:SPEC",
 )
 
+# Events declared outside any ArchSpec (a federation of cells is not an
+# architecture of one cell): "module:attribute" of a tuple of EventTypes.
+EVENT_SOURCES = ("schedlab.schedulers.archs.multicluster.events:EVENTS",)
+
 DEFAULT = "omega"  # a scenario without ``architecture = ...``

@@ -29,8 +29,10 @@ from schedlab.actors.analysis.summary import SUMMARY_KEYS
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers import arch as registry
+from schedlab.schedulers.events.shared import ACTOR_STARTED, FAULT, JOB_SCHEDULED, JOB_SUBMITTED, TXN
 from schedlab.schedulers.scenario.parse import parse_scenario, roster_for
 from tests.conformance.scenarios import with_faults
+from tests.conftest import assert_events_declared
 
 pytestmark = pytest.mark.ray
 
@@ -68,6 +70,11 @@ def test_invariants_hold_and_check_recomputes_them(conformance_run: tuple, invar
     assert check_saved(out) == summary["invariants"]
 
 
+def test_every_event_is_declared_with_its_fields(conformance_run: tuple) -> None:
+    name, _sc, _faults, _summary, events, out = conformance_run
+    assert_events_declared(events, str(out))
+
+
 def test_the_actors_started_are_the_roster(conformance_run: tuple) -> None:
     _name, sc, _faults, summary, events, _out = conformance_run
     roster = roster_for(sc)
@@ -87,7 +94,7 @@ def test_summary_schema_is_complete_and_agrees_with_events(conformance_run: tupl
     assert {"machines", "machines_per_actor"} <= set(on_disk["cell"])
     j = on_disk["jobs"]
     assert {"submitted", "scheduled", "completed", "abandoned", "pending", "failed"} <= set(j)
-    assert j["submitted"] == sum(1 for e in events if e["event"] == "job_submitted") > 20
+    assert j["submitted"] == sum(1 for e in events if e["event"] == JOB_SUBMITTED) > 20
     assert j["submitted"] == j["scheduled"] + j["abandoned"] + j["pending"] + j.get("rejected", 0)
     assert j["scheduled"] > 0 and j["completed"] > 0
     for key in ("first_attempt", "fully_scheduled"):
@@ -95,11 +102,11 @@ def test_summary_schema_is_complete_and_agrees_with_events(conformance_run: tupl
         assert on_disk["wait_time_s"][key]["p50"] is not None
     for s in on_disk["schedulers"]:
         assert {"name", "busyness", "conflict_fraction", "transactions"} <= set(s)
-        txns = [e for e in events if e["event"] == "txn" and e["scheduler"] == s["name"]]
+        txns = [e for e in events if e["event"] == TXN and e["scheduler"] == s["name"]]
         assert s["transactions"]["committed"] == sum(1 for t in txns if t["committed"] > 0)
     assert {"cpu_mean", "mem_mean"} <= set(on_disk["utilization"]) and on_disk["utilization"]["cpu_mean"] > 0
     assert {"rtt_wall_ms_p50", "rtt_emulated_s_p50"} <= set(on_disk["substrate"])
-    injected = [e for e in events if e["event"] == "fault"]
+    injected = [e for e in events if e["event"] == FAULT]
     assert len(on_disk["faults"]) == len(injected) == 2 * len(faults)  # each kill and its restart
     assert not [f for f in on_disk["faults"] if f.get("skipped")], on_disk["faults"]
     for f in on_disk["failovers"]:
@@ -109,8 +116,8 @@ def test_summary_schema_is_complete_and_agrees_with_events(conformance_run: tupl
 def test_every_role_can_be_killed_and_recovers(conformance_run: tuple) -> None:
     _name, _sc, faults, summary, events, _out = conformance_run
     restarts = [f for f in summary["faults"] if f["kind"] == "restart"]
-    started = [(e["t"], e["actor"]) for e in events if e["event"] == "actor_started"]
-    scheduled = sorted(e["t"] for e in events if e["event"] == "job_scheduled")
+    started = [(e["t"], e["actor"]) for e in events if e["event"] == ACTOR_STARTED]
+    scheduled = sorted(e["t"] for e in events if e["event"] == JOB_SCHEDULED)
     for r in restarts:
         assert any(t >= r["at_s"] - 1e-6 and a == r["target"] for t, a in started), f"{r['target']} never came back"
     # The system kept scheduling after each fault.

@@ -23,7 +23,7 @@ ARCHS = registry.names()
 # The modules every architecture shares: they look architectures up, never name one.
 GENERIC = (
     "actors/run.py", "actors/topology.py", "actors/arch.py", "actors/analysis", "actors/chaos", "actors/common",
-    "actors/engines", "actors/coordinator", "schedulers/arch.py", "schedulers/scenario", "schedulers/faults",
+    "actors/engines", "actors/coordinator", "schedulers/arch.py", "schedulers/scenario", "schedulers/faults", "schedulers/events",
     "cli", "api/scenario_files.py", "api/compare.py", "api/report.py", "api/report_sweep.py",
     "experiments/soak.py", "experiments/crosscheck_table.py",
 )

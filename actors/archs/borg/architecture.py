@@ -6,6 +6,7 @@ from __future__ import annotations
 from schedlab.actors.arch import Architecture, LeaderEvents, conflicted
 from schedlab.actors.archs.borg.build import build
 from schedlab.actors.archs.borg.summary import borg_section
+from schedlab.schedulers.archs.borg.events import BORGMASTER_ELECTED
 
 
 ARCHITECTURE = Architecture(
@@ -15,5 +16,5 @@ ARCHITECTURE = Architecture(
                                                float(out["time_scale"])),
     refused=lambda summary: conflicted(summary, "placements"),
     refused_means="placements refused when the replicated log applied them",
-    leaders=(LeaderEvents("Borgmaster", "borgmaster_elected", lambda e: e["actor"]),),
+    leaders=(LeaderEvents("Borgmaster", BORGMASTER_ELECTED, lambda e: e["actor"]),),
 )

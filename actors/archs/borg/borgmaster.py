@@ -31,8 +31,13 @@ from schedlab.actors.coordinator.replica import ReplicaConfig
 from schedlab.actors.coordinator.watching_replica import HearingReplica
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.actors.common.host_watch import judge, report_down, watch_for
+from schedlab.schedulers.archs.borg.events import BORGMASTER_ELECTED
 from schedlab.schedulers.archs.borg.priority import band
 from schedlab.schedulers.archs.borg.scheduler import BorgParams, BorgScheduler, hosts_down, paths
+from schedlab.schedulers.events.shared import (
+    JOBS_FINAL, JOB_ABANDONED, JOB_ATTEMPT, JOB_PENDING, JOB_SCHEDULED, PREEMPTED, TASKS_LOST, TXN,
+    WRITTEN_OFF_FINAL,
+)
 from schedlab.schedulers.model.seeding import rng_for
 
 
@@ -76,7 +81,7 @@ class BorgmasterReplica(HearingReplica):  # Borglets are heard on their polls
             now = self.rt.now()
             self.watch.grace(now, give_up=True)
             self.core.reset()
-            self.log.emit("borgmaster_elected", replica=self.index, term=self.node.term, queued=len(self.node.sm.inner.queue))
+            self.log.emit(BORGMASTER_ELECTED, replica=self.index, term=self.node.term, queued=len(self.node.sm.inner.queue))
         return True
 
     async def _write(self, path: str, command: tuple) -> Any | None:
@@ -103,7 +108,7 @@ class BorgmasterReplica(HearingReplica):  # Borglets are heard on their polls
 
     async def _attempt(self, path: str, job_id: int, job: dict, term: int) -> None:
         if job["attempts"] == 0:
-            self.log.emit("job_attempt", job_id=job_id, attempt=1, first=True, scheduler=f"borgmaster-{path}")
+            self.log.emit(JOB_ATTEMPT, job_id=job_id, attempt=1, first=True, scheduler=f"borgmaster-{path}")
         think = self.core.think_time(path, job)
         started = self.rt.now()
         if not await self.nap(think):
@@ -117,20 +122,20 @@ class BorgmasterReplica(HearingReplica):  # Borglets are heard on their polls
         accepted, preempted, status = result
         n_ok = int(sum(accepted))
         self.core.settle(job_id, accepted, status, self.rt.now())
-        self.log.emit("txn", scheduler=f"borgmaster-{path}", job_id=job_id, claims=len(placements), committed=n_ok,
+        self.log.emit(TXN, scheduler=f"borgmaster-{path}", job_id=job_id, claims=len(placements), committed=n_ok,
                       conflicted=len(placements) - n_ok, think=round(think, 6), span=round(self.rt.now() - started, 6),
-                      rtt_ms=0.0, priority=job["priority"],
+                      priority=job["priority"],
                       placed=[[t, m] for (t, m), ok in zip(placements, accepted) if ok])
         if preempted:
-            self.log.emit("preempted", job_id=job_id, priority=job["priority"],
+            self.log.emit(PREEMPTED, job_id=job_id, priority=job["priority"],
                           victims=[[j, t, prio, band(prio)] for j, t, prio, _ in preempted])
             withdrawn = [[j, t] for j, t, _prio, launched in preempted if not launched]
             if withdrawn:  # committed, never launched, back in their jobs' queues
-                self.log.emit("tasks_lost", framework="borgmaster", reason="preempted_before_launch", tasks=withdrawn, requeued_jobs=[])
+                self.log.emit(TASKS_LOST, framework="borgmaster", reason="preempted_before_launch", tasks=withdrawn, requeued_jobs=[])
         if status == "scheduled":
-            self.log.emit("job_scheduled", job_id=job_id, scheduler=f"borgmaster-{path}", attempts=job["attempts"] + 1)
+            self.log.emit(JOB_SCHEDULED, job_id=job_id, scheduler=f"borgmaster-{path}", attempts=job["attempts"] + 1)
         elif status == "abandoned":
-            self.log.emit("job_abandoned", job_id=job_id, scheduler=f"borgmaster-{path}", attempts=job["attempts"],
+            self.log.emit(JOB_ABANDONED, job_id=job_id, scheduler=f"borgmaster-{path}", attempts=job["attempts"],
                           unplaced=len(job["pending"]))
 
     # ------------------------------------------------------------ liveness
@@ -153,17 +158,17 @@ class BorgmasterReplica(HearingReplica):  # Borglets are heard on their polls
             sm = self.node.sm.inner
             # The replicated record of every job ever fully placed: a leader
             # killed mid-run took its unflushed job_scheduled events with it.
-            self.log.emit("jobs_final", scheduled=sorted(sm.placed), queued=list(sm.queue.order()))
-            self.log.emit("written_off_final", tasks=sm.written_off)
+            self.log.emit(JOBS_FINAL, scheduled=sorted(sm.placed), queued=list(sm.queue.order()))
+            self.log.emit(WRITTEN_OFF_FINAL, tasks=sm.written_off)
             # A task evicted whose Borglet had not yet confirmed the kill is
             # pending too: it would be queued again at the confirmation.
             evicting = collections.Counter(j for j, _t in sm.evicted)
             for job_id in sm.queue.order():
                 job = sm.jobs[job_id]
-                self.log.emit("job_pending", job_id=job_id, scheduler="borgmaster",
+                self.log.emit(JOB_PENDING, job_id=job_id, scheduler="borgmaster",
                               unplaced=len(job["pending"]) + evicting.pop(job_id, 0), attempts=job["attempts"])
             for job_id, n in sorted(evicting.items()):
                 job = sm.jobs.get(job_id)
-                self.log.emit("job_pending", job_id=job_id, scheduler="borgmaster", unplaced=n,
+                self.log.emit(JOB_PENDING, job_id=job_id, scheduler="borgmaster", unplaced=n,
                               attempts=job["attempts"] if job else 0, evicting=n)
         return await super().on_stop()

@@ -14,6 +14,7 @@ from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.cell_endpoint import ReplicatedCell
 from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.events.shared import JOB_REJECTED
 from schedlab.schedulers.model.wire import unpack_release_keys
 
 
@@ -35,7 +36,7 @@ class BorgFrontend(ActorShell):
         self.client.acks.clear()
         for job_id, ok, reason in results:
             if not ok:
-                self.log.emit("job_rejected", job_id=job_id, reason=reason)
+                self.log.emit(JOB_REJECTED, job_id=job_id, reason=reason)
 
 
 class BorgletEndpoint(ReplicatedCell):

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import collections
 from typing import Any
+from schedlab.schedulers.archs.borg.events import BORGMASTER_ELECTED
+from schedlab.schedulers.events.shared import JOB_REJECTED, MACHINES_DOWN, PREEMPTED
 
 
 def borg_section(ev: dict[str, list[dict]], coordinator_failovers: list[dict], scale: float) -> dict[str, Any]:
-    rejected = ev.get("job_rejected", [])
+    rejected = ev.get(JOB_REJECTED, [])
     reasons = collections.Counter(e["reason"].split(":")[0] for e in rejected)
     bands: collections.Counter[str] = collections.Counter()
-    for e in ev.get("preempted", []):
+    for e in ev.get(PREEMPTED, []):
         for _j, _t, _prio, band in e["victims"]:
             bands[band] += 1
-    down = ev.get("machines_down", [])
+    down = ev.get(MACHINES_DOWN, [])
     blackouts = []
     for f in coordinator_failovers:  # the Borgmaster is the coordinator group
         first, killed = f["first_placement_at_s"], f["killed_at_s"]
@@ -33,6 +35,6 @@ def borg_section(ev: dict[str, list[dict]], coordinator_failovers: list[dict], s
         "preemptions": {"total": sum(bands.values()), "by_victim_band": dict(bands)},
         "machines_down": {"events": len(down), "hosts": sorted({h for e in down for h in e["hosts"]}),
                           "tasks_lost": sum(e["tasks_lost"] for e in down)},
-        "leaders": len(ev.get("borgmaster_elected", [])),
+        "leaders": len(ev.get(BORGMASTER_ELECTED, [])),
         "scheduling_blackout": blackouts,
     }

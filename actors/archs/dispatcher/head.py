@@ -21,8 +21,12 @@ from schedlab.actors.common.events import span_stamp
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, report_down, watch_for
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.dispatcher.events import HEAD_BLOCKED, QUEUE_SAMPLE, WORKER_REGISTERED
 from schedlab.schedulers.archs.dispatcher.head import HeadNode
 from schedlab.schedulers.archs.dispatcher.spec import NAME
+from schedlab.schedulers.events.shared import (
+    CELL_SAMPLE, JOB_ATTEMPT, JOB_PENDING, JOB_SCHEDULED, SCHEDULER_RECOVERED, TXN,
+)
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.seeding import rng_for
@@ -86,9 +90,9 @@ class Dispatcher(ActorShell):
             return
         for jp in done:
             # Its job_scheduled event may have died with the old incarnation.
-            self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=NAME, attempts=0, recovered=True)
+            self.log.emit(JOB_SCHEDULED, job_id=jp.job.job_id, scheduler=NAME, attempts=0, recovered=True)
         if not self.core.awaiting_recovery:
-            self.log.emit("scheduler_recovered", jobs=len(self.core.jobs), already_placed=len(done), queued=self.core.queued())
+            self.log.emit(SCHEDULER_RECOVERED, jobs=len(self.core.jobs), already_placed=len(done), queued=self.core.queued())
         self.wakeup.set()
 
     # ------------------------------------------------------------ workers
@@ -107,7 +111,7 @@ class Dispatcher(ActorShell):
         self.watch.heard(host, self.rt.now())
         self.core.register(host, [(int(j), int(t), int(m), req) for j, t, m, req, *_ in report["tasks"]],
                            [(int(j), int(t)) for j, t in report["finished"]])
-        self.log.emit("worker_registered", host=host, tasks=len(report["tasks"]))
+        self.log.emit(WORKER_REGISTERED, host=host, tasks=len(report["tasks"]))
         if self.core.awaiting_recovery:
             self._recovered(self.core.try_recover(), 1)
         self.wakeup.set()
@@ -137,7 +141,7 @@ class Dispatcher(ActorShell):
         while self.running:
             core.release_due(self.rt.now())  # omniscient view: tasks ended by the head's clock
             for jp in core.first_turn():
-                self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=1, first=True, scheduler=NAME)
+                self.log.emit(JOB_ATTEMPT, job_id=jp.job.job_id, attempt=1, first=True, scheduler=NAME)
             jp = core.turn()
             self._note_blocked(jp is None and core.blocked())
             if jp is None:
@@ -159,12 +163,12 @@ class Dispatcher(ActorShell):
             if not turn.placed:
                 continue  # the room went while it thought (a worker written off)
             self.dispatched += len(turn.placed)
-            self.log.emit("txn", scheduler=NAME, job_id=jp.job.job_id, claims=len(turn.placed), committed=len(turn.placed),
-                          conflicted=0, think=round(think, 6), rtt_ms=0.0, placed=[[t, m] for t, m in turn.placed],
+            self.log.emit(TXN, scheduler=NAME, job_id=jp.job.job_id, claims=len(turn.placed), committed=len(turn.placed),
+                          think=round(think, 6), placed=[[t, m] for t, m in turn.placed],
                           outbox=NAME,  # here until the worker polls: a killed head loses it
                           **span_stamp(started, self.rt.now()))
             if turn.now_scheduled:
-                self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=NAME, attempts=1)
+                self.log.emit(JOB_SCHEDULED, job_id=jp.job.job_id, scheduler=NAME, attempts=1)
 
     def _note_blocked(self, blocked: bool) -> None:
         """Head-of-line blocking starts or ends: the head is stuck while a
@@ -172,7 +176,7 @@ class Dispatcher(ActorShell):
         if blocked != self.blocked:
             self.blocked = blocked
             heads = [jp.job.job_id for jp in self.core.heads()]
-            self.log.emit("head_blocked", on=blocked, heads=heads, queued=self.core.queued())
+            self.log.emit(HEAD_BLOCKED, on=blocked, heads=heads, queued=self.core.queued())
 
     async def _sample_loop(self) -> None:
         self._sample()
@@ -181,14 +185,14 @@ class Dispatcher(ActorShell):
 
     def _sample(self) -> None:
         cpu, mem = self.core.utilization()
-        self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=self.dispatched)
-        self.log.emit("queue_sample", queued=self.core.queued(), blocked=self.blocked)
+        self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=self.dispatched)
+        self.log.emit(QUEUE_SAMPLE, queued=self.core.queued(), blocked=self.blocked)
 
     async def on_stop(self) -> dict:
         self._sample()
         self._note_blocked(False)
         for job_id, left in self.core.unplaced().items():
-            self.log.emit("job_pending", job_id=job_id, scheduler=NAME, unplaced=left, attempts=0)
+            self.log.emit(JOB_PENDING, job_id=job_id, scheduler=NAME, unplaced=left, attempts=0)
         for job in self.core.awaiting_recovery:
-            self.log.emit("job_pending", job_id=job.job_id, scheduler=NAME, unplaced=job.tasks, attempts=0)
+            self.log.emit(JOB_PENDING, job_id=job.job_id, scheduler=NAME, unplaced=job.tasks, attempts=0)
         return {"dispatched": self.dispatched, "queued": self.core.queued()}

@@ -4,26 +4,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.stats import percentiles
 from schedlab.actors.arch import Architecture
 from schedlab.actors.archs.htcondor.build import build
 from schedlab.schedulers.archs.htcondor.claims import STALE
+from schedlab.schedulers.archs.htcondor.events import (
+    CLAIM_ACTIVATED, CLAIM_REFUSED, JOB_EXITED, JOB_MATCHED, JOB_RESUMED, JOB_SUSPENDED, JOB_VACATED,
+    NEGOTIATION_CYCLE,
+)
 
 
-def condor_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+def condor_summary(ev: dict[str, list[dict]], info: RunInfo, out: dict[str, Any]) -> dict[str, Any]:
     """Pure: every number from the run's events."""
     end = float(out["emulated_seconds"])
-    cycles = [e for e in ev.get("negotiation_cycle", []) if e["t"] <= end + 1e-6]
-    refused = ev.get("claim_refused", [])
-    activated = ev.get("claim_activated", [])
+    cycles = [e for e in ev.get(NEGOTIATION_CYCLE, []) if e["t"] <= end + 1e-6]
+    refused = ev.get(CLAIM_REFUSED, [])
+    activated = ev.get(CLAIM_ACTIVATED, [])
     reused = sum(1 for e in activated if e["reused"])
-    good = sum(e["ran"] for e in ev.get("job_exited", []))
-    bad = sum(e["ran"] for e in ev.get("job_vacated", []))
+    good = sum(e["ran"] for e in ev.get(JOB_EXITED, []))
+    bad = sum(e["ran"] for e in ev.get(JOB_VACATED, []))
     reasons: dict[str, int] = {}
     for e in refused:
         reasons[str(e["reason"])] = reasons.get(str(e["reason"]), 0) + 1
     return {
-        **info.get("htcondor", {}),
+        **info.extra.get("htcondor", {}),
         "negotiation_cycles": len(cycles),
         "cycle_duration_s": {**percentiles(e["duration"] for e in cycles),
                              "max": round(max((e["duration"] for e in cycles), default=0.0), 6)},
@@ -40,10 +45,10 @@ def condor_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[st
         "goodput_s": round(good, 3),
         "badput_s": round(bad, 3),
         "goodput_fraction": round(good / (good + bad), 6) if good + bad > 0 else None,
-        "suspensions": len(ev.get("job_suspended", [])),
-        "resumes": len(ev.get("job_resumed", [])),
-        "vacates": len(ev.get("job_vacated", [])),
-        "submit_to_match_s": percentiles(e["wait"] for e in ev.get("job_matched", [])),
+        "suspensions": len(ev.get(JOB_SUSPENDED, [])),
+        "resumes": len(ev.get(JOB_RESUMED, [])),
+        "vacates": len(ev.get(JOB_VACATED, [])),
+        "submit_to_match_s": percentiles(e["wait"] for e in ev.get(JOB_MATCHED, [])),
         "match_to_start_s": percentiles(e["match_to_start"] for e in activated if e.get("match_to_start") is not None),
     }
 

@@ -24,10 +24,12 @@ import numpy as np
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.htcondor.events import NEGOTIATION_CYCLE
 from schedlab.schedulers.archs.htcondor.negotiator import Machine, negotiate
 from schedlab.schedulers.archs.htcondor.pool import machine_of
 from schedlab.schedulers.archs.htcondor.spec import COLLECTOR, schedd_name, startd_name
 from schedlab.schedulers.archs.htcondor.userprio import UserPrio
+from schedlab.schedulers.events.shared import CELL_SAMPLE, TXN
 
 CALL_WALL_S = 5.0
 
@@ -115,12 +117,12 @@ class Collector(ActorShell):
                 self.rt.send(h, "match", mine)
         st = res.stats
         unclaimed = sum(1 for m in machines if m.state == "Unclaimed")
-        self.log.emit("negotiation_cycle", cycle=self.cycles, duration=round(think, 6), matches=st.matches,
+        self.log.emit(NEGOTIATION_CYCLE, cycle=self.cycles, duration=round(think, 6), matches=st.matches,
                       rejected=st.rejected, evaluations=st.evaluations, users=st.users_considered, pie_spins=st.pie_spins,
                       idle_jobs=waiting, slots=len(machines), unclaimed=unclaimed, ignored=ignored,
                       users_eup={u: round(self.prio.eup(u), 4) for u in sorted(usage)})
-        self.log.emit("txn", scheduler=COLLECTOR, job_id=-1, claims=st.matches, committed=st.matches, conflicted=0,
-                      think=round(think, 6), rtt_ms=0.0, placed=[], cycle=self.cycles, **span_stamp(started, t0 + think))
+        self.log.emit(TXN, scheduler=COLLECTOR, job_id=-1, claims=st.matches, committed=st.matches,
+                      think=round(think, 6), placed=[], cycle=self.cycles, **span_stamp(started, t0 + think))
 
     # --------------------------------------------------------------- samples
 
@@ -128,7 +130,7 @@ class Collector(ActorShell):
         while await self.nap(self.cfg.sample_interval):
             total = np.asarray(self.cfg.total, dtype=np.float64)
             used = np.sum([u for u in self.used.values()], axis=0) if self.used else np.zeros_like(total)
-            self.log.emit("cell_sample", cpu=round(float(used[0] / total[0]), 6), mem=round(float(used[1] / total[1]), 6),
+            self.log.emit(CELL_SAMPLE, cpu=round(float(used[0] / total[0]), 6), mem=round(float(used[1] / total[1]), 6),
                           version=self.cycles)
 
     async def on_stop(self) -> dict:

@@ -25,8 +25,14 @@ from schedlab.actors.common.events import span_stamp
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.htcondor.claims import Activate, ClaimReply, ClaimRequest, Match, Release, Schedd, Vacated
+from schedlab.schedulers.archs.htcondor.events import (
+    CLAIM_ACTIVATED, CLAIM_REFUSED, JOB_MATCHED, JOB_REQUEUED, SCHEDD_STATS,
+)
 from schedlab.schedulers.archs.htcondor.pool import JobAds, Running, job_ad, job_key, machine_of, rebuild, split_key
 from schedlab.schedulers.archs.htcondor.spec import startd_name
+from schedlab.schedulers.events.shared import (
+    JOB_ATTEMPT, JOB_PENDING, JOB_SCHEDULED, SCHEDULER_RECOVERED, TASKS_LOST, TXN,
+)
 from schedlab.schedulers.model.jobs import Job
 
 CALL_WALL_S = 5.0
@@ -98,11 +104,11 @@ class ScheddActor(ActorShell):
         for j in sorted(self.started):
             if len(self.started[j]) >= self.jobs[j].tasks and j not in self.scheduled:
                 self.scheduled.add(j)
-                self.log.emit("job_scheduled", job_id=j, scheduler=self.name, attempts=0, recovered=True)
+                self.log.emit(JOB_SCHEDULED, job_id=j, scheduler=self.name, attempts=0, recovered=True)
         for claim_id, key, ran in self.early_vacated:
             self._vacate(claim_id, key, ran)
         self.early_vacated = []
-        self.log.emit("scheduler_recovered", jobs=len(jobs), running=got.running, finished=got.finished, idle=got.idle)
+        self.log.emit(SCHEDULER_RECOVERED, jobs=len(jobs), running=got.running, finished=got.finished, idle=got.idle)
 
     async def idle(self) -> dict:
         """This schedd's part of a negotiation cycle: user -> idle jobs."""
@@ -114,7 +120,7 @@ class ScheddActor(ActorShell):
                 j, _t = split_key(key)
                 if j not in self.attempted:
                     self.attempted.add(j)
-                    self.log.emit("job_attempt", job_id=j, attempt=1, first=True, scheduler=self.name)
+                    self.log.emit(JOB_ATTEMPT, job_id=j, attempt=1, first=True, scheduler=self.name)
         return out
 
     # --------------------------------------------------------------- claiming
@@ -143,7 +149,7 @@ class ScheddActor(ActorShell):
             await self._quiet(self._call(self._startd(step.machine), "release", step.machine, step.id))
             return
         assert isinstance(step, ClaimRequest)
-        self.log.emit("job_matched", key=step.job_id, slot=m.machine, wait=round(self.core.stats.submit_to_match[-1], 6),
+        self.log.emit(JOB_MATCHED, key=step.job_id, slot=m.machine, wait=round(self.core.stats.submit_to_match[-1], 6),
                       cycle_match=m.match_id)
         started = self.rt.now()
         try:
@@ -154,9 +160,9 @@ class ScheddActor(ActorShell):
         act = self.core.on_claim_reply(m.match_id, ClaimReply(accepted, reason, claim_id), self.rt.now())
         if act is None:
             j, t = split_key(str(step.job_id))
-            self.log.emit("claim_refused", key=step.job_id, slot=m.machine, reason=reason)
-            self.log.emit("txn", scheduler=self.name, job_id=j, claims=1, committed=0, conflicted=1, think=0.0,
-                          rtt_ms=0.0, placed=[], reason=reason, **span_stamp(started, self.rt.now()))
+            self.log.emit(CLAIM_REFUSED, key=step.job_id, slot=m.machine, reason=reason)
+            self.log.emit(TXN, scheduler=self.name, job_id=j, claims=1, committed=0, conflicted=1, think=0.0,
+                          placed=[], reason=reason, **span_stamp(started, self.rt.now()))
             return
         await self._activate(act, started, matched=True)
 
@@ -171,7 +177,7 @@ class ScheddActor(ActorShell):
                 ok = False
         if not ok:
             self.core.on_claim_lost(act.claim_id, self.rt.now())
-            self.log.emit("claim_refused", key=act.job_id, slot=act.machine, reason="activation")
+            self.log.emit(CLAIM_REFUSED, key=act.job_id, slot=act.machine, reason="activation")
             return
         self._placed(act, started, t0, self.rt.now() - started if matched else None)
 
@@ -184,18 +190,18 @@ class ScheddActor(ActorShell):
     def _placed(self, act: Activate, started: float, t0: float, match_to_start: float | None) -> None:
         j, t = split_key(str(act.job_id))
         m = machine_of(act.machine)
-        self.log.emit("claim_activated", key=act.job_id, slot=act.machine, reused=act.reused,
+        self.log.emit(CLAIM_ACTIVATED, key=act.job_id, slot=act.machine, reused=act.reused,
                       match_to_start=None if match_to_start is None else round(match_to_start, 6))
-        self.log.emit("txn", scheduler=self.name, job_id=j, claims=1, committed=1, conflicted=0,
-                      think=round(self.rt.now() - t0, 6), rtt_ms=0.0, placed=[[t, m]], reused=act.reused,
+        self.log.emit(TXN, scheduler=self.name, job_id=j, claims=1, committed=1,
+                      think=round(self.rt.now() - t0, 6), placed=[[t, m]], reused=act.reused,
                       outbox=self._startd(act.machine), **span_stamp(started, self.rt.now()))
         if j not in self.attempted:  # started on a reused claim before any cycle saw it
             self.attempted.add(j)
-            self.log.emit("job_attempt", job_id=j, attempt=1, first=True, scheduler=self.name)
+            self.log.emit(JOB_ATTEMPT, job_id=j, attempt=1, first=True, scheduler=self.name)
         self.started[j].add(t)
         if j not in self.scheduled and len(self.started[j]) >= self.jobs[j].tasks:
             self.scheduled.add(j)
-            self.log.emit("job_scheduled", job_id=j, scheduler=self.name, attempts=1)
+            self.log.emit(JOB_SCHEDULED, job_id=j, scheduler=self.name, attempts=1)
 
     @staticmethod
     async def _quiet(coro: Any) -> None:
@@ -237,7 +243,7 @@ class ScheddActor(ActorShell):
         if shadow is None or shadow.claim_id != claim_id:
             return
         self.core.on_vacate(Vacated(claim_id, key, ran), self.rt.now())
-        self.log.emit("job_requeued", key=key, ran=round(ran, 6), slot=shadow.machine)
+        self.log.emit(JOB_REQUEUED, key=key, ran=round(ran, 6), slot=shadow.machine)
 
     async def claim_lost(self, claim_id: str, key: str) -> None:
         """The startd ended a claim before the job ran (its owner came back,
@@ -247,7 +253,7 @@ class ScheddActor(ActorShell):
         had = [k for k, s in self.core.shadows.items() if s.claim_id == claim_id]
         self.core.on_claim_lost(claim_id, self.rt.now())
         if had:
-            self.log.emit("tasks_lost", framework=self.name, reason="claim_lost",
+            self.log.emit(TASKS_LOST, framework=self.name, reason="claim_lost",
                           tasks=[list(split_key(k)) for k in had], requeued_jobs=[])
 
     # ------------------------------------------------------------------ end
@@ -258,8 +264,8 @@ class ScheddActor(ActorShell):
             if j not in self.scheduled:
                 left = job.tasks - len(self.started.get(j, ()))
                 unplaced += 1
-                self.log.emit("job_pending", job_id=j, scheduler=self.name, unplaced=left, attempts=0)
+                self.log.emit(JOB_PENDING, job_id=j, scheduler=self.name, unplaced=left, attempts=0)
         st = self.core.stats
-        self.log.emit("schedd_stats", goodput=round(st.goodput, 6), badput=round(st.badput, 6), completed=st.completed,
+        self.log.emit(SCHEDD_STATS, goodput=round(st.goodput, 6), badput=round(st.badput, 6), completed=st.completed,
                       vacated=st.vacated, reuses=st.reuses, refusals=dict(st.refusals))
         return {"pending": unplaced, "shadows": len(self.core.shadows)}

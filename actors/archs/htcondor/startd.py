@@ -27,8 +27,10 @@ from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.htcondor.claims import BUSY, CLAIMED, MATCHED, PREEMPTING, SUSPENDED, Startd
+from schedlab.schedulers.archs.htcondor.events import JOB_EXITED, JOB_RESUMED, JOB_SUSPENDED, JOB_VACATED, STARTD_COUNTS
 from schedlab.schedulers.archs.htcondor.pool import OwnerSchedule, reserved_slots, split_key
 from schedlab.schedulers.archs.htcondor.spec import COLLECTOR, startd_name
+from schedlab.schedulers.events.shared import TASKS_LOST
 from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
 
 CALL_WALL_S = 5.0  # a peer that does not answer this long (wall) is taken as gone
@@ -141,7 +143,7 @@ class StartdService(ActorShell):
             if queued:
                 self.outbox = [ln for ln in self.outbox if not (ln[0] == r.job_id and ln[1] == r.task)]
                 # Started and stopped before its host pulled it: it never ran there.
-                self.log.emit("tasks_lost", framework=self.name, reason="withdrawn", tasks=[[r.job_id, r.task]],
+                self.log.emit(TASKS_LOST, framework=self.name, reason="withdrawn", tasks=[[r.job_id, r.task]],
                               requeued_jobs=[])
             else:
                 self.kills.append([r.job_id, r.task])
@@ -181,7 +183,7 @@ class StartdService(ActorShell):
             if r is not None:
                 (unpulled if (r.job_id, r.task) in queued else lost).append([r.job_id, r.task])
                 ran = s.core.ran + (now - s.core.busy_since if s.core.busy_since is not None else 0.0)
-                self.log.emit("job_vacated", slot=s.spec.name, key=r.key, schedd=r.schedd, ran=round(ran, 6), reason="host_lost")
+                self.log.emit(JOB_VACATED, slot=s.spec.name, key=r.key, schedd=r.schedd, ran=round(ran, 6), reason="host_lost")
                 self._tell_vacated(r, ran)
             owner = s.core.owner_present
             s.core = Startd(s.spec.name, s.spec.ad, suspend_grace=self.cfg.suspend_grace)
@@ -201,7 +203,7 @@ class StartdService(ActorShell):
             return
         self.finished.setdefault(r.schedd, set()).add(r.key)
         s.since = now
-        self.log.emit("job_exited", slot=s.spec.name, key=r.key, schedd=r.schedd, ran=round(ran, 6))
+        self.log.emit(JOB_EXITED, slot=s.spec.name, key=r.key, schedd=r.schedd, ran=round(ran, 6))
         self.spawn_loop(self._after_exit(s, r, ran))
 
     async def _after_exit(self, s: _Slot, r: Run, ran: float) -> None:
@@ -270,7 +272,7 @@ class StartdService(ActorShell):
         if what == "suspended" and r is not None:
             self._stop_task(s)
             self.counts["suspended"] += 1
-            self.log.emit("job_suspended", slot=s.spec.name, key=r.key, schedd=r.schedd)
+            self.log.emit(JOB_SUSPENDED, slot=s.spec.name, key=r.key, schedd=r.schedd)
         elif what == "claim lost":
             if s.schedd is not None and s.run is None:
                 h = self.rt.lookup(s.schedd)
@@ -287,7 +289,7 @@ class StartdService(ActorShell):
         elif was_suspended and s.core.activity == BUSY and s.run is not None:
             left = max(s.run.duration - s.core.ran, 1e-3)
             self.counts["resumed"] += 1
-            self.log.emit("job_resumed", slot=s.spec.name, key=s.run.key, left=round(left, 6))
+            self.log.emit(JOB_RESUMED, slot=s.spec.name, key=s.run.key, left=round(left, 6))
             self._launch(s, left)
 
     def _vacated(self, s: _Slot, ran: float, now: float) -> None:
@@ -297,7 +299,7 @@ class StartdService(ActorShell):
             return
         self.by_key.pop((r.job_id, r.task), None)
         self.counts["vacated"] += 1
-        self.log.emit("job_vacated", slot=s.spec.name, key=r.key, schedd=r.schedd, ran=round(ran, 6))
+        self.log.emit(JOB_VACATED, slot=s.spec.name, key=r.key, schedd=r.schedd, ran=round(ran, 6))
         self._tell_vacated(r, ran)
 
     def _timeouts(self, now: float) -> None:
@@ -396,7 +398,7 @@ class StartdService(ActorShell):
         self.spawn_loop(self._advertise_loop())
 
     async def on_stop(self) -> dict:
-        self.log.emit("startd_counts", host=self.cfg.host, **self.counts)
+        self.log.emit(STARTD_COUNTS, host=self.cfg.host, **self.counts)
         return dict(self.counts)
 
 

@@ -11,8 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.arch import Architecture
 from schedlab.actors.archs.kubernetes.build import build, user_plugins_of
+from schedlab.schedulers.archs.kubernetes.events import K8S_CYCLE, K8S_RELIST, PODS_RECREATED
+from schedlab.schedulers.events.shared import JOB_SUBMITTED, PREEMPTED, TASKS_LAUNCHED, TXN
 
 Events = dict[str, list[dict]]
 
@@ -50,7 +53,7 @@ def _preemptions(ev: Events) -> dict[str, Any]:
     apart, by their own priority."""
     victims: collections.Counter[int] = collections.Counter()
     events: dict[tuple, int] = {}
-    for e in ev.get("preempted", []):
+    for e in ev.get(PREEMPTED, []):
         victims[int(e["priority"])] += 1
         events[(e["scheduler"], e["by_job"], e.get("by_task"), e["t"])] = int(e["by_priority"])
     by_preemptor = collections.Counter(events.values())
@@ -62,7 +65,7 @@ def _preemptions(ev: Events) -> dict[str, Any]:
     }
 
 
-def k8s_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+def k8s_section(ev: Events, info: RunInfo, out: dict[str, Any]) -> dict[str, Any]:
     """From the schedulers' events: a job's pods are created when it is
     submitted (the controller creates them then) and again when the
     controller makes one again (``pods_recreated``); each pod is bound at
@@ -70,12 +73,12 @@ def k8s_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict[s
     kubelet's first launch after it (a Deployment's restarts in place are
     neither)."""
     end = float(out["emulated_seconds"])
-    submitted = {e["job_id"]: e["t"] for e in ev.get("job_submitted", [])}
+    submitted = {e["job_id"]: e["t"] for e in ev.get(JOB_SUBMITTED, [])}
     created: dict[Key, list[float]] = collections.defaultdict(list)
     binds: dict[Key, list[float]] = collections.defaultdict(list)
     where: dict[Key, int] = {}
     conflicts: collections.Counter[str] = collections.Counter()
-    for e in sorted(ev.get("txn", []), key=lambda e: e["t"]):
+    for e in sorted(ev.get(TXN, []), key=lambda e: e["t"]):
         conflicts[e["scheduler"]] += int(e.get("conflicted", 0))
         for task, node in e.get("placed", []):
             key = (int(e["job_id"]), int(task))
@@ -84,12 +87,12 @@ def k8s_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict[s
     for key in binds:
         if key[0] in submitted:
             created[key].append(submitted[key[0]])
-    for e in ev.get("pods_recreated", []):
+    for e in ev.get(PODS_RECREATED, []):
         for j, t, _why in e["tasks"]:
             if int(j) in submitted:
                 created[(int(j), int(t))].append(e["t"])
     running: dict[Key, list[float]] = collections.defaultdict(list)
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         if e.get("prefill"):
             continue
         for t in e["tasks"]:
@@ -103,14 +106,14 @@ def k8s_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict[s
     filtered: collections.Counter[str] = collections.Counter()
     cycles = unschedulable = 0
     permit: collections.Counter[str] = collections.Counter()
-    for e in ev.get("k8s_cycle", []):
+    for e in ev.get(K8S_CYCLE, []):
         cycles += int(e["cycles"])
         unschedulable += int(e["unschedulable"])
         permit.update({k: int(e.get(k, 0)) for k in ("waiting", "released", "permit_rejected", "bind_failed")})
         filtered.update({k: int(v) for k, v in e["filtered"].items()})
     return {
         "pods_bound": n_bound,
-        "pods_recreated": sum(len(e["tasks"]) for e in ev.get("pods_recreated", [])),
+        "pods_recreated": sum(len(e["tasks"]) for e in ev.get(PODS_RECREATED, [])),
         "pod_restarts": restarts,
         "pods_per_second": round(n_bound / end, 4) if end else None,
         "scheduling_latency_s": _pct(latency),
@@ -124,8 +127,8 @@ def k8s_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict[s
                    "rejected": permit["permit_rejected"], "bind_failed": permit["bind_failed"]},
         **_preemptions(ev),
         "bind_conflicts": dict(sorted(conflicts.items())),
-        "relists": len(ev.get("k8s_relist", [])),
-        "pods_per_rack": _per_rack(ev, where, info.get("racks")),
+        "relists": len(ev.get(K8S_RELIST, [])),
+        "pods_per_rack": _per_rack(ev, where, info.extra.get("racks")),
         "nodes_used": _nodes_used(ev, where),
     }
 
@@ -133,7 +136,7 @@ def k8s_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict[s
 def _nodes_used(ev: Events, where: dict[tuple[int, int], int]) -> dict[str, int]:
     """Per job class, how many nodes its pods were first bound to (packing
     uses few, anti-affinity one per pod)."""
-    cls = {e["job_id"]: e["job_class"] for e in ev.get("job_submitted", [])}
+    cls = {e["job_id"]: e["job_class"] for e in ev.get(JOB_SUBMITTED, [])}
     used: dict[str, set[int]] = {}
     for (job, _task), node in where.items():
         if job in cls:
@@ -146,7 +149,7 @@ def _per_rack(ev: Events, where: dict[tuple[int, int], int], racks: list[int] | 
     spread and anti-affinity change (k8s_spread)."""
     if not racks:
         return {}
-    cls = {e["job_id"]: e["job_class"] for e in ev.get("job_submitted", [])}
+    cls = {e["job_id"]: e["job_class"] for e in ev.get(JOB_SUBMITTED, [])}
     width = max(racks) + 1
     out: dict[str, list[int]] = {}
     for (job, _task), node in where.items():

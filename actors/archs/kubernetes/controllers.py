@@ -26,8 +26,10 @@ from typing import Any
 from schedlab.actors.common.cell_endpoint import ReplicatedCell
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.kubernetes.events import PODS_RECREATED, PROGRESS_FAILED
 from schedlab.schedulers.archs.kubernetes.pods import PodFactory
 from schedlab.schedulers.archs.kubernetes.workloads import on_end
+from schedlab.schedulers.events.shared import JOBS_FINAL, JOB_PENDING
 from schedlab.schedulers.model.jobs import Job
 
 NAME = "kube-controller-manager"
@@ -60,7 +62,7 @@ class KubeControllerManager(ActorShell):
         made = [[r[0], r[1], w] for r, a, w in zip(rows, answers, whys) if a == "ok"]
         if made:
             self.recreated += len(made)
-            self.log.emit("pods_recreated", tasks=made)
+            self.log.emit(PODS_RECREATED, tasks=made)
 
     def _admit(self, jobs: list[dict]) -> list[list]:
         fresh = [j for j in map(Job.from_wire, jobs) if j.job_id not in self.jobs]
@@ -103,11 +105,11 @@ class KubeControllerManager(ActorShell):
         try:
             progress = await self.store.client.query(("progress", sorted(self.jobs)), deadline=5.0)
         except Exception as e:  # the store is gone: the submitter reports our jobs pending
-            self.log.emit("progress_failed", error=f"{type(e).__name__}: {e}"[:200])
+            self.log.emit(PROGRESS_FAILED, error=f"{type(e).__name__}: {e}"[:200])
             return {"jobs": len(self.jobs), "recreated": self.recreated}
         done = [j for j, n in progress if n >= self.jobs[j].tasks]
-        self.log.emit("jobs_final", scheduled=done, queued=[])
+        self.log.emit(JOBS_FINAL, scheduled=done, queued=[])
         for j, n in progress:
             if n < self.jobs[j].tasks:
-                self.log.emit("job_pending", job_id=j, scheduler=NAME, unplaced=self.jobs[j].tasks - n)
+                self.log.emit(JOB_PENDING, job_id=j, scheduler=NAME, unplaced=self.jobs[j].tasks - n)
         return {"jobs": len(self.jobs), "recreated": self.recreated}

@@ -31,11 +31,13 @@ from schedlab.actors.common.cell_endpoint import ReplicatedCell
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.kubernetes.events import K8S_CYCLE, K8S_RELIST, WATCH_FAILED
 from schedlab.schedulers.archs.kubernetes.objects import Node
 from schedlab.schedulers.archs.kubernetes.pods import PodFactory
 from schedlab.schedulers.archs.kubernetes.registry import build_profile, default_profile, register_plugin
 from schedlab.schedulers.archs.kubernetes.scheduler_core import Cycle, KubeSchedulerCore
 from schedlab.schedulers.archs.kubernetes.section import ProfileSpec
+from schedlab.schedulers.events.shared import JOB_ATTEMPT, JOB_SCHEDULED, PREEMPTED, TASKS_LOST, TXN
 from schedlab.schedulers.model.seeding import rng_for
 
 WATCH_LIMIT = 5000  # events per watch answer: a relist of a big cell comes in pages
@@ -108,7 +110,7 @@ class KubeScheduler(ActorShell):
             w = await self.store.client.query(("watch", ["pods", "nodes"], self.since, WATCH_LIMIT))
             if w["gone"]:
                 self.since = None
-                self.log.emit("k8s_relist", scheduler=self.name, compacted=w["compacted"])
+                self.log.emit(K8S_RELIST, scheduler=self.name, compacted=w["compacted"])
                 await self._sync()
                 return
             core.watched(w["events"], now)
@@ -125,7 +127,7 @@ class KubeScheduler(ActorShell):
             try:
                 await self._sync()
             except Exception as e:  # the store is between leaders: try again next round
-                self.log.emit("watch_failed", scheduler=self.name, error=f"{type(e).__name__}: {e}"[:200])
+                self.log.emit(WATCH_FAILED, scheduler=self.name, error=f"{type(e).__name__}: {e}"[:200])
                 if not await self.nap_wall(self.flush_interval):
                     return
                 continue
@@ -145,7 +147,7 @@ class KubeScheduler(ActorShell):
                     continue
                 cycles += 1
                 if c.first:
-                    self.log.emit("job_attempt", job_id=c.pod.key[0], attempt=1, first=True, scheduler=self.name)
+                    self.log.emit(JOB_ATTEMPT, job_id=c.pod.key[0], attempt=1, first=True, scheduler=self.name)
                 if self.cfg.profile.t_pod and not await self.nap(self.cfg.profile.t_pod):
                     return
                 if c.node is not None:
@@ -162,7 +164,7 @@ class KubeScheduler(ActorShell):
                 await self._bind(binds, started)
             rejected, bind_failed = core.permit_rejected - rejected, core.bind_failed - bind_failed
             if cycles or released or rejected:
-                self.log.emit("k8s_cycle", scheduler=self.name, cycles=cycles, bound=len(binds),
+                self.log.emit(K8S_CYCLE, scheduler=self.name, cycles=cycles, bound=len(binds),
                               unschedulable=unschedulable, waiting=waiting, released=released,
                               permit_rejected=rejected, bind_failed=bind_failed, filtered=dict(filtered))
             if not binds and not await self.nap_wall(self.flush_interval):
@@ -175,14 +177,14 @@ class KubeScheduler(ActorShell):
         for v, answer in zip(c.victims, answers):
             if answer == "gone":
                 continue
-            self.log.emit("preempted", scheduler=self.name, job_id=v.key[0], task=v.key[1], priority=v.priority,
+            self.log.emit(PREEMPTED, scheduler=self.name, job_id=v.key[0], task=v.key[1], priority=v.priority,
                           by_job=c.pod.key[0], by_task=c.pod.key[1], by_priority=c.pod.priority, node=c.nominated)
             if answer == "withdrawn":
                 withdrawn.append(list(v.key))
         if withdrawn:
             # Bound but never pulled: the bind's launch is gone with it (the
             # checker traces that commit here); its controller makes it again.
-            self.log.emit("tasks_lost", framework=self.name, reason="preempted_before_launch", tasks=withdrawn,
+            self.log.emit(TASKS_LOST, framework=self.name, reason="preempted_before_launch", tasks=withdrawn,
                           requeued_jobs=[])
 
     async def _bind(self, binds: list[Cycle], started: float) -> None:
@@ -197,14 +199,14 @@ class KubeScheduler(ActorShell):
             by_job[c.pod.key[0]].append((c, status))
         for job, outcomes in by_job.items():
             placed = [[c.pod.key[1], c.node] for c, status in outcomes if status == "ok"]
-            self.log.emit("txn", scheduler=self.name, job_id=job, claims=len(outcomes), committed=len(placed),
+            self.log.emit(TXN, scheduler=self.name, job_id=job, claims=len(outcomes), committed=len(placed),
                           conflicted=len(outcomes) - len(placed), think=round(self.cfg.profile.t_pod * len(outcomes), 6),
-                          rtt_ms=0.0, placed=placed, **span_stamp(started, now))
+                          placed=placed, **span_stamp(started, now))
             self.bound_tasks[job].update(t for t, _m in placed)
             n = core.job_tasks.get(job)
             if job not in self.scheduled and n is not None and len(self.bound_tasks[job]) >= n:
                 self.scheduled.add(job)
-                self.log.emit("job_scheduled", job_id=job, scheduler=self.name, attempts=1)
+                self.log.emit(JOB_SCHEDULED, job_id=job, scheduler=self.name, attempts=1)
 
     async def on_stop(self) -> dict:
         core = self.core

@@ -8,6 +8,7 @@ from schedlab.actors.arch import Architecture, LeaderEvents
 from schedlab.actors.archs.mesos.build import build
 from schedlab.actors.archs.mesos.summary import master_failovers, mesos_section
 from schedlab.schedulers.archs.mesos.order_policies import get_allocation_policy
+from schedlab.schedulers.archs.mesos.events import MASTER_ELECTED
 
 
 def _refused(summary: dict) -> tuple[str, float | None]:
@@ -41,13 +42,13 @@ def _plots() -> tuple:
 ARCHITECTURE = Architecture(
     name="mesos",
     build=build,
-    summary=lambda ev, info, out: mesos_section(ev, info.get("frameworks", []), float(out["emulated_seconds"])),
-    failovers=lambda ev, info: master_failovers(ev, int(info.get("host_actors") or 0), info.get("frameworks", []),
-                                                float(info["time_scale"])),
+    summary=lambda ev, info, out: mesos_section(ev, info.extra.get("frameworks", []), float(out["emulated_seconds"])),
+    failovers=lambda ev, info: master_failovers(ev, int(info.host_actors or 0), info.extra.get("frameworks", []),
+                                                float(info.time_scale)),
     refused=_refused,
     refused_means="launches the master refused: offers declined or rescinded",
     table_rows=_rows,
     plots=_plots,
-    leaders=(LeaderEvents("Mesos master", "master_elected", lambda e: e.get("master", e["actor"])),),
+    leaders=(LeaderEvents("Mesos master", MASTER_ELECTED, lambda e: e.get("master", e["actor"])),),
     ship=lambda sc: [get_allocation_policy(sc.section.allocator)],
 )

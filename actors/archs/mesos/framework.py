@@ -27,6 +27,10 @@ from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.archs.mesos.link import MasterLink
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.mesos.events import JOB_FIRST_SLOT, TASKS_PLACED
+from schedlab.schedulers.events.shared import (
+    JOB_ABANDONED, JOB_ATTEMPT, JOB_PENDING, JOB_SCHEDULED, SCHEDULER_RECOVERED, SCHEDULER_START, TASKS_LOST, TXN,
+)
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.archs.mesos.framework import Decision, FrameworkCore, FrameworkParams, JobProgress
 from schedlab.schedulers.archs.mesos.offer_round import OfferRound, suppress
@@ -55,7 +59,7 @@ class MesosFramework(ActorShell):
 
     async def on_start(self) -> None:
         self.link.bind(self.rt, self.name, self.log, "framework", self._register)
-        self.log.emit("scheduler_start", framework=self.params.name, mode=self.params.mode)
+        self.log.emit(SCHEDULER_START, framework=self.params.name, mode=self.params.mode)
         self.spawn_loop(self._loop())
         self.spawn_loop(self._watch_loop())
         if self._to_recover:
@@ -112,9 +116,9 @@ class MesosFramework(ActorShell):
             self.core.resume(job, pending)
             if pending.size == 0:
                 # Its job_scheduled event may have died with the old incarnation.
-                self.log.emit("job_scheduled", job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+                self.log.emit(JOB_SCHEDULED, job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
                 done += 1
-        self.log.emit("scheduler_recovered", jobs=len(jobs), already_placed=done, queued=len(jobs) - done)
+        self.log.emit(SCHEDULER_RECOVERED, jobs=len(jobs), already_placed=done, queued=len(jobs) - done)
         self.wakeup.set()
         await self._sync_wants()
 
@@ -143,7 +147,7 @@ class MesosFramework(ActorShell):
         for k in keys:
             self.unconfirmed.pop(k, None)
         back = self.core.lost(keys)
-        self.log.emit("tasks_lost", framework=self.params.name, reason=why, tasks=[list(k) for k in keys], requeued_jobs=back)
+        self.log.emit(TASKS_LOST, framework=self.params.name, reason=why, tasks=[list(k) for k in keys], requeued_jobs=back)
         self.wakeup.set()
 
     # ---------------------------------------------------------------- loops
@@ -190,7 +194,7 @@ class MesosFramework(ActorShell):
         while (step := rnd.next(self.rt.now())) is not None:
             jp = step.jp
             if step.first:
-                self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts + 1, first=True, scheduler=self.name)
+                self.log.emit(JOB_ATTEMPT, job_id=jp.job.job_id, attempt=jp.attempts + 1, first=True, scheduler=self.name)
             if not step.fits:
                 continue  # a failed attempt that needs no thought; the round is over
             started = self.rt.now()
@@ -215,7 +219,7 @@ class MesosFramework(ActorShell):
         had_slot = jp.first_slot_at is not None
         status = self.core.settle(jp, d, launched, held, machines, now)
         if not had_slot and jp.first_slot_at is not None:
-            self.log.emit("job_first_slot", job_id=jp.job.job_id, scheduler=self.name)
+            self.log.emit(JOB_FIRST_SLOT, job_id=jp.job.job_id, scheduler=self.name)
         if not d.empty:
             self._record(jp, d, launched, spent, started, rtt_ms, int(held.sum()))
         if status == "waiting" and (gang := self.core.gang(jp)) is not None:
@@ -240,7 +244,7 @@ class MesosFramework(ActorShell):
         # [task, machine] per accepted launch: the checker follows each one to
         # its launch, its loss or the failure of its host (actors.analysis.invariants).
         accepted = [[t, m] for t, m, good in zip(d.tasks.tolist(), d.machines.tolist(), launched.tolist()) if good]
-        self.log.emit("txn", scheduler=self.name, job_id=jp.job.job_id, claims=n, committed=ok, conflicted=n - ok, held=held,
+        self.log.emit(TXN, scheduler=self.name, job_id=jp.job.job_id, claims=n, committed=ok, conflicted=n - ok, held=held,
                       think=round(spent, 6), **span_stamp(started, now), rtt_ms=round(rtt_ms, 3), placed=accepted,
                       outbox=self.link.master)  # the master holds a launch until its agent polls
         if ok:
@@ -253,14 +257,14 @@ class MesosFramework(ActorShell):
                     else:
                         self.unconfirmed[key] = now
                     placed.append([jp.job.job_id, t, m, bool(loc)])
-            self.log.emit("tasks_placed", scheduler=self.name, locality=self.params.data_replicas > 0, tasks=placed)
+            self.log.emit(TASKS_PLACED, scheduler=self.name, locality=self.params.data_replicas > 0, tasks=placed)
 
     def _finish(self, jp: JobProgress, status: str) -> None:
         if status == "scheduled":
-            self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts)
+            self.log.emit(JOB_SCHEDULED, job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts)
         elif status == "abandoned":
             self.unholds.extend(self.core.give_back(jp))
-            self.log.emit("job_abandoned", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts, unplaced=int(jp.pending.size))
+            self.log.emit(JOB_ABANDONED, job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts, unplaced=int(jp.pending.size))
 
     def _take_unholds(self) -> list:
         out, self.unholds = self.unholds, []
@@ -274,5 +278,5 @@ class MesosFramework(ActorShell):
         if self.current is not None and self.current not in waiting:
             waiting.append(self.current)
         for jp in waiting:
-            self.log.emit("job_pending", job_id=jp.job.job_id, scheduler=self.name, unplaced=int(jp.pending.size), attempts=jp.attempts)
+            self.log.emit(JOB_PENDING, job_id=jp.job.job_id, scheduler=self.name, unplaced=int(jp.pending.size), attempts=jp.attempts)
         return {"name": self.name, "think_s": self.think_s, "pending": len(waiting)}

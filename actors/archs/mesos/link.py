@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable
 from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.coordinator.lease import lease_holder, lease_holder_epoch, lease_holder_name, lease_identity  # noqa: F401 (re-exported)
 from schedlab.actors.common.events import EventLog
+from schedlab.schedulers.archs.mesos.events import REGISTERED
 from schedlab.schedulers.model.wire import unpack_release_keys
 
 Register = Callable[[Any], Awaitable[dict]]
@@ -92,7 +93,7 @@ class MasterLink:
         if not reply.get("ok"):
             return False
         self.handle, self.master, self.epoch = handle, name, reply["epoch"]
-        self.log.emit("registered", role=self.role, who=self.owner, master=name, epoch=self.epoch)
+        self.log.emit(REGISTERED, role=self.role, who=self.owner, master=name, epoch=self.epoch)
         return True
 
     def lost(self) -> None:

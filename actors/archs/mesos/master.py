@@ -34,7 +34,12 @@ from schedlab.actors.common.host_watch import (
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.coordinator.lease import LeaseCampaign, holds_lease
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.mesos.events import (
+    AGENT_REGISTERED, FRAMEWORK_REGISTERED, MASTER_ELECTED, MASTER_STEPPED_DOWN, MESOS_SAMPLE, OFFERS_CLOSED,
+    OFFERS_MADE, REVOKED, TASKS_GONE,
+)
 from schedlab.schedulers.archs.mesos.master_state import MasterConfig, MasterState
+from schedlab.schedulers.events.shared import CELL_SAMPLE, COMMITS_DROPPED, MACHINES_DOWN
 
 __all__ = ["MesosMaster", "NOT_LEADER"]
 
@@ -70,17 +75,17 @@ class MesosMaster(ActorShell):
         # (Mesos' agent re-registration timeout): one that never does is
         # written off, so its tasks are reported lost instead of forgotten.
         self.rereg_until = self.rt.now() + REREGISTER_SPANS * silence_span(self.watch)
-        self.log.emit("master_elected", master=self.name, epoch=epoch)
+        self.log.emit(MASTER_ELECTED, master=self.name, epoch=epoch)
 
     def _step_down(self) -> None:
         if self.state.leads:
-            self.log.emit("master_stepped_down", master=self.name, epoch=self.state.epoch)
+            self.log.emit(MASTER_STEPPED_DOWN, master=self.name, epoch=self.state.epoch)
         self._dropped(self.state.step_down(), self.state.epoch)
 
     def _dropped(self, launches: list[list[int]], epoch: int) -> None:
         if launches:
             # The invariant checker traces each commit to its launch or to this.
-            self.log.emit("commits_dropped", holder=self.name, epoch=epoch, tasks=launches)
+            self.log.emit(COMMITS_DROPPED, holder=self.name, epoch=epoch, tasks=launches)
 
     async def on_start(self) -> None:
         if self.cfg.masters == 1:
@@ -111,8 +116,8 @@ class MesosMaster(ActorShell):
         self.watch.heard(host, self.rt.now())
         reg = self.state.register_agent(host, tasks, finished)
         if reg.gone:
-            self.log.emit("tasks_gone", master=self.name, host=host, tasks=[list(k) for k in reg.gone])
-        self.log.emit("agent_registered", master=self.name, epoch=self.state.epoch, host=host, tasks=reg.tasks, reset=reg.reset)
+            self.log.emit(TASKS_GONE, master=self.name, host=host, tasks=[list(k) for k in reg.gone])
+        self.log.emit(AGENT_REGISTERED, master=self.name, epoch=self.state.epoch, host=host, tasks=reg.tasks, reset=reg.reset)
         return {"ok": True, "epoch": self.state.epoch, "reset": reg.reset}
 
     async def _agent_watch_loop(self) -> None:
@@ -140,9 +145,9 @@ class MesosMaster(ActorShell):
             return
         w = self.state.write_off(silent, now)
         if w.rescinded:
-            self.log.emit("offers_closed", offers=w.rescinded)
+            self.log.emit(OFFERS_CLOSED, offers=w.rescinded)
         # The frameworks log the lost tasks they place again (tasks_lost).
-        self.log.emit("machines_down", hosts=silent, tasks_lost=len(w.lost), lost=w.lost, unpulled=len(w.unpulled),
+        self.log.emit(MACHINES_DOWN, hosts=silent, tasks_lost=len(w.lost), lost=w.lost, unpulled=len(w.unpulled),
                       timeout_s=silence_span(self.watch))
 
     async def exchange(self, owner: str, epoch: int, host: int, finished: list) -> dict:
@@ -170,7 +175,7 @@ class MesosMaster(ActorShell):
         # A restarted framework is a new actor under the same name: offers
         # sent to the cached handle of its predecessor would go nowhere.
         self.fw_handles.pop(name, None)
-        self.log.emit("framework_registered", master=self.name, epoch=self.state.epoch, framework=name)
+        self.log.emit(FRAMEWORK_REGISTERED, master=self.name, epoch=self.state.epoch, framework=name)
         return {"ok": True, "epoch": self.state.epoch}
 
     def _ok_for(self, name: str, epoch: int) -> bool:
@@ -193,7 +198,7 @@ class MesosMaster(ActorShell):
             return NOT_LEADER
         r = self.state.respond(name, sections, declines, unholds, wants, self.rt.now())
         if r.closed:
-            self.log.emit("offers_closed", offers=r.closed)
+            self.log.emit(OFFERS_CLOSED, offers=r.closed)
         return {"ok": True, "results": r.results}
 
     async def recover_tasks(self, name: str, epoch: int, job_ids: list) -> dict:
@@ -220,11 +225,11 @@ class MesosMaster(ActorShell):
     def _allocate_round(self) -> None:
         rnd = self.state.allocate_round(self.rt.now())
         if rnd.rescinded:
-            self.log.emit("offers_closed", offers=rnd.rescinded)
+            self.log.emit(OFFERS_CLOSED, offers=rnd.rescinded)
         if rnd.revoked is not None:
-            self.log.emit("revoked", starving=rnd.revoked.starving, victims=rnd.revoked.victims, tasks=rnd.revoked.tasks)
+            self.log.emit(REVOKED, starving=rnd.revoked.starving, victims=rnd.revoked.victims, tasks=rnd.revoked.tasks)
         if rnd.made:
-            self.log.emit("offers_made", offers=rnd.made)
+            self.log.emit(OFFERS_MADE, offers=rnd.made)
         for fw in rnd.recipients:
             h = self._fw_handle(fw)
             if h is None:
@@ -240,8 +245,8 @@ class MesosMaster(ActorShell):
             if not self.leading():
                 continue
             cell, mesos = self.state.sample()
-            self.log.emit("cell_sample", **cell)
-            self.log.emit("mesos_sample", **mesos)
+            self.log.emit(CELL_SAMPLE, **cell)
+            self.log.emit(MESOS_SAMPLE, **mesos)
 
     async def status(self) -> dict:
         return {"master": self.name, "index": self.index, "leading": self.leading(), "epoch": self.state.epoch,

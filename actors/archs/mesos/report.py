@@ -11,13 +11,14 @@ import numpy as np
 
 from schedlab.actors.analysis import plots
 from schedlab.actors.analysis.report_parts import Events, PlotSpec, Skip
+from schedlab.schedulers.archs.mesos.events import OFFERS_CLOSED, OFFERS_MADE
 
 OFFER_BINS = 40
 OUTCOME_COLORS = {"accepted": "tab:green", "declined": "tab:orange", "rescinded": "tab:red"}
 
 
 def offer_data(summary: dict, ev: Events) -> Any:
-    made, closed = ev.get("offers_made", []), ev.get("offers_closed", [])
+    made, closed = ev.get(OFFERS_MADE, []), ev.get(OFFERS_CLOSED, [])
     if not made and not closed:
         return Skip("no offers_made / offers_closed events")
     times: dict[str, dict[str, list[float]]] = collections.defaultdict(lambda: collections.defaultdict(list))

@@ -18,6 +18,10 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.analysis.stats import percentiles
+from schedlab.schedulers.archs.mesos.events import (
+    JOB_FIRST_SLOT, MASTER_ELECTED, MESOS_SAMPLE, OFFERS_CLOSED, OFFERS_MADE, REGISTERED, REVOKED, TASKS_PLACED,
+)
+from schedlab.schedulers.events.shared import FAULT, JOB_SCHEDULED, JOB_SUBMITTED, TASKS_COMPLETED, TASKS_LOST
 
 
 def _series(points: list[tuple[float, float]], limit: int = 60) -> list[list[float]]:
@@ -29,36 +33,36 @@ def _series(points: list[tuple[float, float]], limit: int = 60) -> list[list[flo
 
 
 def mesos_section(ev: dict[str, list[dict]], frameworks: list[str], duration: float) -> dict[str, Any]:
-    made = sum(len(e["offers"]) for e in ev.get("offers_made", []))
+    made = sum(len(e["offers"]) for e in ev.get(OFFERS_MADE, []))
     outcomes: collections.Counter[str] = collections.Counter()
     locked = np.zeros(2)
-    for e in ev.get("offers_closed", []):
+    for e in ev.get(OFFERS_CLOSED, []):
         for _oid, _fw, outcome, held_s, *res in e["offers"]:
             outcomes[outcome] += 1
             locked += held_s * np.asarray(res[:2], dtype=np.float64)
 
-    submitted = {e["job_id"]: e for e in ev.get("job_submitted", [])}
-    first_slot = {e["job_id"]: e["t"] for e in ev.get("job_first_slot", [])}
-    scheduled = {e["job_id"]: e["t"] for e in ev.get("job_scheduled", [])}
+    submitted = {e["job_id"]: e for e in ev.get(JOB_SUBMITTED, [])}
+    first_slot = {e["job_id"]: e["t"] for e in ev.get(JOB_FIRST_SLOT, [])}
+    scheduled = {e["job_id"]: e["t"] for e in ev.get(JOB_SCHEDULED, [])}
     last_done: dict[int, float] = {}
     done_count: collections.Counter[int] = collections.Counter()
-    for e in ev.get("tasks_completed", []):
+    for e in ev.get(TASKS_COMPLETED, []):
         for job, _task, _m, end in e["tasks"]:
             done_count[job] += 1
             last_done[job] = max(last_done.get(job, 0.0), float(end))
     local: collections.Counter[str] = collections.Counter()
     placed: collections.Counter[str] = collections.Counter()
-    for e in ev.get("tasks_placed", []):
+    for e in ev.get(TASKS_PLACED, []):
         if e.get("locality"):
             placed[e["scheduler"]] += len(e["tasks"])
             local[e["scheduler"]] += sum(1 for t in e["tasks"] if t[3])
     shares: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
-    for e in sorted(ev.get("mesos_sample", []), key=lambda e: e["t"]):
+    for e in sorted(ev.get(MESOS_SAMPLE, []), key=lambda e: e["t"]):
         if 0 <= e["t"] <= duration:
             for fw, s in e["shares"].items():
                 shares[fw].append((e["t"], s))
 
-    samples = [e for e in ev.get("mesos_sample", []) if 0 <= e["t"] <= duration]
+    samples = [e for e in ev.get(MESOS_SAMPLE, []) if 0 <= e["t"] <= duration]
     held = np.mean([e["held"] for e in samples], axis=0) if samples else np.zeros(2)
     in_offers = np.mean([e["locked"] for e in samples], axis=0) if samples else np.zeros(2)
     per_fw = {}
@@ -82,10 +86,10 @@ def mesos_section(ev: dict[str, list[dict]], frameworks: list[str], duration: fl
         # Mean share of the cell sitting in outstanding offers / held idle by rigid frameworks.
         "locked_mean": {"cpu": round(float(in_offers[0]), 6), "mem": round(float(in_offers[1]), 6)},
         "held_mean": {"cpu": round(float(held[0]), 6), "mem": round(float(held[1]), 6)},
-        "revocations": sum(e["tasks"] for e in ev.get("revoked", [])),
-        "tasks_lost_requeued": sum(len(e["tasks"]) for e in ev.get("tasks_lost", [])),
+        "revocations": sum(e["tasks"] for e in ev.get(REVOKED, [])),
+        "tasks_lost_requeued": sum(len(e["tasks"]) for e in ev.get(TASKS_LOST, [])),
         # Every election, planned or not: a leader whose lease lapsed under load also starts a new epoch.
-        "master_elections": len(ev.get("master_elected", [])),
+        "master_elections": len(ev.get(MASTER_ELECTED, [])),
         "frameworks": per_fw,
     }
 
@@ -93,10 +97,10 @@ def mesos_section(ev: dict[str, list[dict]], frameworks: list[str], duration: fl
 def master_failovers(ev: dict[str, list[dict]], hosts: int, frameworks: list[str], scale: float) -> list[dict]:
     """One record per kill of the leading master: when a new leader was
     elected, and when the last agent and framework re-registered with it."""
-    elected = sorted(ev.get("master_elected", []), key=lambda e: e["t"])
-    regs = sorted(ev.get("registered", []), key=lambda e: e["t"])
+    elected = sorted(ev.get(MASTER_ELECTED, []), key=lambda e: e["t"])
+    regs = sorted(ev.get(REGISTERED, []), key=lambda e: e["t"])
     out = []
-    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+    for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"]):
         if f.get("role") != "master" or not f.get("was_leader"):
             continue
         killed = f["t"]

@@ -19,6 +19,7 @@ from schedlab.actors.common.shell import ActorShell
 from schedlab.schedulers.archs.omega.cell_machine import CellStateMachine
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, LivenessSpec, judge, report_down, watch_for
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.events.shared import CELL_SAMPLE
 from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
 
 
@@ -65,7 +66,7 @@ class CellState(ActorShell):
 
     def _sample(self) -> None:
         cpu, mem, version = self.machine.query(("sample",))
-        self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=version)
+        self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=version)
 
     async def snapshot(self) -> bytes:
         return self.machine.query(("snapshot",))

@@ -15,6 +15,10 @@ import numpy as np
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.omega.events import COMMIT_FAILED, TASKS_REQUEUED
+from schedlab.schedulers.events.shared import (
+    JOB_ABANDONED, JOB_ATTEMPT, JOB_PENDING, JOB_SCHEDULED, SCHEDULER_RECOVERED, SCHEDULER_START, TXN,
+)
 from schedlab.schedulers.model.wire import pack_claims, pack_tasks, unpack_delta
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.archs.omega.scheduler import JobProgress, OmegaSchedulerCore, SchedulerParams
@@ -53,7 +57,7 @@ class OmegaScheduler(ActorShell):
         self.cell.bind(self.rt, self.name, self.log)
         snap = unpack_delta(await self.cell.snapshot())
         self.core = OmegaSchedulerCore(self.params, LocalCopy(snap), rng_for(self.seed, self.name))
-        self.log.emit("scheduler_start", seed=self.seed, policy=getattr(self.params.policy, "__name__", "?"))
+        self.log.emit(SCHEDULER_START, seed=self.seed, policy=getattr(self.params.policy, "__name__", "?"))
         if self._early:
             self.core.submit(self._early)
             self._early = []
@@ -97,8 +101,8 @@ class OmegaScheduler(ActorShell):
         got = core.recover(jobs, cursor, placed)
         for job in got.placed:
             # Its job_scheduled event may have died with the old incarnation.
-            self.log.emit("job_scheduled", job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
-        self.log.emit("scheduler_recovered", jobs=len(jobs), already_placed=len(got.placed), queued=got.queued)
+            self.log.emit(JOB_SCHEDULED, job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+        self.log.emit(SCHEDULER_RECOVERED, jobs=len(jobs), already_placed=len(got.placed), queued=got.queued)
         self.wakeup.set()
 
     async def _lost_loop(self) -> None:
@@ -121,7 +125,7 @@ class OmegaScheduler(ActorShell):
             return
         mine = core.requeue_lost(asked, cursor, lost, self.jobs)
         if mine:
-            self.log.emit("tasks_requeued", scheduler=self.name, tasks=sum(map(len, mine.values())), jobs=len(mine))
+            self.log.emit(TASKS_REQUEUED, scheduler=self.name, tasks=sum(map(len, mine.values())), jobs=len(mine))
             self.wakeup.set()
 
     async def _wait_for_work(self) -> None:
@@ -151,7 +155,7 @@ class OmegaScheduler(ActorShell):
         first = core.begin_attempt(jp, started)
         if first:
             # Later attempts are visible in their txn events (attempt number).
-            self.log.emit("job_attempt", job_id=jp.job.job_id, attempt=jp.attempts, first=True, scheduler=self.name)
+            self.log.emit(JOB_ATTEMPT, job_id=jp.job.job_id, attempt=jp.attempts, first=True, scheduler=self.name)
         if self.rt.wall_clock() - self.refreshed_at > self.rtt_s:
             # A copy refreshed less than one round trip ago is as fresh as a
             # sync could make it; skipping the sync then saves a round trip
@@ -177,7 +181,7 @@ class OmegaScheduler(ActorShell):
             try:
                 mask, delta = await self.cell.commit(self.name, pack_claims(plan.claims), core.local.version, job.job_id, meta, self.rt.now())
             except Exception as e:  # the cell state is gone (a dead actor); the job retries
-                self.log.emit("commit_failed", job_id=job.job_id, error=f"{type(e).__name__}: {e}")
+                self.log.emit(COMMIT_FAILED, job_id=job.job_id, error=f"{type(e).__name__}: {e}")
                 accepted = np.zeros(len(plan.claims), dtype=bool)
             else:
                 accepted = np.frombuffer(mask, dtype=bool)
@@ -189,7 +193,7 @@ class OmegaScheduler(ActorShell):
         now = self.rt.now()
         outcome = core.settle(jp, plan, accepted, now)
         self.log.emit(
-            "txn",
+            TXN,
             scheduler=self.name,
             job_id=jp.job.job_id,
             claims=len(plan.claims),
@@ -203,9 +207,9 @@ class OmegaScheduler(ActorShell):
             placed=np.stack([outcome.committed_tasks, outcome.machines], axis=1).tolist() if len(outcome.committed_tasks) else [],
         )
         if outcome.status == "scheduled":
-            self.log.emit("job_scheduled", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts)
+            self.log.emit(JOB_SCHEDULED, job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts)
         elif outcome.status == "abandoned":
-            self.log.emit("job_abandoned", job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts, unplaced=int(jp.pending.size))
+            self.log.emit(JOB_ABANDONED, job_id=jp.job.job_id, scheduler=self.name, attempts=jp.attempts, unplaced=int(jp.pending.size))
 
     def _refreshed(self, sent_at: float) -> None:
         """The copy is as of when the request was sent; keep a smoothed RTT."""
@@ -224,11 +228,11 @@ class OmegaScheduler(ActorShell):
             # Asserting here lost them with its events (a CI live soak).
             early = [*self._early, *map(Job.from_wire, self._early_recover or [])]
             for job in early:
-                self.log.emit("job_pending", job_id=job.job_id, scheduler=self.name, unplaced=job.tasks, attempts=0)
+                self.log.emit(JOB_PENDING, job_id=job.job_id, scheduler=self.name, unplaced=job.tasks, attempts=0)
             return {"name": self.name, "think_s": self.think_s, "pending": len(early)}
         waiting = list(self.core.queue)
         if self.current is not None:
             waiting.append(self.current)
         for jp in waiting:
-            self.log.emit("job_pending", job_id=jp.job.job_id, scheduler=self.name, unplaced=int(jp.pending.size), attempts=jp.attempts)
+            self.log.emit(JOB_PENDING, job_id=jp.job.job_id, scheduler=self.name, unplaced=int(jp.pending.size), attempts=jp.attempts)
         return {"name": self.name, "think_s": self.think_s, "pending": len(waiting)}

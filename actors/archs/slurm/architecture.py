@@ -6,6 +6,7 @@ from __future__ import annotations
 from schedlab.actors.arch import Architecture, LeaderEvents
 from schedlab.actors.archs.slurm.build import build
 from schedlab.actors.archs.slurm.summary import controller_failovers, slurm_section
+from schedlab.schedulers.archs.slurm.events import SLURMCTLD_ACTIVE
 
 
 def _rows(summary: dict) -> list[tuple[str, str]]:
@@ -28,5 +29,5 @@ ARCHITECTURE = Architecture(
     failovers=controller_failovers,
     table_rows=_rows,
     refused_means="none: one slurmctld decides alone, so nothing conflicts",
-    leaders=(LeaderEvents("slurmctld", "slurmctld_active", lambda e: e.get("controller", e["actor"])),),
+    leaders=(LeaderEvents("slurmctld", SLURMCTLD_ACTIVE, lambda e: e.get("controller", e["actor"])),),
 )

@@ -35,9 +35,16 @@ from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.slurm.controller import SlurmCore
 from schedlab.schedulers.archs.slurm.ctld import Slurmctld
+from schedlab.schedulers.archs.slurm.events import (
+    SLURMCTLD_ACTIVE, SLURMCTLD_RESTORED, SLURM_END, SLURM_QUEUE, SLURM_START,
+)
 from schedlab.schedulers.archs.slurm.priority import FairShare
 from schedlab.schedulers.archs.slurm.spec import NAME, SlurmSpec, controller_name, time_limit
 from schedlab.schedulers.archs.slurm.state_save import Restored, StateMirror
+from schedlab.schedulers.events.shared import (
+    CELL_SAMPLE, COMMITS_DROPPED, JOB_ATTEMPT, JOB_PENDING, JOB_REJECTED, JOB_SCHEDULED, NODE_REGISTERED,
+    SCHEDULER_RECOVERED, TXN,
+)
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.wire import unpack_release_keys
@@ -152,7 +159,7 @@ class SlurmController(ActorShell):
         self.mirror = StateMirror({})
         self.mirror.ctld = self.ctld
         self.watch.grace(now, give_up=recovering)
-        self.log.emit("slurmctld_active", controller=self.name, recovering=recovering)
+        self.log.emit(SLURMCTLD_ACTIVE, controller=self.name, recovering=recovering)
 
     def _restore(self, records: dict[int, list]) -> None:
         assert self.ctld is not None
@@ -163,7 +170,7 @@ class SlurmController(ActorShell):
             if j.started is not None:
                 self.scheduled.add(j.job_id)
         self.scheduled |= r.ended
-        self.log.emit("slurmctld_restored", controller=self.name, jobs=len(r.jobs), ended=len(r.ended))
+        self.log.emit(SLURMCTLD_RESTORED, controller=self.name, jobs=len(r.jobs), ended=len(r.ended))
         jobs, self.unrecovered = self.unrecovered, None
         if jobs:
             self._admit(jobs)
@@ -197,7 +204,7 @@ class SlurmController(ActorShell):
             part = self.spec.partition_of(job.job_class).partition.name
             why = ctld.submit(job, part, time_limit(self.spec, job, self.cfg.seed), now)
             if why:
-                self.log.emit("job_rejected", job_id=job.job_id, scheduler=NAME, reason=why)
+                self.log.emit(JOB_REJECTED, job_id=job.job_id, scheduler=NAME, reason=why)
             else:
                 self.partition_of.setdefault(job.job_id, part)
         self.wakeup.set()
@@ -227,7 +234,7 @@ class SlurmController(ActorShell):
             raise ConnectionError(f"{self.name} is not the active controller")
         ctld.register(host, [(int(j), int(t), int(m), req) for j, t, m, req, *_ in report["tasks"]],
                       [(int(j), int(t)) for j, t in report["finished"]], self.foreign_until)
-        self.log.emit("node_registered", host=host, tasks=len(report["tasks"]))
+        self.log.emit(NODE_REGISTERED, host=host, tasks=len(report["tasks"]))
         self._maybe_settle()
 
     async def rejoin(self, host: int) -> list:
@@ -247,7 +254,7 @@ class SlurmController(ActorShell):
             return
         requeued = ctld.settle(self.rt.now())
         self._drain()
-        self.log.emit("scheduler_recovered", jobs=len(ctld.core.jobs), requeued=len(requeued),
+        self.log.emit(SCHEDULER_RECOVERED, jobs=len(ctld.core.jobs), requeued=len(requeued),
                       queued=sum(ctld.queued().values()))
         self.wakeup.set()
 
@@ -310,15 +317,15 @@ class SlurmController(ActorShell):
         if started:
             self.expiry_changed.set()
         for s in started:
-            self.log.emit("txn", scheduler=NAME, job_id=s.job_id, claims=len(s.nodes), committed=len(s.nodes),
-                          conflicted=0, think=self.spec.pass_time, rtt_ms=0.0,
+            self.log.emit(TXN, scheduler=NAME, job_id=s.job_id, claims=len(s.nodes), committed=len(s.nodes),
+                          think=self.spec.pass_time,
                           placed=[[t, n] for t, n in enumerate(s.nodes)], outbox=self.name, **span_stamp(now, now))
             first = s.job_id not in self.scheduled
             if first:
                 self.scheduled.add(s.job_id)
-                self.log.emit("job_attempt", job_id=s.job_id, attempt=1, first=True, scheduler=NAME)
-                self.log.emit("job_scheduled", job_id=s.job_id, scheduler=NAME, attempts=1)
-            self.log.emit("slurm_start", job_id=s.job_id, partition=self.partition_of.get(s.job_id, ""),
+                self.log.emit(JOB_ATTEMPT, job_id=s.job_id, attempt=1, first=True, scheduler=NAME)
+                self.log.emit(JOB_SCHEDULED, job_id=s.job_id, scheduler=NAME, attempts=1)
+            self.log.emit(SLURM_START, job_id=s.job_id, partition=self.partition_of.get(s.job_id, ""),
                           nodes=len(s.nodes), backfilled=s.backfilled, reserved=s.reserved,
                           waited=round(s.waited, 6), first=first)
         self._drain()
@@ -330,7 +337,7 @@ class SlurmController(ActorShell):
         now = self.rt.now()
         for e in ctld.ended:
             spec = ctld.specs.get(e.job_id)
-            self.log.emit("slurm_end", job_id=e.job_id, state=e.state, reason=e.reason,
+            self.log.emit(SLURM_END, job_id=e.job_id, state=e.state, reason=e.reason,
                           partition=self.partition_of.get(e.job_id, ""), account=spec.job_class if spec else "",
                           nodes=e.nodes, ran=round(now - e.started, 6))
         ctld.ended = []
@@ -338,7 +345,7 @@ class SlurmController(ActorShell):
             # Launches no daemon pulled, taken back (killed at its limit or
             # requeued first): the invariant checker traces each commit to
             # its launch or to this.
-            self.log.emit("commits_dropped", holder=self.name, reason="withdrawn", tasks=ctld.withdrawn)
+            self.log.emit(COMMITS_DROPPED, holder=self.name, reason="withdrawn", tasks=ctld.withdrawn)
             ctld.withdrawn = []
 
     # ------------------------------------------------------------ samples and state
@@ -359,8 +366,8 @@ class SlurmController(ActorShell):
         else:
             used = core.used.sum(axis=0)
         cpu, mem = (used / cap.sum(axis=0)).tolist()
-        self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=len(self.scheduled))
-        self.log.emit("slurm_queue", queued=ctld.queued(),
+        self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=len(self.scheduled))
+        self.log.emit(SLURM_QUEUE, queued=ctld.queued(),
                       running=sum(1 for j in core.jobs.values() if j.started is not None),
                       recovering=ctld.recovering)
 
@@ -383,7 +390,7 @@ class SlurmController(ActorShell):
         await self._save()
         waiting = {j.job_id for j in ctld.core.jobs.values() if j.started is None and j.job_id >= 0} | set(ctld.parked)
         for jid in sorted(waiting - self.scheduled):
-            self.log.emit("job_pending", job_id=jid, scheduler=NAME, unplaced=ctld.specs[jid].tasks, attempts=0)
+            self.log.emit(JOB_PENDING, job_id=jid, scheduler=NAME, unplaced=ctld.specs[jid].tasks, attempts=0)
         for w in self.unrecovered or []:
-            self.log.emit("job_pending", job_id=w["job_id"], scheduler=NAME, unplaced=len(w["durations"]), attempts=0)
+            self.log.emit(JOB_PENDING, job_id=w["job_id"], scheduler=NAME, unplaced=len(w["durations"]), attempts=0)
         return {"controller": self.name, "active": True, "scheduled": len(self.scheduled)}

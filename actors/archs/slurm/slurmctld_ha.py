@@ -21,8 +21,10 @@ from schedlab.actors.coordinator.fenced_store_link import FencedStoreLink
 from schedlab.actors.coordinator.lease import LeaseCampaign, holds_lease
 from schedlab.actors.coordinator.replica_set import LeasedSet
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.slurm.events import SLURMCTLD_STANDBY
 from schedlab.schedulers.archs.slurm.spec import NAME
 from schedlab.schedulers.archs.slurm.state_save import StateMirror
+from schedlab.schedulers.events.shared import COMMITS_DROPPED
 
 
 class HAController(SlurmController):
@@ -95,8 +97,8 @@ class HAController(SlurmController):
         dropped = [[ln[0], ln[1], ln[2]] for launches in ctld.to_launch.values() for ln in launches]
         if dropped:
             # The invariant checker traces each commit to its launch or to this.
-            self.log.emit("commits_dropped", holder=self.name, epoch=self.lease_epoch, tasks=dropped)
-        self.log.emit("slurmctld_standby", controller=self.name, epoch=self.lease_epoch)
+            self.log.emit(COMMITS_DROPPED, holder=self.name, epoch=self.lease_epoch, tasks=dropped)
+        self.log.emit(SLURMCTLD_STANDBY, controller=self.name, epoch=self.lease_epoch)
         self.ctld = None
         self.mirror = None
         self.link.end()

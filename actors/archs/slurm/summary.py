@@ -14,7 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.actors.analysis.run_info import RunInfo
+from schedlab.schedulers.archs.slurm.events import SLURMCTLD_ACTIVE, SLURM_END, SLURM_QUEUE, SLURM_START
 from schedlab.schedulers.archs.slurm.spec import ROLE
+from schedlab.schedulers.events.shared import FAULT, JOB_SUBMITTED, SCHEDULER_RECOVERED
 
 Events = dict[str, list[dict]]
 BSLD_THRESHOLD = 10.0
@@ -28,12 +31,12 @@ def _dist(xs: list[float]) -> dict[str, float | None]:
             "p90": round(float(np.percentile(a, 90)), 4), "max": round(float(a.max()), 4)}
 
 
-def slurm_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+def slurm_section(ev: Events, info: RunInfo, out: dict[str, Any]) -> dict[str, Any]:
     end = float(out["emulated_seconds"])
-    submitted = {e["job_id"]: e["t"] for e in ev.get("job_submitted", [])}
-    starts = [e for e in ev.get("slurm_start", []) if e["t"] <= end + 1e-6]
+    submitted = {e["job_id"]: e["t"] for e in ev.get(JOB_SUBMITTED, [])}
+    starts = [e for e in ev.get(SLURM_START, []) if e["t"] <= end + 1e-6]
     first = [e for e in starts if e.get("first", True)]
-    ends = [e for e in ev.get("slurm_end", []) if e["t"] <= end + 1e-6]
+    ends = [e for e in ev.get(SLURM_END, []) if e["t"] <= end + 1e-6]
     states = collections.Counter(e["state"] for e in ends)
     bsld, waits = [], [e["waited"] for e in first]
     for e in ends:
@@ -42,7 +45,7 @@ def slurm_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict
             bsld.append(max(1.0, response / max(e["ran"], BSLD_THRESHOLD)))
     delays = [max(0.0, e["t"] - e["reserved"]) for e in starts if e.get("reserved") is not None]
     queues: dict[str, list[int]] = collections.defaultdict(list)
-    for s in ev.get("slurm_queue", []):
+    for s in ev.get(SLURM_QUEUE, []):
         if s["t"] <= end + 1e-6:
             for p, n in s["queued"].items():
                 queues[p].append(int(n))
@@ -69,17 +72,17 @@ def slurm_section(ev: Events, info: dict[str, Any], out: dict[str, Any]) -> dict
     }
 
 
-def controller_failovers(ev: Events, info: dict[str, Any]) -> list[dict[str, Any]]:
+def controller_failovers(ev: Events, info: RunInfo) -> list[dict[str, Any]]:
     """One record per kill of the active controller: when a controller
     became active again (the restarted one, or the backup), when it had
     every daemon's word (``scheduler_recovered``) and when it started a job
     again: the outage users saw."""
-    scale = float(info["time_scale"])
+    scale = float(info.time_scale)
     out = []
-    actives = sorted(ev.get("slurmctld_active", []), key=lambda e: e["t"])
-    recovered = sorted(ev.get("scheduler_recovered", []), key=lambda e: e["t"])
-    starts = sorted(e["t"] for e in ev.get("slurm_start", []))
-    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+    actives = sorted(ev.get(SLURMCTLD_ACTIVE, []), key=lambda e: e["t"])
+    recovered = sorted(ev.get(SCHEDULER_RECOVERED, []), key=lambda e: e["t"])
+    starts = sorted(e["t"] for e in ev.get(SLURM_START, []))
+    for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"]):
         if f.get("role") != ROLE or not str(f.get("kind", "")).startswith("kill") or f.get("skipped"):
             continue
         if "was_leader" in f and not f["was_leader"]:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.stats import percentiles
 from schedlab.actors.arch import Architecture
 from schedlab.actors.archs.sparrow.build import build
+from schedlab.schedulers.archs.sparrow.events import SPARROW_JOB, SPARROW_NODEMON, SPARROW_PLACED
+from schedlab.schedulers.events.shared import JOB_SUBMITTED, TASKS_COMPLETED, TASKS_LAUNCHED
 
 
-def sparrow_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+def sparrow_summary(ev: dict[str, list[dict]], info: RunInfo, out: dict[str, Any]) -> dict[str, Any]:
     """Pure: every number from the run's events.
 
     Task queueing delay: the job's release (``job_submitted``) to the task's
@@ -18,18 +21,18 @@ def sparrow_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[s
     release to the end of its last task, for jobs every task of which ended
     in the run. Long or short: as the scheduler classified the job (its mean
     task duration against the cutoff)."""
-    submitted = {e["job_id"]: e["t"] for e in ev.get("job_submitted", [])}
-    long = {e["job_id"]: bool(e["long"]) for e in ev.get("sparrow_job", [])}
-    ntasks = {e["job_id"]: int(e["tasks"]) for e in ev.get("sparrow_job", [])}
+    submitted = {e["job_id"]: e["t"] for e in ev.get(JOB_SUBMITTED, [])}
+    long = {e["job_id"]: bool(e["long"]) for e in ev.get(SPARROW_JOB, [])}
+    ntasks = {e["job_id"]: int(e["tasks"]) for e in ev.get(SPARROW_JOB, [])}
     start: dict[tuple[int, int], float] = {}
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         if e.get("prefill"):
             continue
         for row in e["tasks"]:
             key = (int(row[0]), int(row[1]))
             start.setdefault(key, float(row[-1]))
     end: dict[int, dict[int, float]] = {}
-    for e in ev.get("tasks_completed", []):
+    for e in ev.get(TASKS_COMPLETED, []):
         for j, t, _m, at in e["tasks"]:
             if j >= 0:
                 end.setdefault(int(j), {})[int(t)] = float(at)
@@ -41,15 +44,15 @@ def sparrow_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[s
     for j, ends in end.items():
         if j in submitted and j in long and len(ends) >= ntasks.get(j, 1 << 30):
             response[long[j]].append(max(ends.values()) - submitted[j])
-    placed = ev.get("sparrow_placed", [])
+    placed = ev.get(SPARROW_PLACED, [])
     tasks = sum(e["tasks"] for e in placed)
     probes = sum(e["probes"] for e in placed)
-    mons = ev.get("sparrow_nodemon", [])
+    mons = ev.get(SPARROW_NODEMON, [])
     gets = sum(e["get_task"] for e in mons)
     messages = sum(e["messages"] for e in placed) + 2 * gets
     steal_messages = sum(e["steal_messages"] for e in mons)
     return {
-        **info.get("sparrow", {}),
+        **info.extra.get("sparrow", {}),
         "jobs": {"short": sum(1 for v in long.values() if not v), "long": sum(1 for v in long.values() if v)},
         "queueing_delay_s": {"short": percentiles(delays[False]), "long": percentiles(delays[True])},
         "response_time_s": {"short": percentiles(response[False]), "long": percentiles(response[True])},

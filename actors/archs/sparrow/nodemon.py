@@ -31,8 +31,10 @@ from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.usage_sampler import sample_usage_loop
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.sparrow.events import SPARROW_NODEMON, SPARROW_STEAL
 from schedlab.schedulers.archs.sparrow.hybrid import partition
 from schedlab.schedulers.archs.sparrow.nodes import drop_running, set_slots
+from schedlab.schedulers.events.shared import TXN
 from schedlab.schedulers.model.resources import slots_for
 from schedlab.schedulers.archs.sparrow.spec import nodemon_name, scheduler_name
 from schedlab.schedulers.archs.sparrow.stealing import Stealing
@@ -140,8 +142,8 @@ class NodeMonitor(ActorShell):
             self.handoff.hold(s.worker, [key[0], key[1], s.worker, list(request), s.task.duration, now, owner])
             by_job.setdefault((owner, key[0]), []).append([key[1], s.worker])
         for (owner, job), placed in by_job.items():
-            self.log.emit("txn", scheduler=owner, job_id=job, claims=len(placed), committed=len(placed), conflicted=0,
-                          think=0.0, rtt_ms=0.0, placed=placed, outbox=self.name, t=now, span=0.0)
+            self.log.emit(TXN, scheduler=owner, job_id=job, claims=len(placed), committed=len(placed),
+                          think=0.0, placed=placed, outbox=self.name, t=now, span=0.0)
         if out.started:
             self.wake.set()
         for msg in out.messages:
@@ -285,7 +287,7 @@ class NodeMonitor(ActorShell):
                     self.owner_of[e.key] = owner
             self.counts["steals"] += 1
             self.counts["stolen"] += len(got)
-            self.log.emit("sparrow_steal", thief=thief, victim=victim, entries=len(got))
+            self.log.emit(SPARROW_STEAL, thief=thief, victim=victim, entries=len(got))
             self._apply(self.workers[thief].enqueue([e for e, _o, _r in got], now), now)
             return
 
@@ -368,7 +370,7 @@ class NodeMonitor(ActorShell):
         for t in list(self.asks):
             t.cancel()
         self.handoff.log_never_pulled(self.log, self.name)
-        self.log.emit("sparrow_nodemon", host=self.cfg.host, **self.counts,
+        self.log.emit(SPARROW_NODEMON, host=self.cfg.host, **self.counts,
                       slots=sum(w.slots for w in self.workers.values()))
         return dict(self.counts)
 

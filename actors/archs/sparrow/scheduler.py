@@ -21,6 +21,7 @@ import numpy as np
 
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.sparrow.events import SPARROW_JOB, SPARROW_PLACED
 from schedlab.schedulers.archs.sparrow.holdings import (Holdings, add_long_work, merge_holdings, missing, not_started,
                                                         reservations_to_add)
 from schedlab.schedulers.archs.sparrow.hybrid import LongScheduler, partition
@@ -30,6 +31,7 @@ from schedlab.schedulers.archs.sparrow.placement import (
 )
 from schedlab.schedulers.archs.sparrow.spec import CENTRAL, nodemon_name, scheduler_name
 from schedlab.schedulers.archs.sparrow.worker import Reservation, Task
+from schedlab.schedulers.events.shared import JOB_ATTEMPT, JOB_PENDING, JOB_SCHEDULED, SCHEDULER_RECOVERED
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.seeding import rng_for
 
@@ -106,7 +108,7 @@ class _Base(ActorShell):
     def _attempt(self, job: Job) -> None:
         if job.job_id not in self.attempted:
             self.attempted.add(job.job_id)
-            self.log.emit("job_attempt", job_id=job.job_id, attempt=1, first=True, scheduler=self.name)
+            self.log.emit(JOB_ATTEMPT, job_id=job.job_id, attempt=1, first=True, scheduler=self.name)
 
     def _note_started(self, j: int, tasks: Any, recovered: bool = False) -> None:
         if j not in self.jobs:
@@ -114,7 +116,7 @@ class _Base(ActorShell):
         self.started.setdefault(j, set()).update(int(t) for t in tasks)
         if j not in self.scheduled and len(self.started[j]) >= self.jobs[j].tasks:
             self.scheduled.add(j)
-            self.log.emit("job_scheduled", job_id=j, scheduler=self.name, attempts=1,
+            self.log.emit(JOB_SCHEDULED, job_id=j, scheduler=self.name, attempts=1,
                           **({"recovered": True} if recovered else {}))
 
     async def report(self, started: list, finished: list) -> None:
@@ -143,7 +145,7 @@ class _Base(ActorShell):
         for j, job in self.jobs.items():
             if j not in self.scheduled and self._reports_pending(j):
                 pending += 1
-                self.log.emit("job_pending", job_id=j, scheduler=self.name,
+                self.log.emit(JOB_PENDING, job_id=j, scheduler=self.name,
                               unplaced=job.tasks - len(self.started.get(j, ())), attempts=0)
         return {"pending": pending, "jobs": len(self.jobs)}
 
@@ -183,7 +185,7 @@ class SparrowScheduler(_Base):
         est = mean_duration(job.durations)
         long = self.cfg.cutoff is not None and est > self.cfg.cutoff
         if not recovered:
-            self.log.emit("sparrow_job", job_id=job.job_id, long=long, estimate=round(est, 6) if np.isfinite(est) else None,
+            self.log.emit(SPARROW_JOB, job_id=job.job_id, long=long, estimate=round(est, 6) if np.isfinite(est) else None,
                           tasks=job.tasks, routed=CENTRAL if (long and self.cfg.hawk) else self.name)
         if long and self.cfg.hawk:
             self.long[job.job_id] = wire
@@ -222,7 +224,7 @@ class SparrowScheduler(_Base):
         m = len(tasks)
         if cfg.policy == "late_binding" or cfg.hawk:
             pairs = self.lb.submit(job.job_id, tasks, self.rng)
-            self.log.emit("sparrow_placed", job_id=job.job_id, tasks=m, probes=len(pairs), messages=len(pairs))
+            self.log.emit(SPARROW_PLACED, job_id=job.job_id, tasks=m, probes=len(pairs), messages=len(pairs))
             await self._send(job, pairs)
             return
         if cfg.policy == "random":
@@ -235,7 +237,7 @@ class SparrowScheduler(_Base):
                 p = self.sampler.choose(targets, loads.reshape(targets.shape), self.rng)
             else:
                 p = self.sampler.choose(targets, loads, m, self.rng)
-        self.log.emit("sparrow_placed", job_id=job.job_id, tasks=m, probes=p.probes, messages=p.messages)
+        self.log.emit(SPARROW_PLACED, job_id=job.job_id, tasks=m, probes=p.probes, messages=p.messages)
         await self._send(job, [(int(w), t) for w, t in zip(p.workers.tolist(), tasks)])
 
     async def _probe(self, machines: np.ndarray) -> np.ndarray:
@@ -290,7 +292,7 @@ class SparrowScheduler(_Base):
                 if extra:
                     r = Reservation(j, self.cfg.index)
                     self._attempt(job)
-                    self.log.emit("sparrow_placed", job_id=j, tasks=0, probes=extra, messages=extra)
+                    self.log.emit(SPARROW_PLACED, job_id=j, tasks=0, probes=extra, messages=extra)
                     self._spawn(self._send(job, [(int(m), r) for m in self.lb.targets(extra, self.rng)]))
             else:
                 lost = missing(job.tasks, started.get(j, ()), queued.get(j, ()))
@@ -299,7 +301,7 @@ class SparrowScheduler(_Base):
         self.recovering = False
         for job, lost in replace:
             self._spawn(self._place(job, lost))
-        self.log.emit("scheduler_recovered", jobs=len(jobs), replaced=len(replace), scheduled=len(self.scheduled))
+        self.log.emit(SCHEDULER_RECOVERED, jobs=len(jobs), replaced=len(replace), scheduled=len(self.scheduled))
 
 
 class CentralScheduler(_Base):
@@ -357,7 +359,7 @@ class CentralScheduler(_Base):
         est = self.estimate[job.job_id]
         tasks = [Task(job.job_id, i, float(job.durations[i]), True) for i in indices]
         pairs = self.core.place(tasks, est if np.isfinite(est) else 1e12)
-        self.log.emit("sparrow_placed", job_id=job.job_id, tasks=len(tasks), probes=0, messages=len(tasks))
+        self.log.emit(SPARROW_PLACED, job_id=job.job_id, tasks=len(tasks), probes=0, messages=len(tasks))
         await self._send(job, pairs)
 
     def _finished(self, finished: list) -> None:
@@ -386,5 +388,5 @@ class CentralScheduler(_Base):
         for job, lost in again:
             self._attempt(job)
             await self._place(job, lost)
-        self.log.emit("scheduler_recovered", jobs=len(self.jobs), replaced=len(again), scheduled=len(self.scheduled))
+        self.log.emit(SCHEDULER_RECOVERED, jobs=len(self.jobs), replaced=len(again), scheduled=len(self.scheduled))
         self.kick.set()

@@ -8,10 +8,15 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.stats import percentiles
 from schedlab.actors.arch import Architecture, LeaderEvents
 from schedlab.actors.archs.webfarm.build import build
+from schedlab.schedulers.archs.webfarm.events import LB_ELECTED, SERVER_HEALTH, SESSION_LOST
 from schedlab.schedulers.archs.webfarm.spec import ROLE_LB
+from schedlab.schedulers.events.shared import (
+    FAULT, JOB_ATTEMPT, JOB_REJECTED, JOB_SUBMITTED, MACHINES_DOWN, TASKS_COMPLETED, TASKS_LAUNCHED, TASKS_LOST,
+)
 
 
 def _latency(values: list[float]) -> dict[str, float | None]:
@@ -21,7 +26,7 @@ def _latency(values: list[float]) -> dict[str, float | None]:
     return out
 
 
-def webfarm_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+def webfarm_summary(ev: dict[str, list[dict]], info: RunInfo, out: dict[str, Any]) -> dict[str, Any]:
     """Pure: every number from the run's events.
 
     A request's latency: its page's release (``job_submitted``) to its end
@@ -29,10 +34,10 @@ def webfarm_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[s
     worker took it (the launch's start). Utilization of a server: the
     service time it ran (ended in the run) over its workers times the run's
     duration; imbalance: the busiest server's utilization over the mean."""
-    w = info.get("webfarm", {})
-    submitted = {e["job_id"]: e["t"] for e in ev.get("job_submitted", [])}
+    w = info.extra.get("webfarm", {})
+    submitted = {e["job_id"]: e["t"] for e in ev.get(JOB_SUBMITTED, [])}
     start: dict[tuple[int, int], float] = {}
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         if e.get("prefill"):
             continue
         for row in e["tasks"]:
@@ -40,7 +45,7 @@ def webfarm_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[s
     servers = int(w.get("servers") or 0)
     busy = np.zeros(servers)
     latency, queueing = [], []
-    for e in ev.get("tasks_completed", []):
+    for e in ev.get(TASKS_COMPLETED, []):
         for j, t, m, at in e["tasks"]:
             key = (int(j), int(t))
             if j < 0 or key not in start:
@@ -55,11 +60,11 @@ def webfarm_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[s
     workers = np.asarray(w.get("workers") or [1] * servers, dtype=np.float64)
     util = busy / np.maximum(workers, 1) / duration if duration > 0 and servers else np.zeros(servers)
     refused: dict[str, int] = {}
-    for e in ev.get("job_rejected", []):
+    for e in ev.get(JOB_REJECTED, []):
         refused[e.get("reason", "?")] = refused.get(e.get("reason", "?"), 0) + 1
-    lost = {(int(j), int(t)) for e in ev.get("machines_down", []) for j, t in e.get("lost", [])}
-    lost |= {(int(j), int(t)) for e in ev.get("tasks_lost", []) for j, t in e.get("tasks", [])}
-    health = ev.get("server_health", [])
+    lost = {(int(j), int(t)) for e in ev.get(MACHINES_DOWN, []) for j, t in e.get("lost", [])}
+    lost |= {(int(j), int(t)) for e in ev.get(TASKS_LOST, []) for j, t in e.get("tasks", [])}
+    health = ev.get(SERVER_HEALTH, [])
     return {
         **w,
         "requests": {"started": len(start), "completed": len(latency), "lost": len(lost)},
@@ -70,24 +75,24 @@ def webfarm_summary(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[s
                         "max": round(float(util.max()), 4) if servers else None,
                         "imbalance": round(float(util.max() / util.mean()), 4) if servers and util.mean() > 0 else None},
         "pages_refused": dict(sorted(refused.items())),
-        "sessions_lost": len(ev.get("session_lost", [])),
+        "sessions_lost": len(ev.get(SESSION_LOST, [])),
         "servers_marked_down": sum(1 for e in health if not e["healthy"]),
         "servers_marked_up": sum(1 for e in health if e["healthy"]),
     }
 
 
-def lb_failovers(ev: dict[str, list[dict]], info: dict[str, Any]) -> list[dict]:
+def lb_failovers(ev: dict[str, list[dict]], info: RunInfo) -> list[dict]:
     """One record per kill of the active balancer: when another (or the
     restarted one) became active, when it next routed a page (the takeover
     users feel), and the pages refused meanwhile."""
-    scale = float(info.get("time_scale") or 1.0)
-    elected = sorted(ev.get("lb_elected", []), key=lambda e: e["t"])
-    routed = sorted((e["t"], e["scheduler"]) for e in ev.get("job_attempt", []))
-    refusals = sorted(e["t"] for e in ev.get("job_rejected", [])
+    scale = float(info.time_scale)
+    elected = sorted(ev.get(LB_ELECTED, []), key=lambda e: e["t"])
+    routed = sorted((e["t"], e["scheduler"]) for e in ev.get(JOB_ATTEMPT, []))
+    refusals = sorted(e["t"] for e in ev.get(JOB_REJECTED, [])
                       if e.get("reason") in ("client_timeout", "no_server", "not_active"))
-    lbs = int(info.get("webfarm", {}).get("lbs") or 1)
+    lbs = int(info.extra.get("webfarm", {}).get("lbs") or 1)
     out = []
-    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+    for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"]):
         if f.get("role") != ROLE_LB or f.get("kind") == "restart" or f.get("skipped"):
             continue
         if lbs > 1 and not f.get("was_leader"):
@@ -137,5 +142,5 @@ ARCHITECTURE = Architecture(
     table_rows=_rows,
     refused=_refused,
     refused_means="pages refused (full queue, dead server, no server, no active balancer, client timeout)",
-    leaders=(LeaderEvents("lb leader", "lb_elected", lambda e: e["lb"]),),
+    leaders=(LeaderEvents("lb leader", LB_ELECTED, lambda e: e["lb"]),),
 )

@@ -32,8 +32,10 @@ from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.usage_sampler import sample_usage_loop
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.archs.webfarm.events import WEBFARM_HTTPD
 from schedlab.schedulers.archs.webfarm.server import Record, Server
 from schedlab.schedulers.archs.webfarm.spec import httpd_name
+from schedlab.schedulers.events.shared import JOB_PENDING, JOB_REJECTED, JOB_SCHEDULED, TXN
 from schedlab.schedulers.model.resources import slots_for
 
 TASK_BITS = 20  # a request's id in its server core: job << TASK_BITS | task (tasks per job < 2**17)
@@ -128,7 +130,7 @@ class Httpd(ActorShell):
     def _refuse(self, job: int, reason: str, balancer: str) -> None:
         if job not in self.refused:
             self.refused.add(job)
-            self.log.emit("job_rejected", job_id=job, reason=reason, scheduler=balancer)
+            self.log.emit(JOB_REJECTED, job_id=job, reason=reason, scheduler=balancer)
 
     def _took(self, records: list[Record], now: float) -> None:
         """Requests a worker took: a placement each, handed to the host at
@@ -147,10 +149,10 @@ class Httpd(ActorShell):
                 if not left:
                     del self.unstarted[job]
                     if job not in self.refused:
-                        self.log.emit("job_scheduled", job_id=job, scheduler=balancer, attempts=1)
+                        self.log.emit(JOB_SCHEDULED, job_id=job, scheduler=balancer, attempts=1)
         for (balancer, job), placed in by_job.items():
-            self.log.emit("txn", scheduler=balancer, job_id=job, claims=len(placed), committed=len(placed),
-                          conflicted=0, think=0.0, rtt_ms=0.0, placed=placed, outbox=self.name, t=now, span=0.0)
+            self.log.emit(TXN, scheduler=balancer, job_id=job, claims=len(placed), committed=len(placed),
+                          think=0.0, placed=placed, outbox=self.name, t=now, span=0.0)
         if records:
             self.wake.set()
 
@@ -262,10 +264,10 @@ class Httpd(ActorShell):
         for job, tasks in sorted(self.unstarted.items()):
             if job not in self.refused:
                 balancer = next((self.req[(job, t)][0] for t in tasks if (job, t) in self.req), "?")
-                self.log.emit("job_pending", job_id=job, scheduler=balancer, unplaced=len(tasks))
+                self.log.emit(JOB_PENDING, job_id=job, scheduler=balancer, unplaced=len(tasks))
         servers = {m: {"served": s.served, "dropped": s.dropped, "lost": s.lost, "transfers": s.transfers,
                        "workers": s.workers} for m, s in self.servers.items()}
-        self.log.emit("webfarm_httpd", host=self.cfg.host, **self.counts, servers=servers)
+        self.log.emit(WEBFARM_HTTPD, host=self.cfg.host, **self.counts, servers=servers)
         return dict(self.counts)
 
 

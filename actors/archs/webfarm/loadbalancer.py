@@ -35,8 +35,12 @@ from schedlab.actors.coordinator.lease import LeaseCampaign
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.webfarm import policies
 from schedlab.schedulers.archs.webfarm.balancer import Balancer
+from schedlab.schedulers.archs.webfarm.events import (
+    LB_ELECTED, LB_STEPPED_DOWN, SERVER_HEALTH, SESSION_LOST, WEBFARM_LB,
+)
 from schedlab.schedulers.archs.webfarm.server import LoadReport
 from schedlab.schedulers.archs.webfarm.spec import WebfarmSpec, httpd_name, lb_name
+from schedlab.schedulers.events.shared import JOB_ATTEMPT, JOB_REJECTED
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.seeding import rng_for
 
@@ -95,7 +99,7 @@ class LoadBalancer(ActorShell):
 
     def _take_over(self, epoch: int) -> None:
         self.leads, self.epoch = True, epoch
-        self.log.emit("lb_elected", lb=self.name, epoch=epoch)
+        self.log.emit(LB_ELECTED, lb=self.name, epoch=epoch)
         if self.cfg.spec.lbs > 1:
             me, submitter = self.rt.lookup(self.name), self.rt.lookup(SUBMITTER)
             if me is not None and submitter is not None:
@@ -105,7 +109,7 @@ class LoadBalancer(ActorShell):
 
     def _step_down(self) -> None:
         self.leads = False
-        self.log.emit("lb_stepped_down", lb=self.name, epoch=self.epoch)
+        self.log.emit(LB_STEPPED_DOWN, lb=self.name, epoch=self.epoch)
 
     def active(self) -> bool:
         return self.leads and self.rt.now() < self.lease_until
@@ -123,7 +127,7 @@ class LoadBalancer(ActorShell):
             # fate at once, so the submitter never waits on a refusal.
             for wire in jobs:
                 self.counts["not_active"] += 1
-                self.log.emit("job_rejected", job_id=int(wire["job_id"]), reason="not_active", scheduler=self.name)
+                self.log.emit(JOB_REJECTED, job_id=int(wire["job_id"]), reason="not_active", scheduler=self.name)
             return
         if self.cfg.spec.info == "fresh":
             await self._read_fresh()
@@ -135,22 +139,22 @@ class LoadBalancer(ActorShell):
             j = job.job_id
             if now - job.submit_time > s.client_timeout:
                 self.counts["client_timeouts"] += 1
-                self.log.emit("job_rejected", job_id=j, reason="client_timeout", scheduler=self.name)
+                self.log.emit(JOB_REJECTED, job_id=j, reason="client_timeout", scheduler=self.name)
                 continue
             session = int(cfg.sessions[j])
             route = self.core.route(session, self.rng)
             if route is None:
                 self.counts["no_server"] += 1
-                self.log.emit("job_rejected", job_id=j, reason="no_server", scheduler=self.name)
+                self.log.emit(JOB_REJECTED, job_id=j, reason="no_server", scheduler=self.name)
                 continue
             if route.session_lost:
                 self.counts["sessions_lost"] += 1
-                self.log.emit("session_lost", session=session, server=route.server, lb=self.name)
+                self.log.emit(SESSION_LOST, session=session, server=route.server, lb=self.name)
             if bool(cfg.last[j]):
                 self.core.end_session(session)
             self.fresh[route.server] += 1
             self.counts["routed"] += 1
-            self.log.emit("job_attempt", job_id=j, attempt=1, first=True, scheduler=self.name)
+            self.log.emit(JOB_ATTEMPT, job_id=j, attempt=1, first=True, scheduler=self.name)
             host = route.server // cfg.machines_per_host
             rows.setdefault(host, []).extend(
                 [j, t, route.server, d, route.carries_state, list(job.request)] for t, d in enumerate(job.durations))
@@ -191,12 +195,12 @@ class LoadBalancer(ActorShell):
                 for m in range(first, min(cfg.servers, first + cfg.machines_per_host)):
                     changed = self.core.check(m, states.get(m, False))
                     if changed is not None:
-                        self.log.emit("server_health", lb=self.name, machine=m, healthy=changed)
+                        self.log.emit(SERVER_HEALTH, lb=self.name, machine=m, healthy=changed)
 
     async def hosts_stopping(self) -> None:
         pass
 
     async def on_stop(self) -> dict:
-        self.log.emit("webfarm_lb", lb=self.name, **self.counts, refused=self.core.refused,
+        self.log.emit(WEBFARM_LB, lb=self.name, **self.counts, refused=self.core.refused,
                       routed_per_server=list(self.core.routed))
         return {**self.counts, "leading": self.active()}

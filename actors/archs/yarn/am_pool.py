@@ -26,6 +26,7 @@ from schedlab.actors.coordinator.lease import lease_holder
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.yarn.app_master import AMConfig, AppMasterCore
 from schedlab.schedulers.archs.yarn.cores import am_config
+from schedlab.schedulers.archs.yarn.events import AM_BOOKS, AM_HEARTBEAT_FAILED, AM_STARTED, AM_STOPPED, AM_UNREGISTERED
 from schedlab.schedulers.archs.yarn.messages import GONE, STALE
 from schedlab.schedulers.archs.yarn.spec import RM_NAME, YarnSpec
 
@@ -74,7 +75,7 @@ class AMPool(ActorShell):
             reply = await self.rt.call(self.rm, "am_heartbeat", self.cfg.index, calls, resyncs, done, ended)
         except Exception as e:  # the RM is gone: everything goes again, to its successor
             self._undo(calls, resyncs)
-            self.log.emit("am_heartbeat_failed", error=f"{type(e).__name__}: {e}"[:200])
+            self.log.emit(AM_HEARTBEAT_FAILED, error=f"{type(e).__name__}: {e}"[:200])
             await self._find_rm()
             return
         if reply.get("standby"):  # not the active RM (any more)
@@ -88,21 +89,21 @@ class AMPool(ActorShell):
         for app in done:
             self.ams.pop(app, None)
             self.ended.append(app)
-            self.log.emit("am_unregistered", app=app)
+            self.log.emit(AM_UNREGISTERED, app=app)
         for app, r in reply["replies"].items():
             am = self.ams.get(app)
             if am is None:
                 continue
             if am.on_reply(r) in (STALE, GONE):
                 del self.ams[app]
-                self.log.emit("am_stopped", app=app, attempt=am.attempt, status=r.status)
+                self.log.emit(AM_STOPPED, app=app, attempt=am.attempt, status=r.status)
         for record, attempt, finished in reply["start"]:
             old = self.ams.get(record.app_id)
             if old is not None and old.attempt >= attempt:
                 continue
             self.ams[record.app_id] = AppMasterCore(record, attempt=attempt, finished=finished,
                                                     config=self.configs.get(record.queue, AMConfig(locality=False)))
-            self.log.emit("am_started", app=record.app_id, attempt=attempt, finished=len(finished))
+            self.log.emit(AM_STARTED, app=record.app_id, attempt=attempt, finished=len(finished))
 
     def _undo(self, calls: list, resyncs: list) -> None:
         for app, call in calls:
@@ -113,5 +114,5 @@ class AMPool(ActorShell):
     async def on_stop(self) -> dict:
         # Every AM's books at the end, for the run's request accounting
         # (tests/test_run_yarn.py holds them against the RM's yarn_books).
-        self.log.emit("am_books", pool=self.cfg.index, ams=[am.books() for _app, am in sorted(self.ams.items())])
+        self.log.emit(AM_BOOKS, pool=self.cfg.index, ams=[am.books() for _app, am in sorted(self.ams.items())])
         return {"ams": len(self.ams), "ended": len(self.ended)}

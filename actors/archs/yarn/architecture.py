@@ -7,6 +7,7 @@ from __future__ import annotations
 from schedlab.actors.arch import Architecture, LeaderEvents
 from schedlab.actors.archs.yarn.build import build
 from schedlab.actors.archs.yarn.summary import rm_failovers, yarn_section
+from schedlab.schedulers.archs.yarn.events import RM_ELECTED
 
 
 def _rows(summary: dict) -> list[tuple[str, str]]:
@@ -31,9 +32,9 @@ ARCHITECTURE = Architecture(
     name="yarn",
     build=build,
     summary=yarn_section,
-    failovers=lambda ev, info: rm_failovers(ev, float(info["time_scale"])),
+    failovers=lambda ev, info: rm_failovers(ev, float(info.time_scale)),
     table_rows=_rows,
     plots=_plots,
     refused_means="none: one ResourceManager decides alone, so nothing conflicts",
-    leaders=(LeaderEvents("YARN ResourceManager", "rm_elected", lambda e: e.get("rm", e["actor"])),),
+    leaders=(LeaderEvents("YARN ResourceManager", RM_ELECTED, lambda e: e.get("rm", e["actor"])),),
 )

@@ -13,8 +13,10 @@ from typing import Any
 
 from schedlab.actors.analysis import plots
 from schedlab.actors.analysis.report_parts import Events, PlotSpec, Skip
+from schedlab.schedulers.archs.yarn.events import CONTAINER_ALLOCATED, QUEUE_USAGE
 from schedlab.schedulers.archs.yarn.queues import ROOT
 from schedlab.schedulers.archs.yarn.spec import MEM
+from schedlab.schedulers.events.shared import PREEMPTED
 
 LEVELS = ("node_local", "rack_local", "off_switch")
 LEVEL_COLORS = {"node_local": "tab:green", "rack_local": "tab:olive", "off_switch": "tab:red"}
@@ -43,7 +45,7 @@ def queue_data(summary: dict, ev: Events) -> Any:
     a sample without a root or with an empty cell is left out, and a queue
     missing from a sample is NaN there."""
     samples = []
-    for e in _in_run(summary, ev.get("queue_usage", [])):
+    for e in _in_run(summary, ev.get(QUEUE_USAGE, [])):
         by_q = {q["queue"]: q for q in e["queues"]}
         cell = by_q[ROOT]["entitlement"][MEM] if ROOT in by_q else 0.0
         if cell > 0:
@@ -66,10 +68,10 @@ def preemption_data(summary: dict, ev: Events) -> Any:
     "am": {leaf: n}}. Every leaf sampled appears (a flat line at 0 says
     the queue lost nothing); taken from the events, not the samples'
     counters, which restart with a restarted RM."""
-    pre = _in_run(summary, ev.get("preempted", []))
+    pre = _in_run(summary, ev.get(PREEMPTED, []))
     if not pre:
         return Skip("no container was preempted (no preempted events)")
-    qs = leaves([q["queue"] for e in ev.get("queue_usage", []) for q in e["queues"]] + [p["queue"] for p in pre])
+    qs = leaves([q["queue"] for e in ev.get(QUEUE_USAGE, []) for q in e["queues"]] + [p["queue"] for p in pre])
     times: dict[str, list[float]] = {q: [] for q in qs}
     am: dict[str, int] = dict.fromkeys(qs, 0)
     for p in pre:
@@ -84,7 +86,7 @@ def locality_data(summary: dict, ev: Events) -> Any:
     several queues; the total's shares are the summary's ``yarn.locality``.
     Skipped when none was node- or rack-local: a task without preferred
     nodes is off-switch everywhere, so such a run recorded no preferences."""
-    allocs = _in_run(summary, ev.get("container_allocated", []))
+    allocs = _in_run(summary, ev.get(CONTAINER_ALLOCATED, []))
     if not any(a["locality"] != "off_switch" for a in allocs):
         return Skip(f"all {len(allocs)} task containers were off-switch: no task preferred a node "
                     "(the queues' data_replicas = 0)")

@@ -53,9 +53,14 @@ from schedlab.actors.coordinator.lease import LeaseCampaign
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.yarn.apps import app_record, pool_of
 from schedlab.schedulers.archs.yarn.cores import build_scheduler, rm_config
+from schedlab.schedulers.archs.yarn import events as yarn_events
+from schedlab.schedulers.archs.yarn.events import QUEUE_USAGE, YARN_BOOKS
 from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, TERMINAL
 from schedlab.schedulers.archs.yarn.rm_state import RMState
 from schedlab.schedulers.archs.yarn.spec import RM_NAME, YarnSpec, rm_name
+from schedlab.schedulers.events.shared import (
+    CELL_SAMPLE, JOB_ABANDONED, JOB_ATTEMPT, JOB_PENDING, JOB_REJECTED, JOB_SCHEDULED, TXN,
+)
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
@@ -166,12 +171,12 @@ class ResourceManager(RestartingRM):
                 self.store.fold(e)
             kind = e.pop("event")
             self.log.emit(kind, **e)
-            if kind == "am_launched":
-                self.log.emit("job_attempt", job_id=e["app"], attempt=e["attempt"], first=True, scheduler=NAME)
-            elif kind == "app_rejected":
-                self.log.emit("job_rejected", job_id=e["app"], scheduler=NAME, reason=e["reason"])
-            elif kind == "app_failed" and e["app"] not in self.scheduled:
-                self.log.emit("job_abandoned", job_id=e["app"], scheduler=NAME, reason="max_am_attempts")
+            if kind == yarn_events.AM_LAUNCHED:
+                self.log.emit(JOB_ATTEMPT, job_id=e["app"], attempt=e["attempt"], first=True, scheduler=NAME)
+            elif kind == yarn_events.APP_REJECTED:
+                self.log.emit(JOB_REJECTED, job_id=e["app"], scheduler=NAME, reason=e["reason"])
+            elif kind == yarn_events.APP_FAILED and e["app"] not in self.scheduled:
+                self.log.emit(JOB_ABANDONED, job_id=e["app"], scheduler=NAME, reason="max_am_attempts")
 
     def _check_scheduled(self, apps: Any) -> None:
         core = self.core
@@ -181,7 +186,7 @@ class ResourceManager(RestartingRM):
                 continue
             if len(core.scheduled_tasks(app)) >= len(core.apps[app].tasks):
                 self._scheduled(app)
-                self.log.emit("job_scheduled", job_id=app, scheduler=NAME, attempts=core.apps[app].attempt,
+                self.log.emit(JOB_SCHEDULED, job_id=app, scheduler=NAME, attempts=core.apps[app].attempt,
                               **({"recovered": True} if self.rebuilt else {}))
 
     def _scheduled(self, app: int) -> None:
@@ -256,8 +261,8 @@ class ResourceManager(RestartingRM):
             by_app[int(app)].append([int(task), int(machine)])
         for app, placed in by_app.items():
             self.handed += len(placed)
-            self.log.emit("txn", scheduler=NAME, job_id=app, claims=len(placed), committed=len(placed), conflicted=0,
-                          think=0.0, rtt_ms=0.0, placed=placed, outbox=self.name, **span_stamp(now, now))
+            self.log.emit(TXN, scheduler=NAME, job_id=app, claims=len(placed), committed=len(placed),
+                          think=0.0, placed=placed, outbox=self.name, **span_stamp(now, now))
         for app, attempt in am_started:
             self.outbox[pool_of(app, self.spec.am_pools)].append(
                 (core.apps[app].record, attempt, core.finished_tasks(app)))
@@ -313,7 +318,7 @@ class ResourceManager(RestartingRM):
                 core.finish_app(app, now)
                 if app not in self.scheduled:  # its AM saw every task finish: it was scheduled
                     self._scheduled(app)
-                    self.log.emit("job_scheduled", job_id=app, scheduler=NAME, attempts=0, recovered=True)
+                    self.log.emit(JOB_SCHEDULED, job_id=app, scheduler=NAME, attempts=0, recovered=True)
             self.synced_pools.add(pool)
         replies: dict[int, Any] = {}
         for app in done:
@@ -368,8 +373,8 @@ class ResourceManager(RestartingRM):
         if core is None or not self.active():
             return  # a standby's books are empty: the active RM samples the cell
         cpu, mem = core.utilization()
-        self.log.emit("cell_sample", cpu=round(cpu, 6), mem=round(mem, 6), version=self.handed)
-        self.log.emit("queue_usage", queues=[
+        self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=self.handed)
+        self.log.emit(QUEUE_USAGE, queues=[
             {"queue": q.queue, "used": list(q.used), "pending": list(q.pending), "entitlement": list(q.entitlement),
              "preemptions": q.preemptions} for q in core.queue_usage()])
 
@@ -381,11 +386,11 @@ class ResourceManager(RestartingRM):
             # every open application has asked for and holds, for the run's
             # request accounting (tests/test_run_yarn.py).
             self._drain()
-            self.log.emit("yarn_books", rm=self.name, apps=core.open_books())
+            self.log.emit(YARN_BOOKS, rm=self.name, apps=core.open_books())
         if core is None and self.deposed:
             # It stepped down with these and no successor said their fate.
             for app, left in sorted(self.deposed.items()):
-                self.log.emit("job_pending", job_id=app, scheduler=NAME, unplaced=left, deposed=True)
+                self.log.emit(JOB_PENDING, job_id=app, scheduler=NAME, unplaced=left, deposed=True)
             self.deposed = {}
         if core is None or self._stopped_once:  # a standby; or stopped as a routed actor and again as a core one
             return {}
@@ -397,7 +402,7 @@ class ResourceManager(RestartingRM):
             if book.state == APP_FAILED:
                 continue  # abandoned (logged when it failed)
             left = len(book.tasks) - len(core.scheduled_tasks(app))
-            self.log.emit("job_pending", job_id=app, scheduler=NAME, unplaced=left, attempts=book.attempt)
+            self.log.emit(JOB_PENDING, job_id=app, scheduler=NAME, unplaced=left, attempts=book.attempt)
         self._drain()
         self.final_fates()
         return {"apps": len(core.apps), "scheduled": len(self.scheduled), "recovering": core.recovering}

@@ -20,11 +20,13 @@ from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.submitter import NAME as SUBMITTER
 from schedlab.actors.coordinator.lease import holds_lease
 from schedlab.schedulers.archs.yarn.apps import app_record
+from schedlab.schedulers.archs.yarn.events import RM_ELECTED, RM_STEPPED_DOWN
 from schedlab.schedulers.archs.yarn.messages import RunningReport
 from schedlab.schedulers.archs.yarn.rm_books import APP_FAILED, APP_FINISHED, TERMINAL
 from schedlab.schedulers.archs.yarn.rm_state import RMState
 from schedlab.schedulers.archs.yarn.spec import RM_NAME
 from schedlab.schedulers.archs.yarn.state_store import StoredApp
+from schedlab.schedulers.events.shared import COMMITS_DROPPED, JOBS_FINAL, JOB_ABANDONED, NODE_REGISTERED
 from schedlab.schedulers.model.jobs import Job
 
 NAME = RM_NAME  # the decider and the route jobs come by, whichever RM is active
@@ -93,7 +95,7 @@ class RestartingRM(ActorShell):
         self.unrecovered = None
         if epoch > 1:
             self.spawn_loop(self._load_store(epoch))
-        self.log.emit("rm_elected", rm=self.name, epoch=epoch, rebuilt=epoch > 1)
+        self.log.emit(RM_ELECTED, rm=self.name, epoch=epoch, rebuilt=epoch > 1)
         me, submitter = self.rt.lookup(self.name), self.rt.lookup(SUBMITTER)
         if me is not None and submitter is not None:
             # The submitter sends the RM's jobs here from now on, and hands
@@ -114,8 +116,8 @@ class RestartingRM(ActorShell):
             dropped += [[app, task, m] for app, task in core.node_contents(m)[1]]
         if dropped:
             # The invariant checker traces each commit to its launch or to this.
-            self.log.emit("commits_dropped", holder=self.name, epoch=self.lease_epoch, tasks=dropped)
-        self.log.emit("rm_stepped_down", rm=self.name, epoch=self.lease_epoch)
+            self.log.emit(COMMITS_DROPPED, holder=self.name, epoch=self.lease_epoch, tasks=dropped)
+        self.log.emit(RM_STEPPED_DOWN, rm=self.name, epoch=self.lease_epoch)
         # Its applications not yet fully started: reported pending at the
         # end unless this RM leads again (a successor rebuilds them from the
         # submitter and says their fate itself; a fate it says outranks a
@@ -168,12 +170,12 @@ class RestartingRM(ActorShell):
         if self.store is None or self.store.mirror is None:
             return
         apps = self.store.mirror.apps
-        self.log.emit("jobs_final", scheduled=sorted(a for a, r in apps.items() if r.scheduled or r.final == APP_FINISHED),
+        self.log.emit(JOBS_FINAL, scheduled=sorted(a for a, r in apps.items() if r.scheduled or r.final == APP_FINISHED),
                       queued=[])
         for app, rec in sorted(apps.items()):
             if rec.final is not None and rec.final != APP_FINISHED and not rec.scheduled and app not in self.scheduled:
                 reason = "max_am_attempts" if rec.final == APP_FAILED else str(rec.final)
-                self.log.emit("job_abandoned", job_id=app, scheduler=NAME, reason=reason, recovered=True)
+                self.log.emit(JOB_ABANDONED, job_id=app, scheduler=NAME, reason=reason, recovered=True)
 
     async def recover(self, jobs: list[dict]) -> None:
         """A restarted RM's applications: every job the submitter routed to
@@ -256,7 +258,7 @@ class RestartingRM(ActorShell):
             core.recover_node(m, running, now, finished=finished if i == 0 else (), foreign=foreign)
         self.registered_hosts.add(host)
         self.down.discard(host)
-        self.log.emit("node_registered", host=host, tasks=len(report["tasks"]))
+        self.log.emit(NODE_REGISTERED, host=host, tasks=len(report["tasks"]))
         self._drain()
         self._maybe_settle()
 

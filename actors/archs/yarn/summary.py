@@ -6,8 +6,13 @@ from __future__ import annotations
 import collections
 from typing import Any
 
+from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.stats import percentiles
+from schedlab.schedulers.archs.yarn.events import (
+    AM_ATTEMPT, AM_LAUNCHED, CONTAINER_ALLOCATED, NODE_RECOVERED, QUEUE_USAGE, RECOVERY_SETTLED, RM_ELECTED,
+)
 from schedlab.schedulers.archs.yarn.spec import RM_NAME, RM_ROLE
+from schedlab.schedulers.events.shared import ACTOR_STARTED, FAULT, PREEMPTED
 
 Events = dict[str, list[dict]]
 
@@ -22,9 +27,9 @@ def jain(xs: list[float]) -> float | None:
     return round(sum(xs) ** 2 / (len(xs) * sq), 6) if sq > 0 else None
 
 
-def yarn_section(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+def yarn_section(ev: dict[str, list[dict]], info: RunInfo, out: dict[str, Any]) -> dict[str, Any]:
     end = float(out["emulated_seconds"])
-    samples = [e for e in ev.get("queue_usage", []) if e["t"] <= end + 1e-6]
+    samples = [e for e in ev.get(QUEUE_USAGE, []) if e["t"] <= end + 1e-6]
     used: dict[str, list[float]] = collections.defaultdict(list)
     ent: dict[str, list[float]] = collections.defaultdict(list)
     leaves: set[str] = set()
@@ -43,22 +48,22 @@ def yarn_section(ev: dict[str, list[dict]], info: dict[str, Any], out: dict[str,
         e = sum(ent[q]) / len(ent[q])
         queues[q] = {"used_mem_mean": round(u, 6), "entitlement_mem_mean": round(e, 6),
                      "used_over_entitlement": round(u / e, 6) if e else None,
-                     "preemptions": sum(1 for p in ev.get("preempted", []) if p["queue"] == q)}
+                     "preemptions": sum(1 for p in ev.get(PREEMPTED, []) if p["queue"] == q)}
         if e:
             ratios.append(u / e)
         pre_q[q] = queues[q]["preemptions"]
-    allocs = ev.get("container_allocated", [])
+    allocs = ev.get(CONTAINER_ALLOCATED, [])
     levels = collections.Counter(a["locality"] for a in allocs)
     n = len(allocs)
     return {
         "queues": queues,
         "jain_index_queues": jain(ratios),
-        "am_launch_delay_s": percentiles(e["delay"] for e in ev.get("am_launched", [])),
+        "am_launch_delay_s": percentiles(e["delay"] for e in ev.get(AM_LAUNCHED, [])),
         "container_allocation_latency_s": percentiles(a["latency"] for a in allocs),
         "locality": {lvl: round(levels[lvl] / n, 6) if n else None for lvl in ("node_local", "rack_local", "off_switch")},
         "containers_allocated": n,
         "preemptions": sum(pre_q.values()),
-        "am_attempts": dict(collections.Counter(e["reason"] for e in ev.get("am_attempt", []))),
+        "am_attempts": dict(collections.Counter(e["reason"] for e in ev.get(AM_ATTEMPT, []))),
         "apps": {k: len(ev.get(f"app_{k}", [])) for k in ("submitted", "finished", "failed", "rejected")},
     }
 
@@ -72,7 +77,7 @@ def rm_failovers(ev: Events, scale: float) -> list[dict[str, Any]]:
     from the standby that won the lease (``new_leader``, ``elected_at_s``)
     and rebuilt by that same restart."""
     out = []
-    for f in sorted(ev.get("fault", []), key=lambda e: e["t"]):
+    for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"]):
         if f.get("role") != RM_ROLE or not str(f.get("kind", "")).startswith("kill") or f.get("skipped"):
             continue
         if "was_leader" in f:  # an active/standby set
@@ -89,12 +94,12 @@ def _window(ev: Events, f: dict, up: float | None, actor: str | None, scale: flo
     def mine(e: dict) -> bool:
         return actor is None or e.get("actor") == actor
 
-    settled = sorted(e["t"] for e in ev.get("recovery_settled", []) if mine(e))
-    allocated = sorted(e["t"] for e in ev.get("container_allocated", []) if mine(e))
+    settled = sorted(e["t"] for e in ev.get(RECOVERY_SETTLED, []) if mine(e))
+    allocated = sorted(e["t"] for e in ev.get(CONTAINER_ALLOCATED, []) if mine(e))
     killed = f["t"]
     done = next((t for t in settled if up is not None and t >= up), None)
     first = next((t for t in allocated if done is not None and t >= done), None)
-    window = [r for r in ev.get("node_recovered", []) if mine(r) and up is not None
+    window = [r for r in ev.get(NODE_RECOVERED, []) if mine(r) and up is not None
               and up <= r["t"] <= (done if done is not None else float("inf"))]
     return {
         "settled_at_s": round(done, 3) if done is not None else None,
@@ -109,7 +114,7 @@ def _window(ev: Events, f: dict, up: float | None, actor: str | None, scale: flo
 
 def _restart(ev: Events, f: dict, scale: float) -> dict[str, Any]:
     killed = f["t"]
-    starts = sorted(e["t"] for e in ev.get("actor_started", []) if e.get("actor") == RM_NAME)
+    starts = sorted(e["t"] for e in ev.get(ACTOR_STARTED, []) if e.get("actor") == RM_NAME)
     up = next((t for t in starts if t > killed), None)
     return {"role": RM_ROLE, "target": f["target"], "killed_at_s": round(killed, 3),
             "recovery": "work-preserving restart", "restarted_at_s": round(up, 3) if up is not None else None,
@@ -118,7 +123,7 @@ def _restart(ev: Events, f: dict, scale: float) -> dict[str, Any]:
 
 def _takeover(ev: Events, f: dict, scale: float) -> dict[str, Any]:
     killed = f["t"]
-    elected = sorted(ev.get("rm_elected", []), key=lambda e: e["t"])
+    elected = sorted(ev.get(RM_ELECTED, []), key=lambda e: e["t"])
     new = next((e for e in elected if e["t"] >= killed and e["epoch"] > (f.get("term") or 0)), None)
     return {"role": RM_ROLE, "target": f["target"], "killed_at_s": round(killed, 3),
             "recovery": "standby takeover, work-preserving restart",

@@ -18,6 +18,7 @@ from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, table_array
+from schedlab.schedulers.archs.borg.events import EVENTS
 
 BAND_NAMES = tuple(b for b, _ in BANDS)
 
@@ -133,6 +134,7 @@ def deciders(sc: Scenario) -> list[Decider]:
 SPEC = ArchSpec(
     name="borg",
     title="Borg (monolithic, replicated Borgmaster)",
+    events=EVENTS,
     parse=parse_borg,
     roster=roster,
     actors=actors,

@@ -22,6 +22,7 @@ from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
 from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative
+from schedlab.schedulers.archs.dispatcher.events import EVENTS
 
 NAME = "dispatcher"  # the head node's actor
 ROLE = "head"  # its role (what chaos aims at: kill head, or kill dispatcher by name)
@@ -82,6 +83,7 @@ def deciders(sc: Scenario) -> list[Decider]:
 SPEC = ArchSpec(
     name="dispatcher",
     title="central dispatcher (one head node, one queue)",
+    events=EVENTS,
     parse=parse_dispatcher,
     roster=roster,
     actors=actors,

@@ -22,6 +22,7 @@ from schedlab.schedulers.model.cluster import host_count
 from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive
+from schedlab.schedulers.archs.htcondor.events import EVENTS
 
 COLLECTOR = "condor-collector"  # the central manager: collector and negotiator
 ROLE_CM, ROLE_SCHEDD, ROLE_STARTD = "collector", "schedd", "startd"
@@ -249,6 +250,7 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 SPEC = ArchSpec(
     name="htcondor",
     title="HTCondor (ClassAd matchmaking: negotiator, schedds, startds, claims)",
+    events=EVENTS,
     parse=parse_htcondor,
     roster=roster,
     actors=actors,

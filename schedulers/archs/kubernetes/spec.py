@@ -24,6 +24,7 @@ from schedlab.schedulers.archs.kubernetes.section import (
 )
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table
+from schedlab.schedulers.archs.kubernetes.events import EVENTS
 
 CONTROLLER = "kube-controller-manager"
 CONTROLLER_ROLE = "controller"
@@ -86,6 +87,7 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 SPEC = ArchSpec(
     name="kubernetes",
     title="Kubernetes (API store on the coordinator, scheduling framework, kubelets)",
+    events=EVENTS,
     parse=_parse,
     roster=roster,
     actors=actors,

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from schedlab.schedulers.events.shared import JOB_SUBMITTED, TASKS_COMPLETED, TASKS_LAUNCHED
 
 DISTS = ("constant", "exponential")
 MODES = ("elastic", "rigid")
@@ -126,13 +127,13 @@ def trials(ev: dict[str, list[dict]], background: str, test: str, mode: str) -> 
     together, in one offer). Returns the trials and how many test jobs did
     not qualify (the background job did not fill the cell first, or the
     test job did not finish)."""
-    submitted = sorted((e for e in ev.get("job_submitted", []) if e["job_class"] in (background, test)), key=lambda e: e["t"])
+    submitted = sorted((e for e in ev.get(JOB_SUBMITTED, []) if e["job_class"] in (background, test)), key=lambda e: e["t"])
     starts: dict[tuple[int, int], tuple[int, float]] = {}
-    for e in ev.get("tasks_launched", []):
+    for e in ev.get(TASKS_LAUNCHED, []):
         for t in e["tasks"]:
             starts[(int(t[0]), int(t[1]))] = (int(t[2]), float(t[-1]))
     ends: dict[tuple[int, int], float] = {}
-    for e in ev.get("tasks_completed", []):
+    for e in ev.get(TASKS_COMPLETED, []):
         for j, task, _m, end in e["tasks"]:
             ends[(int(j), int(task))] = float(end)
     by_job: dict[int, list[tuple[int, int]]] = collections.defaultdict(list)

@@ -18,6 +18,7 @@ from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.scenario.fields import Field, parse_fields, read_field
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, positive, table_array
+from schedlab.schedulers.archs.mesos.events import EVENTS
 
 GRANULARITIES = ("cell", "agent")
 FRAMEWORK_MODES = ("elastic", "rigid")
@@ -192,6 +193,7 @@ def check_sizes(top: Table, sc: Scenario, tasks: dict[str, float]) -> None:
 SPEC = ArchSpec(
     name="mesos",
     title="Mesos (two-level: resource offers)",
+    events=EVENTS,
     parse=parse_mesos,
     roster=roster,
     actors=actors,

@@ -18,6 +18,7 @@ from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, positive, table_array
 from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
+from schedlab.schedulers.archs.omega.events import EVENTS
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ def deciders(sc: Scenario) -> list[Decider]:
 SPEC = ArchSpec(
     name="omega",
     title="Omega (shared state, optimistic concurrency)",
+    events=EVENTS,
     parse=parse_omega,
     roster=roster,
     actors=actors,

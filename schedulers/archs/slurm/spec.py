@@ -59,6 +59,7 @@ from schedlab.schedulers.model.workload import Dist
 from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields, read_field
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, read_dist, table_array
+from schedlab.schedulers.archs.slurm.events import EVENTS
 
 NAME = "slurmctld"  # the decider, and the route jobs go to with a backup (the active one takes it)
 ROLE = "slurmctld"  # its actors are slurmctld-<i> (the role's name alone means one of them)
@@ -320,6 +321,7 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 SPEC = ArchSpec(
     name="slurm",
     title="SLURM (slurmctld with an optional backup; partitions, multifactor priority, EASY/conservative backfill)",
+    events=EVENTS,
     parse=parse_slurm,
     roster=roster,
     actors=actors,

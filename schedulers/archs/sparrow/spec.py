@@ -21,6 +21,7 @@ from schedlab.schedulers.model.cluster import host_count
 from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, positive
+from schedlab.schedulers.archs.sparrow.events import EVENTS
 
 POLICIES = ("random", "per_task", "batch", "late_binding")
 ROLE_SCHED, ROLE_CENTRAL, ROLE_NODEMON = "scheduler", "central", "nodemon"
@@ -161,6 +162,7 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 SPEC = ArchSpec(
     name="sparrow",
     title="Sparrow (distributed sampling schedulers, late binding; Hawk hybrid)",
+    events=EVENTS,
     parse=parse_sparrow,
     roster=roster,
     actors=actors,

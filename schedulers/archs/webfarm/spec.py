@@ -27,6 +27,7 @@ from schedlab.schedulers.model.workload import Dist
 from schedlab.schedulers.scenario.fields import Field, parse_fields, read_field
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, read_dist, table_array
+from schedlab.schedulers.archs.webfarm.events import EVENTS
 
 ROLE_LB, ROLE_HTTPD = "lb", "httpd"
 
@@ -182,6 +183,7 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 SPEC = ArchSpec(
     name="webfarm",
     title="Web farm (load balancers in front of server replicas; sticky or cookie sessions)",
+    events=EVENTS,
     parse=parse_webfarm,
     roster=roster,
     actors=actors,

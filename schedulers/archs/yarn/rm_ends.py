@@ -6,6 +6,7 @@ these rules (what counts as a failure, what a new attempt keeps) are
 YARN's own and read best together."""
 from __future__ import annotations
 
+from schedlab.schedulers.archs.yarn.events import AM_ATTEMPT, AM_EXPIRED, APP_ENDED
 from schedlab.schedulers.archs.yarn.messages import (
     AM_TASK,
     PREEMPTED,
@@ -20,6 +21,7 @@ from schedlab.schedulers.archs.yarn.rm_books import (
     TERMINAL,
     AppBook,
 )
+from schedlab.schedulers.events.shared import PREEMPTED as PREEMPTED_EVENT
 
 
 class EndsMixin:
@@ -42,7 +44,7 @@ class EndsMixin:
             if now - heard >= expiry:
                 del self.am_heard[app_id]
                 out.append(app_id)
-                self._event("am_expired", app=app_id, attempt=book.attempt, silent=round(now - heard, 9), at=now)
+                self._event(AM_EXPIRED, app=app_id, attempt=book.attempt, silent=round(now - heard, 9), at=now)
                 self._am_failed(book, now, counted=True, reason="am_expired")
         return out
 
@@ -66,7 +68,7 @@ class EndsMixin:
         self.scheduler.counters.forget(app_id)
         book.state = state
         book.allocated, book.completed, book.asked_at, book.believed = [], [], {}, None
-        self._event(f"app_{state}", app=app_id, attempt=book.attempt, queue=book.leaf,
+        self._event(APP_ENDED[state], app=app_id, attempt=book.attempt, queue=book.leaf,
                     finished_tasks=len(book.finished), at=now)
         return stopped
 
@@ -106,7 +108,7 @@ class EndsMixin:
         book.allocated, book.completed, book.asked_at, book.believed = [], [], {}, None
         book.synced, book.calls = True, 0
         self._ask_am(book, now)
-        self._event("am_attempt", app=app_id, attempt=book.attempt, reason=reason, counted=counted,
+        self._event(AM_ATTEMPT, app=app_id, attempt=book.attempt, reason=reason, counted=counted,
                     failures=book.failures, at=now)
 
     def preempt(self, now: float) -> list[int]:
@@ -123,7 +125,7 @@ class EndsMixin:
             book = self.apps[h.app_id]
             self.preemptions[book.leaf] += 1
             taken.append(cid)
-            self._event("preempted", app=h.app_id, task=h.task_id, container=cid, node=h.node, queue=book.leaf,
+            self._event(PREEMPTED_EVENT, app=h.app_id, task=h.task_id, container=cid, node=h.node, queue=book.leaf,
                         am=h.task_id == AM_TASK, at=now)
             if h.task_id == AM_TASK:
                 self._am_failed(book, now, counted=False, reason="am_preempted")

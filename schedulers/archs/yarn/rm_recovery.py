@@ -6,6 +6,9 @@ A mixin of :class:`rm_state.RMState`, kept apart because it is a phase of
 its own with its own rules."""
 from __future__ import annotations
 
+from schedlab.schedulers.archs.yarn.events import (
+    APP_RESTORED, APP_RESYNCED, CONTAINER_FINISHED, NODE_RECOVERED, RECOVERY_SETTLED,
+)
 from schedlab.schedulers.archs.yarn.locality import OFF_SWITCH, placement_level
 from schedlab.schedulers.archs.yarn.messages import (
     AM_PRIORITY,
@@ -63,7 +66,7 @@ class RecoveryMixin:
         for node, rep in self.orphans.pop(record.app_id, []):
             if not self._adopt(node, rep, now):
                 self._kill_on(node, rep)
-        self._event("app_restored", app=record.app_id, attempt=book.attempt, at=now)
+        self._event(APP_RESTORED, app=record.app_id, attempt=book.attempt, at=now)
         if not self.recovering:
             self._settle_app(book, now)
         return Admission(record.app_id, True, queue=leaf)
@@ -75,7 +78,7 @@ class RecoveryMixin:
         if task == AM_TASK or task not in book.tasks or task in book.finished:
             return
         book.finished[task] = None
-        self._event("container_finished", app=book.record.app_id, task=task, container=None, node=node,
+        self._event(CONTAINER_FINISHED, app=book.record.app_id, task=task, container=None, node=node,
                     recovered=True, at=now)
 
     def _kill_on(self, node: int, rep: RunningReport) -> None:
@@ -146,7 +149,7 @@ class RecoveryMixin:
             else:
                 self._kill_on(node, rep)
                 killed += 1
-        self._event("node_recovered", node=node, adopted=adopted, killed=killed, at=now)
+        self._event(NODE_RECOVERED, node=node, adopted=adopted, killed=killed, at=now)
         return adopted, killed
 
     def recover_app(self, app_id: int, asks: list[TaskAsk], *, attempt: int, containers: dict[int, int],
@@ -168,7 +171,7 @@ class RecoveryMixin:
         book.synced, book.calls = True, 1  # the AM counts its calls from its resync
         book.believed = {int(c): int(t) for c, t in containers.items()}
         refused = self._add_asks(book, list(asks), now)
-        self._event("app_resynced", app=app_id, attempt=book.attempt, asks=len(asks) - len(refused),
+        self._event(APP_RESYNCED, app=app_id, attempt=book.attempt, asks=len(asks) - len(refused),
                     containers=len(containers), at=now)
         if not self.recovering:
             self._reconcile(book, now)
@@ -234,4 +237,4 @@ class RecoveryMixin:
         # soak: 70% of 3,025 AM expiries came within 100 s of an RM start).
         for app_id in self.am_heard:
             self.am_heard[app_id] = max(self.am_heard[app_id], now)
-        self._event("recovery_settled", apps=len(self.apps), nodes=len(self.registered), at=now)
+        self._event(RECOVERY_SETTLED, apps=len(self.apps), nodes=len(self.registered), at=now)

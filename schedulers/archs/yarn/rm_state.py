@@ -45,6 +45,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from schedlab.schedulers.archs.yarn.events import (
+    AM_ALLOCATED, AM_EXITED, AM_LAUNCHED, APP_REJECTED, APP_SUBMITTED, ASKED, CONTAINER_ALLOCATED,
+    CONTAINER_FINISHED, CONTAINER_LAUNCHED, CONTAINER_LOST, CONTAINER_RELEASED, NODE_LOST,
+)
 from schedlab.schedulers.archs.yarn.messages import (
     AM_PRIORITY,
     AM_TASK,
@@ -82,6 +86,7 @@ from schedlab.schedulers.archs.yarn.rm_ends import EndsMixin
 from schedlab.schedulers.archs.yarn.rm_queries import QueriesMixin
 from schedlab.schedulers.archs.yarn.rm_recovery import RecoveryMixin
 from schedlab.schedulers.archs.yarn.scheduler import Container, YarnScheduler
+from schedlab.schedulers.events.contract import EventType
 from schedlab.schedulers.model.resources import NDIM, fits
 
 
@@ -160,7 +165,11 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
             self.state.set_node_capacity(node, self._effective(node))
         return True
 
-    def _event(self, kind: str, **fields: object) -> None:
+    def _event(self, kind: EventType, **fields: object) -> None:
+        """Queue one of the core's declared events (schedulers.archs.yarn.events),
+        checked against its declaration here, so the core's own tests fail on
+        a field it forgets, not only a run's emit."""
+        kind.check(fields)
         self.events.append({"event": kind, **fields})
 
     # ------------------------------------------------------------ admission
@@ -196,11 +205,11 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
         hold) is returned, not raised: a bad submission is the user's."""
         leaf, why = self._check(record)
         if why:
-            self._event("app_rejected", app=record.app_id, queue=record.queue, reason=why, at=now)
+            self._event(APP_REJECTED, app=record.app_id, queue=record.queue, reason=why, at=now)
             return Admission(record.app_id, False, why)
         book = self._admit(record, leaf)
         self._ask_am(book, now)
-        self._event("app_submitted", app=record.app_id, queue=leaf, user=record.user, tasks=len(record.tasks),
+        self._event(APP_SUBMITTED, app=record.app_id, queue=leaf, user=record.user, tasks=len(record.tasks),
                     submitted_at=record.submitted_at, at=now)
         return Admission(record.app_id, True, queue=leaf)
 
@@ -225,12 +234,12 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
             if c.is_am:
                 book.am_container = c.container_id
                 self._queue_launch(c.container_id)
-                self._event("am_allocated", app=c.app_id, attempt=book.attempt, container=c.container_id,
+                self._event(AM_ALLOCATED, app=c.app_id, attempt=book.attempt, container=c.container_id,
                             node=c.node, wait=round(now - asked, 9), at=now)
             else:
                 level = c.locality.name.lower()
                 book.allocated.append(Allocation(c.container_id, c.task_id, c.node, _t(c.resources), level))
-                self._event("container_allocated", app=c.app_id, task=c.task_id, container=c.container_id,
+                self._event(CONTAINER_ALLOCATED, app=c.app_id, task=c.task_id, container=c.container_id,
                             node=c.node, queue=book.leaf, locality=level, latency=round(now - asked, 9),
                             attempt=book.attempt, at=now)
         return [c.container_id for c in containers]
@@ -330,12 +339,12 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
         self._drop(cid)
         book = self.apps[app_id]
         if task == AM_TASK:  # an AM runs until it is stopped: it exited on its own
-            self._event("am_exited", app=app_id, attempt=book.attempt, container=cid, node=node, at=now)
+            self._event(AM_EXITED, app=app_id, attempt=book.attempt, container=cid, node=node, at=now)
             self._am_failed(book, now, counted=True, reason="am_exited")
             return
         book.finished[task] = None
         book.completed.append(ContainerStatus(cid, task, node, FINISHED, now))
-        self._event("container_finished", app=app_id, task=task, container=cid, node=node, at=now)
+        self._event(CONTAINER_FINISHED, app=app_id, task=task, container=cid, node=node, at=now)
 
     def _reply(self, node: int, now: float, reset: bool) -> NodeReply:
         kills = self.kills.pop(node, [])
@@ -364,12 +373,12 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
                 self.am_heard[h.app_id] = now
                 book.am_launched_before = True
                 am_started.append((h.app_id, book.attempt))
-                self._event("am_launched", app=h.app_id, attempt=book.attempt, container=cid, node=node,
+                self._event(AM_LAUNCHED, app=h.app_id, attempt=book.attempt, container=cid, node=node,
                             delay=round(now - book.record.submitted_at, 9), at=now)
             else:
                 launches.append([h.app_id, h.task_id, node, res, book.tasks[h.task_id].duration, now,
                                  container_owner(cid)])
-                self._event("container_launched", app=h.app_id, task=h.task_id, container=cid, node=node, at=now)
+                self._event(CONTAINER_LAUNCHED, app=h.app_id, task=h.task_id, container=cid, node=node, at=now)
         return NodeReply(launches, kills, reset=reset, am_started=am_started)
 
     def schedule(self, now: float) -> list[int]:
@@ -407,7 +416,7 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
             # What the AM asked for and what became of it (tests/test_run_yarn.py
             # accounts for every ask: allocated, still outstanding, or gone
             # with its attempt or application).
-            self._event("asked", app=app_id, attempt=book.attempt, tasks=accepted, refused=refused, at=now)
+            self._event(ASKED, app=app_id, attempt=book.attempt, tasks=accepted, refused=refused, at=now)
         return refused
 
     def _check_caller(self, app_id: int, attempt: int | None) -> tuple[AppBook | None, str]:
@@ -465,7 +474,7 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
     def _release(self, book: AppBook, cid: int, now: float, reason: str) -> None:
         """Stop a container its AM gave back (or started for another task)."""
         h = self._stop(cid)
-        self._event("container_released", app=h.app_id, task=h.task_id, container=cid, attempt=book.attempt,
+        self._event(CONTAINER_RELEASED, app=h.app_id, task=h.task_id, container=cid, attempt=book.attempt,
                     reason=reason, at=now)
 
     # ------------------------------------------------------------ nodes lost
@@ -488,12 +497,12 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
                 ams.append(book)
             else:
                 book.completed.append(ContainerStatus(cid, h.task_id, node, LOST, now))
-            self._event("container_lost", app=h.app_id, task=h.task_id, container=cid, node=node, at=now)
+            self._event(CONTAINER_LOST, app=h.app_id, task=h.task_id, container=cid, node=node, at=now)
         del self.registered[node]
         self.written_off[node] = None
         self.foreign.pop(node, None)  # it dies with its node (the node comes back empty)
         self.state.set_node_capacity(node, np.zeros(NDIM))
-        self._event("node_lost", node=node, containers=len(cids), at=now)
+        self._event(NODE_LOST, node=node, containers=len(cids), at=now)
         for book in ams:
             if book.state not in TERMINAL:
                 self._am_failed(book, now, counted=self.config.lost_am_counts, reason="node_lost")

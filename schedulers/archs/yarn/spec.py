@@ -32,6 +32,7 @@ from schedlab.schedulers.archs.yarn.queue_section import (
     parse_queues,
 )
 from schedlab.schedulers.archs.yarn.queues import QueueSpec, QueueTree
+from schedlab.schedulers.archs.yarn.events import EVENTS
 from schedlab.schedulers.archs.yarn.scheduler import (
     CALCULATORS,
 )
@@ -438,6 +439,7 @@ def _parse(t: Table, ctx: SectionContext) -> YarnSpec:
 SPEC = ArchSpec(
     name="yarn",
     title="YARN (a ResourceManager, standbys optional; ApplicationMasters per job; Capacity/Fair/FIFO queues)",
+    events=EVENTS,
     parse=_parse,
     roster=roster,
     actors=actors,

@@ -18,6 +18,10 @@ which changed since the last write.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from schedlab.schedulers.archs.yarn.events import (
+    AM_ATTEMPT, AM_LAUNCHED, APP_ENDED, APP_RESTORED, APP_RESYNCED, APP_SUBMITTED,
+)
 from schedlab.schedulers.archs.yarn.rm_books import TERMINAL
 
 
@@ -101,14 +105,15 @@ def _attempt_learned(rec: StoredApp, e: dict) -> None:
 
 
 def _ended(rec: StoredApp, e: dict) -> None:
-    rec.final = e["event"][len("app_"):]
+    rec.final = _FINAL_STATE[e["event"]]
 
 
+_FINAL_STATE = {event: state for state, event in APP_ENDED.items()}
 _FOLDS = {
-    "app_submitted": _submitted,
-    "app_restored": _attempt_learned,
-    "app_resynced": _attempt_learned,
-    "am_launched": _launched,
-    "am_attempt": _new_attempt,
-    **{f"app_{state}": _ended for state in TERMINAL},
+    APP_SUBMITTED: _submitted,
+    APP_RESTORED: _attempt_learned,
+    APP_RESYNCED: _attempt_learned,
+    AM_LAUNCHED: _launched,
+    AM_ATTEMPT: _new_attempt,
+    **{APP_ENDED[state]: _ended for state in TERMINAL},
 }
