@@ -206,6 +206,20 @@ def test_a_written_off_host_launching_before_its_reset_is_a_zombie_not_a_placeme
     assert check_machines(own, CELL, K) == (0, 1)
 
 
+def test_a_hosts_own_launch_at_the_instant_it_is_killed_dies_with_it() -> None:
+    """Host 0 takes a launch and is killed in the same virtual instant (the
+    dispatcher's sim soak, seed 3: a head thawing at 3117.30 answered host
+    1's poll, the monkey's kill of that host was due then too). Its event
+    exists, so it was emitted before the kill: the task died with the host,
+    and the restarted host, empty, may take new work on that machine."""
+    fault = {"t": 2.0, "role": "machine", "kind": "kill", "target": "machine-host-0"}
+    restart = {"t": 3.0, "role": "machine", "kind": "restart", "target": "machine-host-0"}
+    ev = {"tasks_launched": [launch(2.0, 0, 1, 0, 0, 3.0), launch(4.0, 0, 2, 0, 0, 3.0)], "fault": [fault, restart]}
+    assert check_machines(ev, CELL, K) == (0, 0)
+    ev["fault"] = [restart]  # not killed: both run on machine 0 at once
+    assert check_machines(ev, CELL, K) == (1, 0)
+
+
 def test_completion_and_launch_at_the_same_time_reuse_the_slot() -> None:
     ev = {"tasks_launched": [launch(1.0, 0, 1, 0, 0, 4.0), launch(2.0, 0, 1, 1, 0, 4.0)],
           "tasks_completed": [{"t": 2.0, "tasks": [[1, 0, 0, 2.0]]}]}

@@ -134,9 +134,9 @@ def test_a_restarted_head_rebuilds_from_registrations_before_requeueing() -> Non
     h.submit([job(3, 1)])  # a new job meanwhile: no worker is known yet, so nothing can take it
     assert h.turn() is None
     assert h.exchange(0, np.zeros(0, np.int64), np.zeros((0, 2)), []) == {"register": True}
-    h.register(0, running=[(1, 0, 0, [1.0, 1.0]), (-1, 0, 0, [0.5, 1.0])], finished=[(1, 1)])
+    h.register(0, running=[(1, 0, 0, [1.0, 1.0]), (-1, 0, 0, [0.5, 1.0])], finished=[(1, 1)], unreported=[(1, 1)])
     assert h.try_recover() == [] and h.awaiting_recovery  # host 1 not heard from yet
-    h.register(1, running=[], finished=[])
+    h.register(1, running=[], finished=[], unreported=[])
     done = h.try_recover()
     assert done == [] and h.queued() == 3
     assert list(h.jobs[1].pending) == [2] and h.jobs[1].placed == {0, 1}  # task 0 runs, task 1 finished
@@ -149,7 +149,7 @@ def test_a_restarted_head_rebuilds_from_registrations_before_requeueing() -> Non
 
 def test_a_recovered_job_already_placed_needs_nothing_more() -> None:
     h = HeadNode(np.tile([2.0, 8.0], (1, 1)), np.tile([2.0, 8.0], (1, 1)), 1, "fifo", first_fit, RNG, registered=False)
-    h.register(0, running=[(7, 0, 0, [1.0, 1.0])], finished=[(7, 1)])
+    h.register(0, running=[(7, 0, 0, [1.0, 1.0])], finished=[(7, 1)], unreported=[])
     h.recover([job(7, 2)])
     assert h.awaiting_recovery == [] and h.queued() == 0 and h.jobs[7].scheduled
 
@@ -197,9 +197,9 @@ def test_a_worker_back_after_a_write_off_is_known_again_and_keeps_what_was_decid
     h.dispatch(h.turn(), 0.0)  # decided for host 0, not handed out yet
     assert h.exchange(0, np.zeros(0, np.int64), np.zeros((0, 2)), []) != {"register": True}  # no second registration
     h2 = HeadNode(np.tile([4.0, 16.0], (1, 1)), np.tile([4.0, 16.0], (1, 1)), 1, "fifo", first_fit, RNG, registered=False)
-    h2.register(0, running=[], finished=[])
+    h2.register(0, running=[], finished=[], unreported=[])
     h2.submit([job(1, 3)])
     h2.dispatch(h2.turn(), 0.0)
-    h2.register(0, running=[], finished=[])  # registering again before the launches were pulled
+    h2.register(0, running=[], finished=[], unreported=[])  # registering again before the launches were pulled
     assert h2.free[0, 0] == 1.0  # the three decided tasks still hold their room
 

@@ -130,3 +130,22 @@ def test_a_restarted_controller_reads_its_state_file_and_keeps_running_jobs(tmp_
     (fo,) = [f for f in summary["failovers"] if f["role"] == "slurmctld"]
     assert fo["recovery"] == "restart from the saved state" and fo["requeued"] == 0
     assert (tmp_path / "slurmctld.state").is_file()
+
+
+def test_under_the_monkey_a_new_controller_never_takes_a_repeated_end_for_a_new_runs(tmp_path: Path) -> None:
+    """The sim soak's seed 4 (the monkey's faults drawn ahead): after the
+    backup took over at 230.3 s, job 23, restarted on nodes whose daemon's
+    earlier report was still undelivered, 'completed' after 0.2 s when that
+    report arrived, and its nodes took job 31 while it ran (overcommit 10).
+    A repeated end is stale now (schedulers.model.host_roll)."""
+    import dataclasses
+
+    from schedlab.schedulers.scenario.parse import parse_comparison
+    from schedlab.scripts.soak import soak_sim
+    from tests.conftest import assert_invariants_hold
+
+    data = tomllib.loads((SCENARIOS / "soak.toml").read_text())
+    (sc,) = parse_comparison({**data, "architectures": ["slurm"], "engine": "sim"}, "soak.toml")
+    row = soak_sim(dataclasses.replace(sc, duration=600.0), tmp_path, every=5.0, seed=4)
+    assert_invariants_hold(row["invariants"], tmp_path, "sim-soak-slurm-seed-4")
+    assert row["by_kind"].get("kill_slurmctld", 0) > 5 and row["jobs"]["scheduled"] > 0

@@ -41,11 +41,19 @@ class Daemons:
         self.done: dict[int, list[tuple[int, int, bool]]] = {h: [] for h in range(c.hosts)}
         self.dead: set[int] = set()
 
-    def poll(self, host: int, now: float) -> None:
+    def end_due(self, host: int, now: float) -> None:
+        """Tasks of ``host`` that ended by ``now``: kept for its next poll."""
         for key, (node, end) in list(self.running.items()):
             if node // 2 == host and end <= now:
                 del self.running[key]
                 self.done[host].append((*key, False))
+
+    def unreported(self, host: int) -> list[tuple[int, int]]:
+        """The ends ``host`` has not delivered (what it tells a registration)."""
+        return [(j, t) for j, t, _killed in self.done[host]]
+
+    def poll(self, host: int, now: float) -> None:
+        self.end_due(host, now)
         reply = self.c.exchange(host, self.done[host], now)
         self.done[host] = []
         if isinstance(reply, dict):
@@ -159,7 +167,8 @@ def test_a_new_controller_keeps_running_jobs_from_its_saved_state_and_the_daemon
     d.c = n
     assert n.exchange(0, [], 50.0) == {"register": True} and n.schedule(50.0) == []
     for h in range(4):
-        n.register(h, [[j, t, m, CAP[m].tolist()] for (j, t), (m, _e) in d.running.items() if m // 2 == h], [], {})
+        n.register(h, [[j, t, m, CAP[m].tolist()] for (j, t), (m, _e) in d.running.items() if m // 2 == h], [], {},
+                   unreported=d.unreported(h))
     assert n.settle(50.0) == [2]  # job 2 runs but its start is unknown: killed, requeued
     for h in range(4):
         d.poll(h, 50.0)
@@ -168,6 +177,34 @@ def test_a_new_controller_keeps_running_jobs_from_its_saved_state_and_the_daemon
     for h in range(4):
         d.poll(h, 100.0)
     assert (1, "completed") in [(e.job_id, e.state) for e in n.ended]
+
+
+def test_an_end_a_registration_told_is_stale_when_its_poll_repeats_it() -> None:
+    """The sim soak of slurm_failover, seed 3: a controller started job 9 on
+    host 0 and died before saving its start; the job's tasks ended while no
+    controller heard host 0. The next controller restored job 9 queued,
+    started it anew on host 0's nodes, and took host 0's delayed report of
+    the first run for the new run's end: job 9 'completed' after 0.45 s and
+    its nodes went to job 1 while it ran (overcommit)."""
+    c = ctld()
+    d = Daemons(c)
+    c.submit(job(1, 2, 10.0), "all", 500.0, 0.0)
+    assert [s.nodes for s in c.schedule(0.0)] == [(0, 1)]
+    d.poll(0, 0.0)
+    d.end_due(0, 20.0)  # ended; its poll never reached the controller, which died
+    n = ctld(recovering=True)
+    n.restore([SlurmJob(1, "all", 2, 500.0, "a", 0.0)], {1: job(1, 2, 10.0)})  # its start not saved
+    d.c = n
+    for h in range(4):
+        n.register(h, [], [(j, t) for j, t, _ in d.done[h]], {}, unreported=d.unreported(h))
+    assert n.settle(30.0) == []
+    assert [s.nodes for s in n.schedule(30.0)] == [(0, 1)]  # job 1 runs again, same task keys
+    d.poll(0, 31.0)  # the stale ends arrive, then the new run is launched
+    assert n.ended == [] and n.out == {1: {0, 1}}
+    n.submit(job(2, 8, 10.0), "all", 500.0, 31.0)
+    assert n.schedule(31.0) == []  # nodes 0-1 are still job 1's
+    d.poll(0, 41.0)  # the new run's own ends count
+    assert [(e.job_id, e.state) for e in n.ended] == [(1, "completed")]
 
 
 def test_load_we_did_not_place_holds_its_node_until_it_ends() -> None:

@@ -1,16 +1,21 @@
-"""The soak on the sim engine (no Ray): the monkey's faults drawn ahead, one
-every ~5 emulated seconds across every role, and every invariant holds; the
-same seed replays to the byte. ``schedlab soak --engine sim`` runs the
-24-hour version."""
+"""The soak on the sim engine (no Ray): every registered architecture, from
+``scenarios/soak.toml`` (its section there: the replicated or standby
+control plane where it has one), the monkey's faults drawn ahead, one every
+~5 emulated seconds across every role, and every invariant holds; the same
+seed replays to the byte. ``schedlab soak --engine sim`` runs the 24-hour
+version."""
 from __future__ import annotations
 
 import dataclasses
 import tomllib
 from pathlib import Path
 
+import json
+
 import numpy as np
 import pytest
 
+from schedlab.schedulers.arch import names
 from schedlab.schedulers.faults.plan import Monkey, monkey_plan
 from schedlab.schedulers.scenario.parse import parse_comparison, roster_for
 from schedlab.experiments.soak import soak_sim
@@ -25,11 +30,15 @@ def scenario(arch: str, seconds: float):  # noqa: ANN201 - a Scenario
     return dataclasses.replace(sc, duration=seconds)
 
 
-@pytest.mark.parametrize("arch", SOAK["architectures"])
+@pytest.mark.parametrize("arch", names())
 def test_sim_soak_keeps_every_invariant(tmp_path: Path, arch: str) -> None:
-    row = soak_sim(scenario(arch, 600.0), tmp_path / arch, every=5.0, seed=3)
+    sc = scenario(arch, 600.0)
+    row = soak_sim(sc, tmp_path / arch, every=5.0, seed=3)
     assert_invariants_hold(row["invariants"], tmp_path / arch, f"sim-soak-{arch}")
     assert row["faults"] >= 70, row  # ~115 drawn; some land on an actor already down and are skipped
+    faults = json.loads((tmp_path / arch / "summary.json").read_text())["faults"]
+    hit = {f["role"] for f in faults if f.get("source") == "scenario" and not f.get("skipped")}
+    assert hit == {r for r, members in roster_for(sc).members.items() if members}  # no role left out
     jobs = row["jobs"]
     assert jobs["submitted"] == jobs["scheduled"] + jobs["pending"] + jobs["abandoned"] + jobs["rejected"] > 0
 

@@ -79,16 +79,19 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
     for e in ev.get(HOST_RESET, []):
         timeline.append((e["t"], 1, int(e["host"])))
     for t, host, killed in machine_faults(ev):
-        timeline.append((t, 0, ([host], [])) if killed else (t, 1, host))  # restarted: a new incarnation
-    # Write-offs, then resets, then completions, then launches at equal times:
-    # a slot freed and reused in one flush is fine.
+        # A host killed at t emitted its events stamped t before it died (a
+        # dead host emits nothing): its kill goes after its own launches and
+        # completions of that instant. Restarted: a new incarnation.
+        timeline.append((t, 4, ([host], [])) if killed else (t, 1, host))
+    # Write-offs, then resets, then completions, then launches, then kills at
+    # equal times: a slot freed and reused in one flush is fine.
     timeline.sort(key=lambda x: (x[0], x[1]))
     used = np.zeros_like(cell.capacity)
     running: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
     zombie: set[int] = set()
     over = double = 0
     for _t, kind, item in timeline:
-        if kind == 0:  # hosts gone: everything on their machines ends
+        if kind in (0, 4):  # hosts gone: everything on their machines ends
             hosts, written_off = set(item[0]), item[1]
             zombie.update(written_off)
             for key in [key for key, (m, _) in running.items() if m // k in hosts]:

@@ -25,7 +25,7 @@ from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.events.shared import (
     DOUBLE_LAUNCH, EXCHANGE_FAILED, HOST_RESET, OVERCOMMIT, TASKS_COMPLETED, TASKS_KILLED, TASKS_LAUNCHED,
 )
-from schedlab.schedulers.model.wire import pack_release, task_key
+from schedlab.schedulers.model.wire import key_parts, pack_release, task_key, unpack_release_keys
 from schedlab.schedulers.model.resources import EPS
 
 # A launch on the wire: [job_id, task_index, machine, request list, duration, start_time]
@@ -168,11 +168,16 @@ class MachineHost(ActorShell):
             self.log.emit(TASKS_KILLED, host=self.host_id, tasks=gone, reason="written_off")
 
     def agent_report(self) -> dict:
-        """What an agent tells a (new) master when it registers."""
+        """What an agent tells a (new) master when it registers: what runs
+        here, what finished lately, and the ends (finished or killed) not
+        delivered yet, which the next polls repeat: a master that counted
+        them from this report knows those repeats are stale."""
+        unsent = unpack_release_keys(self._unsent) if self._unsent else []
         return {"host": self.host_id, "tasks": [
             [job_id, task, local + self.first, req.tolist(), owner]
             for (job_id, task), (local, req, owner) in self.running_tasks.items()
-        ], "finished": list(self.recently_done)}
+        ], "finished": list(self.recently_done),
+            "unreported": [list(k) for k in unsent] + [list(key_parts(k)) for k in self.done_keys]}
 
     async def flush(self, final: bool = False) -> None:
         if self.running:

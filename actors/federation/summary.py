@@ -20,7 +20,6 @@ from schedlab.schedulers.federation.events import (
 from schedlab.schedulers.events.shared import JOB_SCHEDULED, JOB_SUBMITTED, TASKS_COMPLETED
 from schedlab.schedulers.federation import imbalance as im
 from schedlab.schedulers.federation.spec import Federation
-from schedlab.schedulers.events.shared import JOB_SCHEDULED, JOB_SUBMITTED, TASKS_COMPLETED
 
 
 def _num(x: float) -> float | None:

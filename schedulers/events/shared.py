@@ -58,7 +58,8 @@ JOB_REJECTED = EventType("job_rejected", "a job was refused at admission (over q
     req("reason", "str", "why"),
     opt("scheduler", "str", "the front end that refused it does not schedule", "who refused it"),
 ))
-JOBS_FINAL = EventType("jobs_final", "a replicated control plane's last leader's record of every job's fate (covers jobs whose own events died with a killed leader)", (
+JOBS_FINAL = EventType("jobs_final", "a replicated control plane's last leader's record of every job's fate "
+                       "(covers jobs whose own events died with a killed leader)", (
     req("scheduled", "list", "job ids fully placed"),
     req("queued", "list", "job ids still waiting"),
 ))
@@ -76,14 +77,16 @@ TXN = EventType("txn", "one scheduling decision and its outcome: claims made, co
     opt("span", "float", "the attempt took its think time only", "the whole attempt, sync and commit included; it began at t - span", "s"),
     opt("rtt_ms", "float", "0: no commit round trip (the decider commits where it decides)", "the commit's round trip", "ms"),
     req("placed", "list", "[task, machine] per placed task"),
-    opt("outbox", "str", "the hosts pull their launches from the decider's state store", "the actor holding the launches until their hosts pull them (a kill there loses them)"),
+    opt("outbox", "str", "the hosts pull their launches from the decider's state store",
+        "the actor holding the launches until their hosts pull them (a kill there loses them)"),
     opt("priority", "int", "the scheduler has no priorities", "the job's priority"),
     opt("held", "int", "no offers were held", "offers the framework kept for later"),
     opt("reused", "bool", "a fresh claim", "true: started on a claim reused from an earlier job"),
     opt("reason", "str", "not refused", "why the claim was refused"),
     opt("cycle", "int", "not a negotiation cycle", "the negotiation cycle's number"),
 ))
-PREEMPTED = EventType("preempted", "running work was evicted to place other work; one event per decision (victims) or per victim (its own job and task)", (
+PREEMPTED = EventType("preempted", "running work was evicted to place other work; one event per decision (victims) "
+                      "or per victim (its own job and task)", (
     opt("job_id", "int", "the event names an application (app)", "the preempting job (victims given) or the victim's job"),
     opt("priority", "int", "no priorities", "its priority"),
     opt("victims", "list", "the event is about one victim, named by its own fields", "[job, task, machine] per evicted task"),
@@ -126,7 +129,8 @@ COMMITS_DROPPED = EventType("commits_dropped", "a control plane that stopped lea
     opt("reason", "str", "it was deposed", "why"),
     req("tasks", "list", "[job, task, machine] per dropped launch"),
 ))
-WRITTEN_OFF_FINAL = EventType("written_off_final", "a replicated control plane's record of placements taken back (machine written off, preempted before launch)", (
+WRITTEN_OFF_FINAL = EventType("written_off_final", "a replicated control plane's record of placements taken back "
+                              "(machine written off, preempted before launch)", (
     req("tasks", "list", "[job, task, machine, at_s] per placement taken back"),
 ))
 NODE_REGISTERED = EventType("node_registered", "a machine host registered with a (new) controller, reporting its running tasks", (

@@ -78,8 +78,13 @@ def unpack_release_keys(blob: bytes) -> list[tuple[int, int, bool]]:
     """(job, task, killed) per released task."""
     _, n = _HEADER.unpack_from(blob)
     _, _, keys = _split(blob, n)
+    return [key_parts(k) for k in keys.tolist()]
+
+
+def key_parts(key: int) -> tuple[int, int, bool]:
+    """(job, task, killed) of one ``task_key``."""
     low = (1 << (TASK_BITS + 1)) - 1
-    return [(k >> (TASK_BITS + 1), (k & low) >> 1, bool(k & 1)) for k in keys.tolist()]
+    return key >> (TASK_BITS + 1), (key & low) >> 1, bool(key & 1)
 
 
 def unpack_release(blob: bytes) -> tuple[np.ndarray, np.ndarray]:

@@ -110,7 +110,8 @@ class Dispatcher(ActorShell):
     async def register_worker(self, host: int, report: dict) -> None:
         self.watch.heard(host, self.rt.now())
         self.core.register(host, [(int(j), int(t), int(m), req) for j, t, m, req, *_ in report["tasks"]],
-                           [(int(j), int(t)) for j, t in report["finished"]])
+                           [(int(j), int(t)) for j, t in report["finished"]],
+                           unreported=[(int(j), int(t)) for j, t, *_ in report["unreported"]])
         self.log.emit(WORKER_REGISTERED, host=host, tasks=len(report["tasks"]))
         if self.core.awaiting_recovery:
             self._recovered(self.core.try_recover(), 1)

@@ -233,7 +233,8 @@ class SlurmController(ActorShell):
         if ctld is None:
             raise ConnectionError(f"{self.name} is not the active controller")
         ctld.register(host, [(int(j), int(t), int(m), req) for j, t, m, req, *_ in report["tasks"]],
-                      [(int(j), int(t)) for j, t in report["finished"]], self.foreign_until)
+                      [(int(j), int(t)) for j, t in report["finished"]], self.foreign_until,
+                      unreported=[(int(j), int(t)) for j, t, *_ in report["unreported"]])
         self.log.emit(NODE_REGISTERED, host=host, tasks=len(report["tasks"]))
         self._maybe_settle()
 
@@ -250,7 +251,7 @@ class SlurmController(ActorShell):
         ctld = self.ctld
         if ctld is None or not ctld.recovering or not self._loaded():
             return
-        if len(ctld.registered | ctld.down) < ctld.hosts:
+        if not ctld.roll.complete():
             return
         requeued = ctld.settle(self.rt.now())
         self._drain()

@@ -55,6 +55,7 @@ from typing import Callable
 
 import numpy as np
 
+from schedlab.schedulers.model.host_roll import HostRoll
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.resources import fits
 
@@ -115,8 +116,7 @@ class HeadNode:
         # A restarted head uses no worker it has not heard from: what its
         # machines hold is unknown until the worker registers.
         self.up = np.full(self.capacity.shape[0], registered, dtype=bool)
-        self.down: set[int] = set()  # hosts written off (back only by resetting)
-        self.registered: set[int] = set(range(self.hosts)) if registered else set()
+        self.roll = HostRoll.of(self.hosts, trusted=registered)  # which workers it knows, which are written off
         self.jobs: dict[int, JobProgress] = {}
         self.queues: dict[str, collections.deque[int]] = collections.defaultdict(collections.deque)
         self.users: list[str] = []  # round-robin order (fair)
@@ -124,8 +124,12 @@ class HeadNode:
         self.running: dict[TaskKey, int] = {}  # task -> machine, jobs of ours only
         self.finished: set[TaskKey] = set()  # reported finished (a recovered job's done tasks)
         self.to_launch: dict[int, list[Launch]] = collections.defaultdict(list)
-        self.settled: dict[int, set[TaskKey]] = {}  # host -> finished tasks its registration covered
         self.awaiting_recovery: list[Job] = []
+
+    @property
+    def down(self) -> set[int]:
+        """Workers written off (back only by resetting or rejoining)."""
+        return self.roll.down
 
     # ------------------------------------------------------------- the queue
 
@@ -155,7 +159,7 @@ class HeadNode:
         """Requeue the recovered jobs once the view is complete: a task
         running or finished on some worker is not pending. Returns the jobs
         that need nothing more (already fully placed)."""
-        if not self.awaiting_recovery or len(self.registered | self.down) < self.hosts:
+        if not self.awaiting_recovery or not self.roll.complete():
             return []
         done = []
         for job in self.awaiting_recovery:
@@ -269,24 +273,21 @@ class HeadNode:
         """A worker's poll: its finished tasks' resources come back, the
         launches queued for it go out (each once). A worker written off
         meanwhile is told to reset (it comes back empty); one the head does
-        not know (the head restarted) is asked to register first."""
-        if host in self.down:
-            self.down.discard(host)
-            self.registered.add(host)  # known again: empty, as the reset makes it
-            self._machines_up(host, empty=True)
-            return {"reset": True, "launches": []}
-        if host not in self.registered:
-            return {"register": True}
-        settled = self.settled.get(host, set())
-        back = [i for i, (job, task, _killed) in enumerate(keys) if (job, task) not in settled]
-        settled.difference_update((j, t) for j, t, _ in keys)
+        not know (the head restarted) is asked to register first. Ends its
+        registration already counted are not given back twice (HostRoll)."""
+        greeting = self.roll.greet(host)
+        if greeting is not None:
+            if greeting.get("reset"):
+                self._machines_up(host, empty=True)
+            return greeting
+        back = self.roll.news(host, keys)
         machines = np.asarray(machines, dtype=np.int64)
         requests = np.asarray(requests, dtype=np.float64)
         np.add.at(self.room, machines[back], requests[back])
         # Freed already when the head's clock saw them end (omniscient view).
         unforeseen = [i for i in back if (keys[i][0], keys[i][1]) not in self.foreseen]
         np.add.at(self.free, machines[unforeseen], requests[unforeseen])
-        for job, task, killed in keys:
+        for job, task, killed in (keys[i] for i in back):
             self.foreseen.discard((job, task))
             if self.running.get((job, task), -1) // self.k == host:
                 del self.running[(job, task)]
@@ -342,9 +343,12 @@ class HeadNode:
             heapq.heappop(self.ends)
         return None
 
-    def register(self, host: int, running: list[tuple[int, int, int, list[float]]], finished: list[TaskKey]) -> None:
+    def register(self, host: int, running: list[tuple[int, int, int, list[float]]], finished: list[TaskKey], *,
+                 unreported: list[TaskKey]) -> None:
         """A worker telling a restarted head what it runs and finished
-        lately: the head's view of that worker is exactly this."""
+        lately: the head's view of that worker is exactly this.
+        ``unreported``: the ends it has not delivered yet, which its next
+        polls repeat (already free in this view: not given back twice)."""
         ms = list(self._machines(host))
         self.free[ms] = self.capacity[ms]
         for job, task, m, req in running:
@@ -357,12 +361,7 @@ class HeadNode:
             if (job, task) not in {(j, t) for j, t, *_ in running}:
                 self.free[m] -= np.asarray(req, dtype=np.float64)
         self.finished.update((j, t) for j, t in finished)
-        # Finished before it registered, so already free in this view: when
-        # the worker's report of them arrives, their resources are not
-        # given back a second time.
-        self.settled[host] = {(j, t) for j, t in finished}
-        self.registered.add(host)
-        self.down.discard(host)
+        self.roll.register(host, unreported)
         self.up[ms] = True
 
     def write_off(self, hosts: list[int]) -> tuple[list[list[int]], list[list[int]]]:
@@ -372,10 +371,8 @@ class HeadNode:
         lost: list[list[int]] = []
         unpulled: list[list[int]] = []
         for host in hosts:
-            if host in self.down:
+            if not self.roll.write_off(host):
                 continue
-            self.down.add(host)
-            self.registered.discard(host)
             never = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
             ms = self._machines(host)
             self.up[ms.start:ms.stop] = False
@@ -390,8 +387,7 @@ class HeadNode:
         """A restarted worker's first word: what it ran died with its
         predecessor (written off); it is back at once, empty."""
         out = self.write_off([host])
-        self.down.discard(host)
-        self.registered.add(host)
+        self.roll.back(host)
         self._machines_up(host, empty=True)
         return out
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from schedlab.schedulers.archs.slurm.controller import Job as SlurmJob
 from schedlab.schedulers.archs.slurm.controller import SlurmCore
+from schedlab.schedulers.model.host_roll import HostRoll
 from schedlab.schedulers.model.jobs import Job
 
 TaskKey = tuple[int, int]
@@ -65,8 +66,6 @@ class Slurmctld:
     parked: dict[int, SlurmJob] = field(default_factory=dict)  # requeued, waiting for its kills
     to_launch: dict[int, list[Launch]] = field(default_factory=lambda: collections.defaultdict(list))
     to_kill: dict[int, list[list[int]]] = field(default_factory=lambda: collections.defaultdict(list))
-    down: set[int] = field(default_factory=set)  # hosts written off, until they are heard again
-    registered: set[int] = field(default_factory=set)
     first_reserved: dict[int, float] = field(default_factory=dict)
     ended: list[Ended] = field(default_factory=list)  # taken by the shell
     dirty: set[int] = field(default_factory=set)  # jobs whose saved state changed (for the state save)
@@ -75,8 +74,9 @@ class Slurmctld:
     def __post_init__(self) -> None:
         self.n = int(self.capacity.shape[0])
         self.hosts = -(-self.n // self.k)
-        if not self.recovering:
-            self.registered = set(range(self.hosts))
+        # Which daemons this controller knows, which it wrote off, and the
+        # ends their registrations told (a report repeating one is stale).
+        self.roll = HostRoll.of(self.hosts, trusted=not self.recovering)
         self.finished: set[TaskKey] = set()  # reported by registrations (a new controller's view)
         self.gone: set[int] = set()  # jobs that ended under an earlier controller (its saved tombstones)
         # job -> task -> machine: what the daemons said they run (a new controller's view)
@@ -191,6 +191,11 @@ class Slurmctld:
 
     # ------------------------------------------------------------ daemons
 
+    @property
+    def down(self) -> set[int]:
+        """Daemons written off, until they are heard again."""
+        return self.roll.down
+
     def _nodes(self, host: int) -> range:
         return range(host * self.k, min((host + 1) * self.k, self.n))
 
@@ -198,15 +203,15 @@ class Slurmctld:
         """A daemon's poll: its tasks that ended (killed or not), then its
         kills and launches. A daemon written off meanwhile is told to reset
         (its nodes come back empty); one a new controller has not heard
-        from is asked to register first."""
-        if host in self.down:
-            self.down.discard(host)
-            self.registered.add(host)
-            self._nodes_up(host)
-            return {"reset": True, "launches": []}
-        if host not in self.registered:
-            return {"register": True}
-        for job, task, killed in keys:
+        from is asked to register first. An end its registration already
+        told is stale: the task may run anew under the same key (HostRoll)."""
+        greeting = self.roll.greet(host)
+        if greeting is not None:
+            if greeting.get("reset"):
+                self._nodes_up(host)
+            return greeting
+        for i in self.roll.news(host, keys):
+            job, task, killed = keys[i]
             self._task_ended(host, int(job), int(task), killed, now)
         return self.to_launch.pop(host, []), self.to_kill.pop(host, [])
 
@@ -238,10 +243,8 @@ class Slurmctld:
         lost: list[list[int]] = []
         unpulled: list[list[int]] = []
         for host in hosts:
-            if host in self.down:
+            if not self.roll.write_off(host):
                 continue
-            self.down.add(host)
-            self.registered.discard(host)
             never = {(ln[0], ln[1]) for ln in self.to_launch.pop(host, [])}
             self.to_kill.pop(host, None)
             nodes = set(self._nodes(host))
@@ -265,8 +268,7 @@ class Slurmctld:
     def rejoin(self, host: int, now: float) -> tuple[list[list[int]], list[list[int]]]:
         """A restarted daemon's first word: what it ran died with it."""
         out = self.write_off([host], now)
-        self.down.discard(host)
-        self.registered.add(host)
+        self.roll.back(host)
         self._nodes_up(host)
         return out
 
@@ -286,12 +288,13 @@ class Slurmctld:
         self.specs.update(specs)
 
     def register(self, host: int, running: list[tuple[int, int, int, Sequence[float]]], finished: list[TaskKey],
-                 foreign_until: dict[TaskKey, float]) -> None:
+                 foreign_until: dict[TaskKey, float], *, unreported: list[TaskKey]) -> None:
         """A daemon telling a new controller what runs on it ([job, task,
         machine, request]) and what finished lately. Load we did not place
-        (``foreign_until``: its keys and ends) holds its node again."""
-        self.registered.add(host)
-        self.down.discard(host)
+        (``foreign_until``: its keys and ends) holds its node again.
+        ``unreported``: the ends it has not delivered yet, which its next
+        polls repeat (stale then: not counted again)."""
+        self.roll.register(host, unreported)
         self._nodes_up(host)
         for job, task, m, req in running:
             if (job, task) in foreign_until:
