@@ -132,6 +132,10 @@ class ArchSpec:
     # Extra size checks (schedulers.scenario.limits): (top table, scenario,
     # expected tasks per job class) -> None, failing through top.fail.
     check_sizes: Callable[[Table, Scenario, dict[str, float]], None] | None = None
+    # Actors it starts that stand for the world outside the emulated system
+    # (its users, as the submitter stands for the workload): they log, but
+    # are not in the roster and are never fault targets.
+    instruments: tuple[str, ...] = ()
 
 
 def _load(path: str) -> Any:

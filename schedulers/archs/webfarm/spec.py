@@ -6,9 +6,10 @@ workers and one FIFO accept queue; a ``speed`` and a balancing ``weight``
 per machine class, ``[[webfarm.servers]]``). Each job of the workload is a
 page: its tasks are requests on one keep-alive connection, served by one
 server; a task's duration is its service demand on a speed-1 server.
-``lb-<i>`` balancers receive the jobs (one active; with ``lbs`` > 1 the
-others stand by and take over through the coordinator group's lease) and
-route each by ``policy`` and the session mode. ``httpd-<h>`` serves the
+The ``clients`` send the jobs to the ``lb-<i>`` balancer holding the
+address (one active; with ``lbs`` > 1 the others stand by and take over
+through the coordinator group's lease), which routes each by ``policy``
+and the session mode. ``httpd-<h>`` serves the
 machines of machine host h (its server cores, load reports, health
 answers) and hands the requests it starts to its host.
 ``actors.archs.webfarm`` runs it.
@@ -27,6 +28,7 @@ from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, read_dist, table_array
 
 ROLE_LB, ROLE_HTTPD = "lb", "httpd"
+CLIENTS = "clients"  # the users' actor: pages go through it to the balancer holding the address
 
 
 def lb_name(i: int) -> str:
@@ -150,7 +152,7 @@ SPEC = ArchSpec(
     actors=actors,
     deciders=deciders,
     roles=(
-        Role(ROLE_LB, routed=True, kill_leader="kill_lb", leader_from=2,
+        Role(ROLE_LB, kill_leader="kill_lb", leader_from=2,
              about="a load balancer (one active; standbys take over through the coordinator)"),
         Role(ROLE_HTTPD, no_restart="an httpd is its machines' server processes: kill the machine host instead",
              about="the web servers of one machine host's machines (workers, accept queues)"),
@@ -160,4 +162,5 @@ SPEC = ArchSpec(
     example=example,
     live="schedlab.actors.archs.webfarm.architecture:ARCHITECTURE",
     section_required=False,
+    instruments=(CLIENTS,),
 )
