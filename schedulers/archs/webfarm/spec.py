@@ -67,7 +67,7 @@ class WebfarmSpec:
     health_interval: float = 1.0  # emulated s between health checks of a server
     fall: int = 3
     rise: int = 2
-    client_timeout: float = 10.0  # emulated s a client waits to reach a balancer before giving up
+    client_timeout: float = 10.0  # emulated s a client waits for an answer (a refusal, or a server taking its page in)
 
     def server_class(self, machine_class: str) -> ServerClass:
         return next((s for s in self.servers if s.machine_class == machine_class), ServerClass(machine_class))
