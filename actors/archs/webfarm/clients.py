@@ -44,6 +44,7 @@ class Clients(ActorShell):
         self.pages: dict[int, dict] = {}  # open page -> its wire form (to send again)
         self.holder, self.handle, self.epoch = cfg.first_holder, None, -1
         self.inflight: set[asyncio.Task] = set()
+        self.httpds: dict[int, Any] = {}  # looked up once: httpds are never restarted
         self.counts = {"sent": 0, "refused": 0, "timed_out": 0, "fenced": 0, "resent": 0, "pending_at_end": 0}
 
     async def on_start(self) -> None:
@@ -140,9 +141,10 @@ class Clients(ActorShell):
         """An httpd's answer to a fence. httpds are never restarted: one that
         is paused answers when it wakes. One that cannot answer (killed for
         good, its log with it) has taken nothing the run can still see."""
-        h = self.rt.lookup(httpd_name(host))
+        h = self.httpds.get(host) or self.rt.lookup(httpd_name(host))
         if h is None:
             return []
+        self.httpds[host] = h
         try:
             return await self.rt.call(h, "fence", [[p, d] for p, d in due])
         except Exception:

@@ -86,6 +86,7 @@ class Httpd(ActorShell):
         self.unstarted: dict[int, set[int]] = {}  # job -> its tasks accepted here and not started yet
         self.refused: set[int] = set()  # jobs one request of which was refused here
         self.intake = Intake(cfg.retention)  # pages taken in, and pages their clients fenced here
+        self.clients: Any = None  # the clients' handle, looked up once (they are never restarted)
         self.handoff = HostHandoff(cfg.machines)  # started by a core, on the way to the host
         self.last_poll = 0.0
         self.frozen = False  # the hosts are stopping: nothing more starts
@@ -211,9 +212,11 @@ class Httpd(ActorShell):
                 h = self.rt.lookup(name)
                 if h is not None:
                     self.rt.send(h, "loads", rows)
-            taken, clients = self.intake.acks(), self.rt.lookup(CLIENTS)
-            if taken and clients is not None:
-                self.rt.send(clients, "seen", taken)
+            taken = self.intake.acks()
+            if taken:
+                self.clients = self.clients or self.rt.lookup(CLIENTS)
+                if self.clients is not None:
+                    self.rt.send(self.clients, "seen", taken)
             self.intake.prune(now)
 
     async def fence(self, pages: list) -> list[int]:
