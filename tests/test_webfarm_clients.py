@@ -82,6 +82,16 @@ def test_bounced_pages_are_sent_again_only_while_their_client_waits() -> None:
     assert [p for p, _ in book.due(7.0)] == [1]
 
 
+def test_asking_which_pages_a_server_took_closes_none() -> None:
+    """Before a bounced page is sent again the clients ask where it is (a
+    balancer that died during the call may have forwarded it): the
+    question must not stop a request still on its way."""
+    s = Intake(600.0)
+    assert s.admit(1, 10.0, 1.0)
+    assert s.taken([1, 2]) == [1]
+    assert s.admit(2, 10.0, 2.0)
+
+
 def test_the_deadline_rule_is_one() -> None:
     assert not gave_up(10.0, TIMEOUT, 15.0) and gave_up(10.0, TIMEOUT, 15.01)
     s = Intake(600.0)

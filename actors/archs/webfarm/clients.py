@@ -82,7 +82,7 @@ class Clients(ActorShell):
             # The balancer was dead when they came: no one received them.
             self.book.bounced(int(w["job_id"]) for w in jobs)
             if holder != self.holder:  # the address moved meanwhile
-                self._resend()
+                await self._resend()
             return
         for job, reason in refused or ():
             if self.book.answered(int(job)):
@@ -96,10 +96,21 @@ class Clients(ActorShell):
         if epoch < self.epoch:
             return  # an older announcement, overtaken
         self.holder, self.handle, self.epoch = holder, self.rt.lookup(holder), epoch
-        self._resend()
+        await self._resend()
 
-    def _resend(self) -> None:
-        again = [self.pages[p] for p in self.book.resend(self.rt.now())]
+    async def _resend(self) -> None:
+        """Send the bounced pages whose clients still wait to the holder,
+        except those an httpd has: a balancer that died during the call
+        (Ray cannot tell that from one dead before it) may have forwarded
+        them, and a page forwarded twice would run twice."""
+        waiting = self.book.resend(self.rt.now())
+        if not waiting:
+            return
+        got = await asyncio.gather(*(self._ask(h, "taken", waiting) for h in range(self.cfg.hosts)))
+        for p in {int(p) for rows in got for p in rows}:
+            if self.book.answered(p):
+                self.pages.pop(p, None)
+        again = [self.pages[p] for p in waiting if p in self.book.open and p not in self.book.fencing]
         self.counts["resent"] += len(again)
         self._send(again)
 
@@ -121,7 +132,7 @@ class Clients(ActorShell):
         """Ask every httpd which took these in (each closes the rest); log the
         fate of those none took: a client timeout, or, at the end of the run
         with the client still within its timeout, pending."""
-        got = await asyncio.gather(*(self._ask(h, due) for h in range(self.cfg.hosts)))
+        got = await asyncio.gather(*(self._ask(h, "fence", [[p, d] for p, d in due]) for h in range(self.cfg.hosts)))
         taken = {int(p) for rows in got for p in rows}
         self.counts["fenced"] += len(due)
         now = self.rt.now()
@@ -137,16 +148,17 @@ class Clients(ActorShell):
                 self.log.emit("job_rejected", job_id=p, reason=REASON, scheduler=CLIENTS,
                               gave_up_at=round(deadline[p], 6))
 
-    async def _ask(self, host: int, due: list[tuple[int, float]]) -> list[int]:
-        """An httpd's answer to a fence. httpds are never restarted: one that
-        is paused answers when it wakes. One that cannot answer (killed for
-        good, its log with it) has taken nothing the run can still see."""
+    async def _ask(self, host: int, method: str, pages: list) -> list[int]:
+        """An httpd's answer to ``fence`` or ``taken``: the pages it took in.
+        httpds are never restarted: one that is paused answers when it
+        wakes. One that cannot answer (killed for good, its log with it) has
+        taken nothing the run can still see."""
         h = self.httpds.get(host) or self.rt.lookup(httpd_name(host))
         if h is None:
             return []
         self.httpds[host] = h
         try:
-            return await self.rt.call(h, "fence", [[p, d] for p, d in due])
+            return await self.rt.call(h, method, pages)
         except Exception:
             return []
 

@@ -219,6 +219,10 @@ class Httpd(ActorShell):
                     self.rt.send(self.clients, "seen", taken)
             self.intake.prune(now)
 
+    async def taken(self, pages: list[int]) -> list[int]:
+        """Which of these pages were taken in here (closes nothing)."""
+        return self.intake.taken(int(p) for p in pages)
+
     async def fence(self, pages: list) -> list[int]:
         """The clients' question, [page, deadline] each: which of these were
         taken in here? The others never will be (closed here)."""

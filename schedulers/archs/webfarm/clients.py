@@ -155,6 +155,12 @@ class Intake:
                 self.closed[p] = deadline
         return taken
 
+    def taken(self, pages: Iterable[int]) -> list[int]:
+        """Which of these were taken in here (a question that closes
+        nothing: before sending a bounced page again, in case the dead
+        balancer had forwarded it after all)."""
+        return [p for p in pages if p in self.seen]
+
     def acks(self) -> list[int]:
         """The pages taken in since the last call (to tell their clients)."""
         out, self.new = self.new, []
