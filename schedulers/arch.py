@@ -147,6 +147,10 @@ class ArchSpec:
     # the contract), beside the shared ones; every name it emits is declared
     # here or there.
     events: tuple[EventType, ...] = ()
+    # Actors it starts that stand for the world outside the emulated system
+    # (its users, as the submitter stands for the workload): they log, but
+    # are not in the roster and are never fault targets.
+    instruments: tuple[str, ...] = ()
 
 
 def _load(path: str) -> Any:

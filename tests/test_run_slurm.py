@@ -141,7 +141,7 @@ def test_under_the_monkey_a_new_controller_never_takes_a_repeated_end_for_a_new_
     import dataclasses
 
     from schedlab.schedulers.scenario.parse import parse_comparison
-    from schedlab.scripts.soak import soak_sim
+    from schedlab.experiments.soak import soak_sim
     from tests.conftest import assert_invariants_hold
 
     data = tomllib.loads((SCENARIOS / "soak.toml").read_text())

@@ -124,6 +124,35 @@ def test_a_standby_balancer_takes_over_in_a_lease_a_lone_one_is_down_until_resta
     assert two["webfarm"]["pages_refused"].get("client_timeout", 0) == f2["pages_refused_meanwhile"]
 
 
+def _fates(ev: list[dict]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {e["job_id"]: [] for e in ev if e["event"] == "job_submitted"}
+    for e in ev:
+        if e["event"] in ("job_scheduled", "job_rejected", "job_pending", "job_abandoned") and e["job_id"] in out:
+            out[e["job_id"]].append(e.get("reason") or e["event"])
+    return out
+
+
+@pytest.mark.parametrize("faults", [
+    # The active balancer is killed at 200 s; its standby takes over at
+    # ~210 s, takes in the pages sent meanwhile (refusing those its clients
+    # gave up on) and is killed a second later, its log unshipped (issue 26:
+    # 42 pages had no fate).
+    [{"at": 200.0, "action": "kill_lb", "restart_after": 30.0}, {"at": 211.0, "action": "kill_lb", "restart_after": 30.0}],
+    # The balancers are cut off from httpd-1 for 3 s: what they forward there
+    # meanwhile never arrives (issue 26: 10 pages had no fate).
+    [{"at": 100.0, "action": "partition", "target": "httpd-1", "peer": "lb", "duration": 3.0}],
+], ids=["kill-after-admitting", "cut-to-a-server"])
+def test_a_page_a_balancer_took_and_lost_gets_its_clients_timeout(faults: list, tmp_path: Path) -> None:
+    """Every page has exactly one fate, and the ones lost on the way are
+    their clients' timeouts."""
+    s = _run(_data("web_failover", duration=260.0, faults=faults), tmp_path)
+    fates = _fates(read_events(tmp_path / "events.jsonl"))
+    assert {p: f for p, f in fates.items() if len(f) != 1} == {}
+    j = s["jobs"]
+    assert j["submitted"] == j["scheduled"] + j["abandoned"] + j["pending"] + j["rejected"]
+    assert s["webfarm"]["pages_refused"].get("client_timeout", 0) > 0
+
+
 @pytest.mark.parametrize("change, key", [
     ({"d": 13}, "webfarm.d"),
     ({"servers": [{"class": "fast", "weight": 0.0}]}, "webfarm.servers[0].weight"),

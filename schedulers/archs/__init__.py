@@ -18,6 +18,6 @@ BUILTIN = (
 
 # Events declared outside any ArchSpec (a federation of cells is not an
 # architecture of one cell): "module:attribute" of a tuple of EventTypes.
-EVENT_SOURCES = ("schedlab.schedulers.archs.multicluster.events:EVENTS",)
+EVENT_SOURCES = ("schedlab.schedulers.federation.events:EVENTS",)
 
 DEFAULT = "omega"  # a scenario without ``architecture = ...``

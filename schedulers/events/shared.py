@@ -57,6 +57,7 @@ JOB_REJECTED = EventType("job_rejected", "a job was refused at admission (over q
     req("job_id", "int", "the job"),
     req("reason", "str", "why"),
     opt("scheduler", "str", "the front end that refused it does not schedule", "who refused it"),
+    opt("gave_up_at", "float", "refused when logged", "when its client gave up (logged later, once no server was found to hold it)", "s"),
 ))
 JOBS_FINAL = EventType("jobs_final", "a replicated control plane's last leader's record of every job's fate "
                        "(covers jobs whose own events died with a killed leader)", (
@@ -223,6 +224,7 @@ FAULT = EventType("fault", "a fault was carried out (or skipped)", (
     opt("peer", "list", "not a partition", "the partition's other side"),
     opt("skipped", "str", "carried out", "why it was not carried out"),
     opt("waited_s", "float", "on time", "how late (waited for a leader)", "s"),
+    opt("took", "list", "not a node kill", "the actors placed on the killed node and running then (each dies with it)"),
 ))
 FAILOVER = EventType("failover", "a role whose leader was killed has a new leader", (
     req("role", "str", "the role"),

@@ -80,7 +80,7 @@ def test_the_actors_started_are_the_roster(conformance_run: tuple) -> None:
     roster = roster_for(sc)
     assert summary["actors"] == {r: names for r, names in roster.members.items() if names}
     speakers = {e["actor"] for e in events}
-    instruments = {"submitter", "metrics", "driver", "chaos-inbox"}
+    instruments = {"submitter", "metrics", "driver", "chaos-inbox", *registry.spec_of(sc.architecture).instruments}
     assert speakers - instruments <= set(roster.names()), speakers - instruments - set(roster.names())
 
 

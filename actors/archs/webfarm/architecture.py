@@ -84,11 +84,13 @@ def webfarm_summary(ev: dict[str, list[dict]], info: RunInfo, out: dict[str, Any
 def lb_failovers(ev: dict[str, list[dict]], info: RunInfo) -> list[dict]:
     """One record per kill of the active balancer: when another (or the
     restarted one) became active, when it next routed a page (the takeover
-    users feel), and the pages refused meanwhile."""
+    users feel), and the pages refused meanwhile (a client's timeout counts
+    when the client gave up, ``gave_up_at``: it is logged only once no
+    server is found to have taken the page in, a little later)."""
     scale = float(info.time_scale)
     elected = sorted(ev.get(LB_ELECTED, []), key=lambda e: e["t"])
     routed = sorted((e["t"], e["scheduler"]) for e in ev.get(JOB_ATTEMPT, []))
-    refusals = sorted(e["t"] for e in ev.get(JOB_REJECTED, [])
+    refusals = sorted(e.get("gave_up_at", e["t"]) for e in ev.get(JOB_REJECTED, [])
                       if e.get("reason") in ("client_timeout", "no_server", "not_active"))
     lbs = int(info.extra.get("webfarm", {}).get("lbs") or 1)
     out = []

@@ -17,6 +17,12 @@ server fails its health checks; what it had queued dies at the host's
 restart (``rejoin``) or, if the host never returns, at the end of the run.
 Requests routed to it before the balancers noticed wait with it and die
 with it: a real balancer's requests to a dead server fail the same way.
+
+Pages and their clients (``schedulers.archs.webfarm.clients``): a page
+is taken in only while its client still waits and has not fenced it here
+(``Intake``); one that comes later is dropped unanswered (its client's
+timeout is its fate). Each load report also tells the clients which pages
+were taken in since the last, and ``fence`` answers which of a list were.
 """
 from __future__ import annotations
 
@@ -33,8 +39,9 @@ from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.usage_sampler import sample_usage_loop
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.webfarm.events import WEBFARM_HTTPD
+from schedlab.schedulers.archs.webfarm.clients import Intake
 from schedlab.schedulers.archs.webfarm.server import Record, Server
-from schedlab.schedulers.archs.webfarm.spec import httpd_name
+from schedlab.schedulers.archs.webfarm.spec import CLIENTS, httpd_name
 from schedlab.schedulers.events.shared import JOB_PENDING, JOB_REJECTED, JOB_SCHEDULED, TXN
 from schedlab.schedulers.model.resources import slots_for
 
@@ -66,6 +73,7 @@ class HttpdConfig:
     hosts: int = 1
     sample_interval: float = 5.0  # httpd-0 samples the cell's utilization (cell_sample)
     total: tuple[float, ...] = ()  # the cell's capacity, per resource
+    retention: float = 600.0  # emulated s past a page's deadline it is remembered as taken in (Intake)
 
 
 class Httpd(ActorShell):
@@ -79,11 +87,13 @@ class Httpd(ActorShell):
         self.req: dict[tuple[int, int], tuple[str, list[float]]] = {}  # accepted request -> (balancer, request)
         self.unstarted: dict[int, set[int]] = {}  # job -> its tasks accepted here and not started yet
         self.refused: set[int] = set()  # jobs one request of which was refused here
+        self.intake = Intake(cfg.retention)  # pages taken in, and pages their clients fenced here
+        self.clients: Any = None  # the clients' handle, looked up once (they are never restarted)
         self.handoff = HostHandoff(cfg.machines)  # started by a core, on the way to the host
         self.last_poll = 0.0
         self.frozen = False  # the hosts are stopping: nothing more starts
         self.wake = asyncio.Event()
-        self.counts = {"accepted": 0, "refused": 0, "crashed": 0, "reports": 0, "checks": 0}
+        self.counts = {"accepted": 0, "refused": 0, "crashed": 0, "reports": 0, "checks": 0, "client_gone": 0}
 
     async def on_start(self) -> None:
         now = self.rt.now()
@@ -105,13 +115,18 @@ class Httpd(ActorShell):
 
     async def accept(self, balancer: str, rows: list) -> None:
         """A balancer's requests: [job, task, machine, demand, carries state,
-        request] each. A refused one (queue full, server down) refuses its
-        page: the client sees an error."""
+        request, deadline] each. A refused one (queue full, server down)
+        refuses its page: the client sees an error. One whose client gave up
+        (or fenced it here), or that comes after this httpd stopped, is
+        dropped unanswered: its page's fate is the client's."""
         now = self.rt.now()
         self._complete_due(now)
         started: list[Record] = []
         refused: dict[int, str] = {}
-        for job, task, m, demand, state, request in rows:
+        for job, task, m, demand, state, request, deadline in rows:
+            if not self.running or not self.intake.admit(int(job), float(deadline), now):
+                self.counts["client_gone"] += 1
+                continue
             srv = self.servers[int(m)]
             rec = srv.arrive(rid_of(int(job), int(task)), float(demand), now, bool(state))
             if rec.dropped:
@@ -191,13 +206,29 @@ class Httpd(ActorShell):
 
     async def _report_loop(self) -> None:
         while await self.nap(self.cfg.report_interval):
-            self._complete_due(self.rt.now())
+            now = self.rt.now()
+            self._complete_due(now)
             rows = self._loads()
             self.counts["reports"] += 1
             for name in self.cfg.balancers:
                 h = self.rt.lookup(name)
                 if h is not None:
                     self.rt.send(h, "loads", rows)
+            taken = self.intake.acks()
+            if taken:
+                self.clients = self.clients or self.rt.lookup(CLIENTS)
+                if self.clients is not None:
+                    self.rt.send(self.clients, "seen", taken)
+            self.intake.prune(now)
+
+    async def taken(self, pages: list[int]) -> list[int]:
+        """Which of these pages were taken in here (closes nothing)."""
+        return self.intake.taken(int(p) for p in pages)
+
+    async def fence(self, pages: list) -> list[int]:
+        """The clients' question, [page, deadline] each: which of these were
+        taken in here? The others never will be (closed here)."""
+        return self.intake.fence((int(p), float(d)) for p, d in pages)
 
     async def health(self) -> list[list]:
         """[machine, up] per server: down while its host is silent (dead,

@@ -1,17 +1,19 @@
 """A load balancer (``lb-<i>``): the shell around the pure
 ``schedulers.archs.webfarm.balancer.Balancer``.
 
-The submitter hands it the run's pages (jobs) as they are released; the
-active balancer routes each page to one server by its policy and session
-mode and sends the page's requests to that server's httpd. A client gives
-up on a page that reaches a balancer more than ``client_timeout`` after it
-was sent (released while no balancer was up, or delivered late to a
-restarted one): the page is refused, as a browser's connection attempt to a
-dead virtual IP times out.
+The clients (``actors.archs.webfarm.clients``) send it the run's pages
+(jobs) as they are released; the active balancer routes each page to one
+server by its policy and session mode and sends the page's requests to
+that server's httpd, each with its deadline (its client's timeout). It
+refuses a page in its reply to the clients, who log it (a refusal the
+balancer logged itself would die with it): one that reaches it more than
+``client_timeout`` after it was sent (the client gave up), one it has no
+server for, every page while it does not hold the address. A page it took
+and then died with has no answer: its client's timeout is its fate.
 
 With ``lbs`` > 1 the balancers campaign for the coordinator group's lease
 (as keepalived's VRRP instances claim a virtual IP): the holder is active,
-takes the submitter's route and routes; standbys health-check the pool and
+tells the clients it holds the address and routes; standbys health-check the pool and
 keep load reports, and route nothing. With one balancer it is active from
 its start; killed, it is down until restarted in place (a single point of
 failure).
@@ -30,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.common.shell import ActorShell
-from schedlab.actors.common.submitter import NAME as SUBMITTER
 from schedlab.actors.coordinator.lease import LeaseCampaign
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.webfarm import policies
@@ -38,13 +39,14 @@ from schedlab.schedulers.archs.webfarm.balancer import Balancer
 from schedlab.schedulers.archs.webfarm.events import (
     LB_ELECTED, LB_STEPPED_DOWN, SERVER_HEALTH, SESSION_LOST, WEBFARM_LB,
 )
+from schedlab.schedulers.archs.webfarm.clients import gave_up
 from schedlab.schedulers.archs.webfarm.server import LoadReport
-from schedlab.schedulers.archs.webfarm.spec import WebfarmSpec, httpd_name, lb_name
-from schedlab.schedulers.events.shared import JOB_ATTEMPT, JOB_REJECTED
+from schedlab.schedulers.archs.webfarm.spec import CLIENTS, WebfarmSpec, httpd_name, lb_name
+from schedlab.schedulers.events.shared import JOB_ATTEMPT
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.seeding import rng_for
 
-ROUTE = "loadbalancer"  # the submitter's route with standbys: held by whichever balancer is active
+ROUTE = "loadbalancer"  # the submitter's route (the address users know), through the clients to the active balancer
 CALL_WALL_S = 2.0
 
 
@@ -100,12 +102,11 @@ class LoadBalancer(ActorShell):
     def _take_over(self, epoch: int) -> None:
         self.leads, self.epoch = True, epoch
         self.log.emit(LB_ELECTED, lb=self.name, epoch=epoch)
-        if self.cfg.spec.lbs > 1:
-            me, submitter = self.rt.lookup(self.name), self.rt.lookup(SUBMITTER)
-            if me is not None and submitter is not None:
-                # Pages go here from now on; what could not be delivered to
-                # the dead active one comes now (late pages time out here).
-                self.rt.send(submitter, "reroute", ROUTE, me, False, self.name)
+        clients = self.rt.lookup(CLIENTS)
+        if clients is not None:
+            # Pages go here from now on; what could not be delivered to the
+            # dead active one comes now (late pages are refused here).
+            self.rt.send(clients, "vip", self.name, epoch)
 
     def _step_down(self) -> None:
         self.leads = False
@@ -119,33 +120,33 @@ class LoadBalancer(ActorShell):
 
     # ----------------------------------------------------------------- pages
 
-    async def submit(self, jobs: list[dict]) -> None:
+    async def submit(self, jobs: list[dict]) -> list[list]:
+        """Route the clients' pages; returns [job, reason] per page refused
+        (the clients log the refusal: their log survives this balancer)."""
         if not self.active():
             # Pages reaching a balancer that does not hold the address (a
             # standby, one whose lease lapsed, none elected yet) are refused:
-            # the client's connection fails. Every page delivered here has a
-            # fate at once, so the submitter never waits on a refusal.
-            for wire in jobs:
-                self.counts["not_active"] += 1
-                self.log.emit(JOB_REJECTED, job_id=int(wire["job_id"]), reason="not_active", scheduler=self.name)
-            return
+            # the client's connection fails.
+            self.counts["not_active"] += len(jobs)
+            return [[int(wire["job_id"]), "not_active"] for wire in jobs]
         if self.cfg.spec.info == "fresh":
             await self._read_fresh()
         now = self.rt.now()
         s, cfg = self.cfg.spec, self.cfg
         rows: dict[int, list[list]] = {}
+        refused: list[list] = []
         for wire in jobs:
             job = Job.from_wire(wire)  # a service page's infinite demand: a connection held for good
             j = job.job_id
-            if now - job.submit_time > s.client_timeout:
+            if gave_up(job.submit_time, s.client_timeout, now):
                 self.counts["client_timeouts"] += 1
-                self.log.emit(JOB_REJECTED, job_id=j, reason="client_timeout", scheduler=self.name)
+                refused.append([j, "client_timeout"])
                 continue
             session = int(cfg.sessions[j])
             route = self.core.route(session, self.rng)
             if route is None:
                 self.counts["no_server"] += 1
-                self.log.emit(JOB_REJECTED, job_id=j, reason="no_server", scheduler=self.name)
+                refused.append([j, "no_server"])
                 continue
             if route.session_lost:
                 self.counts["sessions_lost"] += 1
@@ -156,12 +157,14 @@ class LoadBalancer(ActorShell):
             self.counts["routed"] += 1
             self.log.emit(JOB_ATTEMPT, job_id=j, attempt=1, first=True, scheduler=self.name)
             host = route.server // cfg.machines_per_host
-            rows.setdefault(host, []).extend(
-                [j, t, route.server, d, route.carries_state, list(job.request)] for t, d in enumerate(job.durations))
+            deadline = job.submit_time + s.client_timeout
+            rows.setdefault(host, []).extend([j, t, route.server, d, route.carries_state, list(job.request), deadline]
+                                             for t, d in enumerate(job.durations))
         for host, batch in rows.items():
             h = self.rt.lookup(httpd_name(host))
             if h is not None:
                 self.rt.send(h, "accept", self.name, batch)
+        return refused
 
     async def _read_fresh(self) -> None:
         got = await asyncio.gather(*(self._call(h, "loads_now") for h in range(self.cfg.hosts)))

@@ -14,11 +14,18 @@ SESSION_LOST = EventType("session_lost", "a sticky session's server went: the se
 WEBFARM_HTTPD = EventType("webfarm_httpd", "a host's web servers' counters at the end", (
     req("host", "int", "the host actor"), req("accepted", "int", "requests accepted"), req("refused", "int", "requests refused"),
     req("crashed", "int", "server crashes"), req("reports", "int", "load reports sent"), req("checks", "int", "health checks answered"),
+    req("client_gone", "int", "requests dropped on arrival: their client had given up"),
     req("servers", "dict", "server -> its counters")))
 WEBFARM_LB = EventType("webfarm_lb", "a load balancer's counters at the end", (
     req("lb", "str", "the load balancer"), req("routed", "int", "requests routed"), req("client_timeouts", "int", "client timeouts"),
     req("no_server", "int", "requests with no server"), req("not_active", "int", "requests while not active"),
     req("sessions_lost", "int", "sessions lost"), req("refused", "int", "requests refused"),
     req("routed_per_server", "list", "requests routed per server")))
+WEBFARM_CLIENTS = EventType("webfarm_clients", "the clients' counters at the end (they hold each page's timeout)", (
+    req("sent", "int", "pages sent to the active balancer"), req("refused", "int", "pages a balancer refused"),
+    req("timed_out", "int", "pages no server took before the client gave up"),
+    req("fenced", "int", "pages asked after, at every server, past their deadline"),
+    req("resent", "int", "pages sent again after bouncing off a dead balancer"),
+    req("pending_at_end", "int", "pages still inside their timeout when the run ended")))
 
-EVENTS = (LB_ELECTED, LB_STEPPED_DOWN, SERVER_HEALTH, SESSION_LOST, WEBFARM_HTTPD, WEBFARM_LB)
+EVENTS = (LB_ELECTED, LB_STEPPED_DOWN, SERVER_HEALTH, SESSION_LOST, WEBFARM_HTTPD, WEBFARM_LB, WEBFARM_CLIENTS)

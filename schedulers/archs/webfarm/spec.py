@@ -6,9 +6,10 @@ workers and one FIFO accept queue; a ``speed`` and a balancing ``weight``
 per machine class, ``[[webfarm.servers]]``). Each job of the workload is a
 page: its tasks are requests on one keep-alive connection, served by one
 server; a task's duration is its service demand on a speed-1 server.
-``lb-<i>`` balancers receive the jobs (one active; with ``lbs`` > 1 the
-others stand by and take over through the coordinator group's lease) and
-route each by ``policy`` and the session mode. ``httpd-<h>`` serves the
+The ``clients`` send the jobs to the ``lb-<i>`` balancer holding the
+address (one active; with ``lbs`` > 1 the others stand by and take over
+through the coordinator group's lease), which routes each by ``policy``
+and the session mode. ``httpd-<h>`` serves the
 machines of machine host h (its server cores, load reports, health
 answers) and hands the requests it starts to its host.
 ``actors.archs.webfarm`` runs it.
@@ -30,6 +31,7 @@ from schedlab.schedulers.scenario.toml_table import Table, non_negative, positiv
 from schedlab.schedulers.archs.webfarm.events import EVENTS
 
 ROLE_LB, ROLE_HTTPD = "lb", "httpd"
+CLIENTS = "clients"  # the users' actor: pages go through it to the balancer holding the address
 
 
 def lb_name(i: int) -> str:
@@ -68,7 +70,7 @@ class WebfarmSpec:
     health_interval: float = 1.0  # emulated s between health checks of a server
     fall: int = 3
     rise: int = 2
-    client_timeout: float = 10.0  # emulated s a client waits to reach a balancer before giving up
+    client_timeout: float = 10.0  # emulated s a client waits for an answer (a refusal, or a server taking its page in)
 
     def server_class(self, machine_class: str) -> ServerClass:
         return next((s for s in self.servers if s.machine_class == machine_class), ServerClass(machine_class))
@@ -189,7 +191,7 @@ SPEC = ArchSpec(
     actors=actors,
     deciders=deciders,
     roles=(
-        Role(ROLE_LB, routed=True, kill_leader="kill_lb", leader_from=2,
+        Role(ROLE_LB, kill_leader="kill_lb", leader_from=2,
              about="a load balancer (one active; standbys take over through the coordinator)"),
         Role(ROLE_HTTPD, no_restart="an httpd is its machines' server processes: kill the machine host instead",
              about="the web servers of one machine host's machines (workers, accept queues)"),
@@ -200,4 +202,5 @@ SPEC = ArchSpec(
     live="schedlab.actors.archs.webfarm.architecture:ARCHITECTURE",
     section_required=False,
     fields=FIELDS,
+    instruments=(CLIENTS,),
 )
