@@ -223,6 +223,7 @@ FAULT = EventType("fault", "a fault was carried out (or skipped)", (
     opt("peer", "list", "not a partition", "the partition's other side"),
     opt("skipped", "str", "carried out", "why it was not carried out"),
     opt("waited_s", "float", "on time", "how late (waited for a leader)", "s"),
+    opt("took", "list", "not a node kill", "the actors the node took (placed on it and running)"),
 ))
 FAILOVER = EventType("failover", "a role whose leader was killed has a new leader", (
     req("role", "str", "the role"),
