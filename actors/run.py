@@ -249,7 +249,7 @@ class CellRun:
         self.live_hosts = self.members.handles  # a host killed by a fault leaves it (and a restarted one comes back)
         self.faults = FaultTimeline(sc.faults, self.roster, self.members, topo.all_controllers(), self.driver_log, sc.seed,
                                     sc.time_scale, [eng.actor_key(self.metrics)],
-                                    {h: where[0] for h, where in self.host_node.items()})
+                                    {h: where[0] for h, where in self.host_node.items()}, end=sc.duration)
         self.end_wall = epoch + sc.duration / sc.time_scale
         self.wall0 = eng.time()
         self.last_node_check = 0.0
@@ -283,6 +283,7 @@ class CellRun:
     def finish(self) -> dict:
         eng, sc, topo, members, roles = engines.current(), self.sc, self.topo, self.members, self.roles
         driver_log, group = self.driver_log, topo.group
+        self.faults.close(self.now())  # what came due and was not carried out, logged skipped
         eng.gather([eng.call(self.inbox, "settle", self.faults.done, True)])
         # A scheduler killed during the run is dead now, or restarted and perhaps
         # still recovering its queue when the run ended: either way the jobs

@@ -26,6 +26,7 @@ from schedlab.schedulers.events.shared import FAILOVER, FAULT
 from schedlab.schedulers.faults.plan import FaultError, FaultSpec, Roster, check, leader_alias, member_index
 
 Leader = Callable[[], "tuple[int, int] | None"]
+ASK_WALL_S = 2.0  # the driver's patience with a member's answer (a paused one answers when its pause ends)
 PARTITION_LEAD_WALL_S = 0.5  # a partition begins this long after it is carried out, on both sides at once
 # A fault aimed at a role's leader while the role has none (an election under
 # way) waits this long for one before it is skipped: "pause the leader" means
@@ -49,12 +50,18 @@ class Due:
 
 class FaultTimeline:
     def __init__(self, faults: tuple[FaultSpec, ...], roster: Roster, members: Members, controllers: dict[str, ReplicaSet],
-                 log: EventLog, seed: int, scale: float, exempt: list[str], placement: dict[str, str] | None = None) -> None:
+                 log: EventLog, seed: int, scale: float, exempt: list[str], placement: dict[str, str] | None = None,
+                 end: float | None = None) -> None:
         """``controllers``: role -> the controller of a role whose members are
         numbered (``<role>-<i>``) and elect a leader (the coordinator group, an
         architecture's masters); every other actor is a singleton in ``members``.
         ``placement``: actor name -> the label of the cluster node it was placed
-        on, for the actors placed on a node of their own (a node kill takes them)."""
+        on, for the actors placed on a node of their own (a node kill takes them).
+        ``end``: the run's end (emulated s on the log's clock): nothing is
+        carried out from then on, and no question to a member is allowed to
+        outlast it (a paused leader answers only when its pause ends: one
+        step of Borg seed 8's soak ran 64 s past the end, and killed the
+        leader there)."""
         self.pending = sorted((Due(f, "scenario") for f in faults), key=lambda d: d.spec.at)
         self.roster = roster
         self.members = members
@@ -66,6 +73,7 @@ class FaultTimeline:
         self.placement = placement or {}
         self.watching: list[dict[str, Any]] = []  # failovers awaiting a new leader
         self.done: list[tuple[int, dict]] = []  # (ticket, outcome) for the chaos inbox
+        self.end = end
 
     def _schedule(self, due: Due) -> None:
         self.pending.append(due)
@@ -77,7 +85,7 @@ class FaultTimeline:
 
     def step(self, now: float) -> None:
         later: list[Due] = []
-        while self.pending and self.pending[0].spec.at <= now:
+        while self.pending and self.pending[0].spec.at <= now and not self._over():
             due = self.pending.pop(0)
             f = due.spec
             try:
@@ -90,22 +98,46 @@ class FaultTimeline:
                 outcome = {"kind": f.action, "target": f.target or None, "skipped": f"{e} (waited {LEADER_WAIT_WALL_S:g} wall s)"}
             except FaultError as e:
                 outcome = {"kind": f.action, "target": f.target or None, "skipped": str(e)}
-            if due.deferred:
-                outcome["waited_s"] = round(now - f.at, 6)
-            # Injecting can take a while (finding the leader first): the fault's
-            # time is when it was carried out, here and in the chaos reply alike.
-            t = self.log.now()
-            self.log.emit(FAULT, t=t, at_s=round(now, 6), source=due.source, **outcome)
-            if due.ticket is not None:
-                self.done.append((due.ticket, {"at_s": round(t, 3), **outcome}))
+            self._log(due, now, outcome)
         for due in later:
             self._schedule(due)
-        self._watch()
+        if not self._over():
+            self._watch()
+
+    def close(self, now: float) -> None:
+        """The run ends: every fault that came due and was not carried out
+        (held back for a leader, or behind one that was) is logged skipped;
+        those due after the end never came due, and are not."""
+        for due in [d for d in self.pending if d.spec.at <= now]:
+            f = due.spec
+            why = "the run ended while it waited for a leader" if due.deferred else "the run ended before it was carried out"
+            self._log(due, now, {"kind": f.action, "target": f.target or None, "skipped": why})
+        self.pending = [d for d in self.pending if d.spec.at > now]
+
+    def _log(self, due: Due, now: float, outcome: dict[str, Any]) -> None:
+        if due.deferred:
+            outcome["waited_s"] = round(now - due.spec.at, 6)
+        # Injecting can take a while (finding the leader first): the fault's
+        # time is when it was carried out, here and in the chaos reply alike.
+        t = self.log.now()
+        self.log.emit(FAULT, t=t, at_s=round(now, 6), source=due.source, **outcome)
+        if due.ticket is not None:
+            self.done.append((due.ticket, {"at_s": round(t, 3), **outcome}))
+
+    def _over(self) -> bool:
+        return self.end is not None and self.log.now() >= self.end
+
+    def _patience(self) -> float:
+        """Wall s to wait for a member's answer: never past the run's end."""
+        if self.end is None:
+            return ASK_WALL_S
+        return min(ASK_WALL_S, max(0.0, (self.end - self.log.now()) / self.scale))
 
     # ------------------------------------------------------------ targets
 
     def _leader_of(self, role: str) -> Leader:
-        return self.controllers[role].lead
+        ctl = self.controllers[role]
+        return lambda: ctl.lead(self._patience())
 
     def _live(self, role: str) -> dict[str, Any]:
         ctl = self._indexed(role)
@@ -168,7 +200,7 @@ class FaultTimeline:
             begins = now + PARTITION_LEAD_WALL_S * self.scale
             engines.current().outcomes([engines.current().call(h, "chaos_partition", keys_b, wall, begins) for h in a.values()]
                                        + [engines.current().call(h, "chaos_partition", keys_a, wall, begins) for h in b.values()],
-                                       timeout=2.0)
+                                       timeout=self._patience())
             return {"kind": "partition", "target": sorted(a), "role": self.roster.role_of(next(iter(a))),
                     "duration_s": f.duration, "peer": sorted(b)}
         role, name = self._pick(f.target)

@@ -61,24 +61,25 @@ class CoordinatorGroup(ReplicaSet):
         if wait:
             engines.current().gather(refs, timeout=30)
 
-    def statuses(self, starting_too: bool = True) -> list[dict]:
+    def statuses(self, starting_too: bool = True, within: float = 2.0) -> list[dict]:
         # A replica dying as we ask is not a leader: failures are dropped.
         members = self.live if starting_too else self.up()
-        got = engines.current().outcomes([engines.current().call(h, "status") for h in members.values()], timeout=2.0)
+        got = engines.current().outcomes([engines.current().call(h, "status") for h in members.values()], timeout=within)
         return [st for st in got if isinstance(st, dict)]
 
-    def leader(self) -> dict | None:
+    def leader(self, within: float = 2.0) -> dict | None:
         """The live replica leading the highest term, if there is exactly one
-        (of those up: see ReplicaSet.up)."""
-        st = self.statuses(starting_too=False)
+        (of those up: see ReplicaSet.up), of those that answered ``within``
+        wall s."""
+        st = self.statuses(starting_too=False, within=within)
         if not st:
             return None
         top = max(s["term"] for s in st)
         leaders = [s for s in st if s["role"] == "leader" and s["term"] == top]
         return leaders[0] if len(leaders) == 1 else None
 
-    def lead(self) -> tuple[int, int] | None:
-        lead = self.leader()
+    def lead(self, within: float = 2.0) -> tuple[int, int] | None:
+        lead = self.leader(within)
         return (int(lead["replica"]), int(lead["term"])) if lead else None
 
     def wait_leader(self, timeout: float = 30.0, newer_than: int = -1) -> dict:

@@ -21,19 +21,21 @@ class ReplicaSet:
         and asking it would stall the driver until Ray has its worker up."""
         return engines.current().up(self.live, self.starting)
 
-    def leading_status(self) -> dict | None:
+    def leading_status(self, within: float = 2.0) -> dict | None:
         """For members elected through the coordinator lease
         (``actors.coordinator.lease``) that answer ``status`` with
         ``leading``, ``epoch`` and ``index``: the live one that leads with the
         highest epoch, if any. One still starting is not asked: it comes
-        back as a standby."""
+        back as a standby. ``within``: wall s to wait for the answers."""
         eng = engines.current()
-        got = eng.outcomes([eng.call(h, "status") for h in self.up().values()], timeout=2.0)
+        got = eng.outcomes([eng.call(h, "status") for h in self.up().values()], timeout=within)
         leading = [st for st in got if isinstance(st, dict) and st["leading"]]  # a member dying as we ask is not
         return max(leading, key=lambda st: st["epoch"], default=None)
 
-    def lead(self) -> tuple[int, int] | None:
-        """(index, term or epoch) of the current leader, None when there is none."""
+    def lead(self, within: float = 2.0) -> tuple[int, int] | None:
+        """(index, term or epoch) of the current leader, None when there is
+        none (or none answered ``within`` wall s: a paused member answers
+        when its pause ends)."""
         raise NotImplementedError
 
     def restart(self, i: int) -> None:
@@ -71,8 +73,8 @@ class LeasedSet(ReplicaSet):
     def spawn_all(self) -> list[Any]:
         return [self.spawn(i) for i in range(self.count)]
 
-    def lead(self) -> tuple[int, int] | None:
-        st = self.leading_status()
+    def lead(self, within: float = 2.0) -> tuple[int, int] | None:
+        st = self.leading_status(within)
         return (int(st["index"]), int(st["epoch"])) if st else None
 
     def restart(self, i: int) -> None:
