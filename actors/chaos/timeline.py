@@ -59,9 +59,9 @@ class FaultTimeline:
         on, for the actors placed on a node of their own (a node kill takes them).
         ``end``: the run's end (emulated s on the log's clock): nothing is
         carried out from then on, and no question to a member is allowed to
-        outlast it (a paused leader answers only when its pause ends: one
-        step of Borg seed 8's soak ran 64 s past the end, and killed the
-        leader there)."""
+        outlast it: a paused leader answers only when its pause ends, so an
+        unbounded wait would carry faults out past the end, where a stop
+        without a quorum loses what the leader held."""
         self.pending = sorted((Due(f, "scenario") for f in faults), key=lambda d: d.spec.at)
         self.roster = roster
         self.members = members
