@@ -63,7 +63,7 @@ def main(out: Path) -> int:
     for d in (arch.names()[0], "compare", "federation"):
         run(["check", str(out / d)])
     run(["binpack", "--items", "10", "--trials", "1"])
-    run(["bench", "borg", "--machines", "50", "--tasks", "5", "--repeats", "1"])
+    run(["bench", "--help"])  # every benchmark the wheel carries, by name
     print(f"ran {len(single)} architectures, comparison {compare[0]}, federation {federation[0]}; checked each kind")
     return 0
 
