@@ -1,7 +1,7 @@
 """Keep a run's directory when one of its invariants failed.
 
-A run that breaks an invariant is the only evidence of a rare bug (a lost
-commit once in thirty benchmark runs); if it ran in a temporary directory
+A run that breaks an invariant is the only evidence of a rare bug (one
+that shows in a few runs out of many); if it ran in a temporary directory
 (the benchmark, a test's tmp_path) the evidence is deleted with it. Every
 entry point that runs into a throw-away directory calls ``keep_if_bad``
 with the run's invariants: a clean run keeps nothing, a bad one is copied

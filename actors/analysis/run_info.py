@@ -1,9 +1,9 @@
 """What a run knew besides its events: ``RunInfo`` as the summary reads it,
 ``RunSetup`` as run.json holds it.
 
-``RunInfo`` replaces the untyped ``info`` dict ``actors.run`` used to hand
-``summarize`` (and each architecture's summary and failover functions): a
-key misspelt or forgotten is now a TypeError where the info is built, not a
+``RunInfo`` is what ``actors.run`` hands ``summarize`` (and each
+architecture's summary and failover functions), typed rather than a dict: a
+key misspelt or forgotten is a TypeError where the info is built, not a
 silent default where it is read. The architecture's own facts (what its
 build reported in ``Topology.info``: framework names, a rack per machine,
 ...) travel in ``extra``, read only by that architecture's own

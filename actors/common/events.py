@@ -32,8 +32,8 @@ def span_stamp(started: float, now: float) -> dict[str, float]:
     start, so ``t`` must be the instant ``span`` was measured to, not the
     later moment the event happens to be stamped: a process descheduled in
     between (two busy cores) would move the start later by that delay, and a
-    launch that fell inside it looked older than the commit that caused it
-    (a fault-free bench run reported a lost commit so)."""
+    launch that fell inside it would look older than the commit that caused
+    it: a lost commit where none was lost."""
     t = round(now, 6)
     return {"t": t, "span": round(t - round(started, 6), 6)}
 
@@ -48,11 +48,11 @@ class EventLog:
     fails the test that reaches it. The check is two frozenset comparisons
     on the fields' key view (declared per event type, precomputed).
 
-    A line is what structlog's ``JSONRenderer`` made of it when this class
-    wrapped structlog (byte for byte: the fields in the order given, then
-    ``event``, then ``t`` unless given, then ``actor``), rendered directly:
-    structlog's processor chain was half the cost of an event, and every
-    actor emits on every batch interval."""
+    A line is byte for byte what structlog's ``JSONRenderer`` would make of
+    it (the fields in the order given, then ``event``, then ``t`` unless
+    given, then ``actor``), rendered directly: structlog's processor chain
+    costs about half of an event, and every actor emits on every batch
+    interval."""
 
     def __init__(self, actor: str, now: Callable[[], float]) -> None:
         self._lines: list[str] = []

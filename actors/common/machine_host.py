@@ -196,10 +196,10 @@ class MachineHost(ActorShell):
             # Log before telling: once the cell hears of a kill it may place
             # the task again elsewhere at once, and if this host is killed
             # before its next event batch, its tasks_killed would die with it
-            # and the checker would see the task running on two machines (a
-            # 24-hour sim soak: preempted, confirmed, placed on another host,
-            # and this host killed seconds later). One more call only on
-            # polls that follow a kill.
+            # and the checker would see the task running on two machines
+            # (preempted, confirmed, placed on another host, and this host
+            # killed before it shipped). One more call only on polls that
+            # follow a kill.
             await self._ship_events()
             self._kill_unshipped = False
         # Awaited: one exchange in flight per host, so hand-outs and returns

@@ -203,8 +203,8 @@ class ActorShell:
     async def _flush_loop(self) -> None:
         # An actor with no batches of its own (``flush`` not overridden) has
         # only events to ship, every EVENT_FLUSH_EVERY intervals: waking it
-        # in between did nothing, and on the sim engine those empty turns
-        # were a fifth of the event loop's work (CSS's experiment on sim).
+        # in between does nothing, and on the sim engine those empty turns
+        # are about a fifth of the event loop's work.
         own = type(self).flush is not ActorShell.flush
         interval = self.flush_interval if own else self.flush_interval * self.EVENT_FLUSH_EVERY
         while await self.nap_wall(interval):

@@ -46,9 +46,9 @@ async def lease_holder(coord: Any) -> str | None:
     The last holder even if its lease looks expired: the read may be a
     stale replica's, or the renewal just late, and the member itself
     answers "not the leader" if it no longer leads. Giving up on it here
-    left two healthy machine hosts unable to reach a leading member for 3
-    wall s after a coordinator failover at load ~20, and they were written
-    off (collateral 80 in a live soak)."""
+    would leave callers with no member to reach for as long as the renewal
+    is late (seconds after a coordinator failover on a loaded machine), and
+    healthy hosts that cannot reach a leader get written off."""
     try:
         holder, _epoch, _expires = await coord.query(("leader",), deadline=1.0)
     except Exception:  # the coordinator group is between leaders

@@ -267,8 +267,8 @@ class SimEngine:
         loop = self.loop
         # A caller that stopped waiting (it timed out, or died) still sent
         # the message: as on Ray, the callee takes it; only the answer is
-        # dropped (a submitter that gave a paused scheduler 1 s took the
-        # batch as sent, and here it vanished).
+        # dropped (a caller that timed out on a paused callee counts what
+        # it sent as sent, so the callee must still receive it).
         if target.actor is None:
             self._answer(fut, exc=SimActorError(f"{target.key} is dead ({method})"))
             return
@@ -401,7 +401,7 @@ class SimEngine:
         # Every incarnation's handle is kept (a message may name it), so it must
         # not keep its tasks: a done task keeps its coroutine, and with it the
         # dead actor and everything it held (a restarted head's whole queue,
-        # each time: 9 GB by hour 15 of a sim soak).
+        # each time: memory that grows with every kill of a long run).
         h.tasks = {}
         if self.by_name.get((h.namespace, h.name)) is h:
             del self.by_name[(h.namespace, h.name)]

@@ -1,7 +1,7 @@
 """The federation's summary, pure: from its own events (jobs released,
 routed, transferred, held) and each site's events and summary.
 
-Imbalance is the issue's: submitted work per unit of capacity per site,
+Imbalance is submitted work per unit of capacity per site,
 the busiest over the least busy (``max_min``) and over the mean
 (``max_mean``), over the whole run and over sliding windows (one publish
 interval long, half a one apart), which is where herding shows.

@@ -131,9 +131,10 @@ class MesosMaster(ActorShell):
             return
         now = self.rt.now()
         if self.lapsed:
-            # Found in a live soak at load 20: renewals late, the leader
-            # refused agents for seconds, then wrote off two that had
-            # polled all along (collateral 36). Their clocks restart now.
+            # While its renewal was late the leader refused agents, so
+            # their silence meanwhile is its own, not theirs: judged on it,
+            # agents that polled all along would be written off. Their
+            # clocks restart now.
             self.lapsed = False
             self.watch.grace(now, give_up=True)
             return

@@ -6,8 +6,8 @@ Every commit goes through ``commit`` (the pure rule); schedulers refresh by
 machines since its last call (as a kubelet watches the API server for pods
 bound to its node). One round trip per host per interval carries both
 directions, whatever the number of schedulers; pushing launches from every
-scheduler to every host cost schedulers x hosts messages per interval and,
-measured, collapsed a 20-host cell on two cores.
+scheduler to every host costs schedulers x hosts messages per interval,
+enough to collapse a 20-host cell on two cores.
 """
 from __future__ import annotations
 

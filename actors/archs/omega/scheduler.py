@@ -225,7 +225,8 @@ class OmegaScheduler(ActorShell):
             # Stopped before its first snapshot came (a restart that took
             # long to start, on a loaded machine): every job handed to it
             # waits (one placed by a predecessor the summary knows placed).
-            # Asserting here lost them with its events (a CI live soak).
+            # This is a normal end, not an error: raising here would lose
+            # those jobs with the rest of its events.
             early = [*self._early, *map(Job.from_wire, self._early_recover or [])]
             for job in early:
                 self.log.emit(JOB_PENDING, job_id=job.job_id, scheduler=self.name, unplaced=job.tasks, attempts=0)

@@ -342,7 +342,8 @@ class ResourceManager(RestartingRM):
             now = self.rt.now()
             # Woken late: this RM was frozen (a pause) or starved, and the
             # AMs' calls waited on it meanwhile; their silence then is its
-            # own (a single-RM sim soak expired 103 live AMs at one thaw).
+            # own, and counted against them it would expire live AMs en
+            # masse at the thaw.
             late, last = now - last - every, now
             if self.active():
                 core = self.core
