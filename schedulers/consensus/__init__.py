@@ -1,4 +1,4 @@
-"""A pure Raft consensus core for the replicated coordinator (issue 3).
+"""A pure Raft consensus core for the replicated coordinator.
 
 Nothing here does I/O, reads a clock, starts a thread or imports Ray: a
 ``RaftNode`` is stepped by messages (``step``), by logical time (``tick``) and

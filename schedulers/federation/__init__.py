@@ -1,4 +1,4 @@
-"""Multi-cluster sites, the pure half (issue 19, "Multi-cluster"): what a
+"""Multi-cluster sites, the pure half: what a
 site publishes and the board clients read (``bulletin``), observational
 site choice by clients (``observational``), a meta-scheduler and a
 hierarchy of them (``meta``), sender-initiated peer-to-peer load sharing

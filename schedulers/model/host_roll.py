@@ -11,10 +11,8 @@ not delivered yet (``unreported``: its failed polls kept them) arrive again
 in its next polls, and those must not count a second time: a task may have
 been started anew meanwhile under the same key (a job the new head
 requeued, or whose start its saved state missed), and a stale end taken for
-the new copy's frees its room while it runs. slurmctld did just that (a
-sim soak of ``slurm_failover``, seed 3: job 9 restarted on host 0's nodes,
-ended 0.45 s later by host 0's report of its earlier run, its nodes given
-to job 1: overcommit 12).
+the new copy's frees its room while it runs (and another job placed there
+overcommits the machine).
 
 A host written off (silent too long) is told to reset at its next poll and
 comes back empty; a restarted host (a new incarnation) rejoins and is back

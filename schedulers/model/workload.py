@@ -52,7 +52,7 @@ class Dist:
     def __post_init__(self) -> None:
         # The arrays a draw needs, built once: a CSS workload draws each
         # job's shape from 1,000-bin histograms one job at a time, and
-        # rebuilding them per draw was most of generating a day's jobs.
+        # rebuilding them per draw would be most of generating a day's jobs.
         values = np.asarray(self.values, dtype=np.float64)
         cdf = None
         if self.weights:
@@ -158,9 +158,9 @@ class JobClass:
 def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
     n = max(1, math.ceil(min(float(jc.tasks.sample(rng, 1)[0]), MAX_TASKS_PER_JOB)))
     request = tuple(float(max(0.0, d.sample(rng, 1)[0])) for d in jc.request)
-    # Until 2026-11-25 a service class's duration was ignored (its tasks ran
-    # forever) while scenarios gave one: a 20,000 s run of paper/omega_paper
-    # filled the cell with service tasks by t = 1,000 s.
+    # Every class's duration is drawn, a service class's too: a scenario
+    # that gives service tasks a duration means them to end, and tasks
+    # that ran forever instead would fill the cell with service work.
     drawn = np.maximum(jc.duration.sample(rng, 1 if jc.one_duration else n), 1e-3)
     durations = (float(drawn[0]),) * n if jc.one_duration else tuple(float(x) for x in drawn)
     return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations)

@@ -3,7 +3,7 @@
 A scenario names sizes (machines, machines per host actor, scheduler counts,
 arrival rates, tasks per job) that the run turns into arrays, Python objects
 and Ray actors before its first actor starts. A typo there (``count =
-100000000``, ``mean = 1e12``) used to hang the command for minutes or end
+100000000``, ``mean = 1e12``) would hang the command for minutes or end
 in numpy's out-of-memory error. ``check_sizes`` refuses such a scenario from
 its parameters alone, never by trying: every bound below is arithmetic on
 the parsed numbers, so it costs microseconds whatever the sizes.

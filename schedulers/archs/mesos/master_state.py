@@ -59,7 +59,7 @@ def machine_spans(machines: np.ndarray) -> list[list[int]]:
     """``machines`` as runs of consecutive numbers, [[first, last], ...]
     (inclusive), in their order: how ``offers_made`` names an offer's
     machines. A cell-granularity offer is most of a 10,000-machine cell;
-    listed one by one, writing and reading them back was a third of a
+    listed one by one, writing and reading them back costs a third of a
     Mesos sim run's CPU (and 45 KB of events.jsonl per offer)."""
     m = np.asarray(machines, dtype=np.int64)
     if m.size == 0:
@@ -380,7 +380,8 @@ class MasterState:
         records = [[o.offer_id, o.framework, machine_spans(o.machines), *np.round(o.resources.sum(axis=0), 6).tolist()] for o in made]
         # In a fixed order (first mention), not a set's: a set of names
         # iterates in the order of their salted hashes, so the sends (and
-        # with them the sim engine's whole run) changed with PYTHONHASHSEED.
+        # with them the sim engine's whole run) would change with
+        # PYTHONHASHSEED.
         recipients = list(dict.fromkeys([*offers, *self.running_updates, *self.lost_updates, *self.finished_updates]))
         return AllocationRound(rescinded, revoked, records, offers, recipients)
 

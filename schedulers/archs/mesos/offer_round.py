@@ -89,9 +89,9 @@ class OfferRound:
         self.offer_of = (np.concatenate([np.full(len(o["machines"]), i) for i, o in enumerate(usable)])
                          if usable else np.zeros(0, np.int64))
         # The answer must reach the master before the first offer would be
-        # rescinded. Found live at load ~15: a framework that thought until
-        # the offers' expiry answered ~6 emulated s late (a 230 ms round
-        # trip at x25), every round, and scheduled nothing in a whole run.
+        # rescinded: a framework that thinks until the offers' expiry
+        # answers a round trip late (emulated seconds on a loaded machine
+        # at a high time scale), every round, and schedules nothing.
         self.deadline = min((o["expires"] for o in usable), default=0.0) - reply_s
         self.decisions: list[Considered] = []
         self._queue = list(core.queue)  # the queue as the round found it

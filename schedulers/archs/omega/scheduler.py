@@ -75,7 +75,8 @@ class OmegaSchedulerCore:
     # Between asking the cell for a recovery and its answer: a lost-log read
     # meanwhile would come from the new incarnation's cursor (0: the whole
     # day's write-offs) and requeue every task ever lost of the jobs just
-    # added, one copy per loss (a 24-hour sim soak placed one task 5 times).
+    # added, one copy per loss: a task placed again as often as it was
+    # ever lost.
     recovering: bool = False
 
     def submit(self, jobs: list[Job]) -> None:

@@ -233,8 +233,7 @@ class RecoveryMixin:
             self._settle_app(book, now)
         # An AM's silence is counted from here: while the window was open
         # its heartbeats were told to wait, not heard, and a window longer
-        # than the expiry would otherwise fail every AM that waited (a sim
-        # soak: 70% of 3,025 AM expiries came within 100 s of an RM start).
+        # than the expiry would otherwise fail every AM that waited.
         for app_id in self.am_heard:
             self.am_heard[app_id] = max(self.am_heard[app_id], now)
         self._event(RECOVERY_SETTLED, apps=len(self.apps), nodes=len(self.registered), at=now)
