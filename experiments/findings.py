@@ -85,8 +85,8 @@ def omega_service_tjob(ctx: Context) -> Result:
     # still attempts ~300 transactions per point (live: 8).
     # Service jobs every 80 s, not 20, on sim: over 20,000 s the scenario's own
     # mix (sized for a 500 s live run) fills the cell (cpu 0.98), so a slower
-    # service scheduler placed fewer jobs into an emptier cell and its
-    # conflict fraction fell. At 80 s the cell keeps the paper's headroom
+    # service scheduler places fewer jobs into an emptier cell and its
+    # conflict fraction falls. At 80 s the cell keeps the paper's headroom
     # (cpu ~0.69 at every t_job) and the scheduler still keeps up at 60 s.
     rows = ctx.sweep("omega_service_tjob", "paper/omega_paper.toml", ["omega.schedulers.1.t_job=1,5,15,30,60"], seeds=3,
                      smoke_sets=SHORT + ["omega.schedulers.1.t_job=1,60"],

@@ -71,7 +71,7 @@ TOOL_NAME = "placements"  # its `schedlab` subcommand (default: the file name)
 TOOL_HELP = "placements per second live on Ray, beside raw actor calls"  # one line in `schedlab --help` (cli.tools)
 
 # The scenario's shape (printed with the results, so they can be reproduced).
-TASKS_PER_JOB = 40  # as the bench always offered: a job's message (40 durations) stays cheap; one job is one commit
+TASKS_PER_JOB = 40  # fixed across runs so results compare: a job's message (40 durations) stays cheap; one job is one commit
 MACHINE_CPU, MACHINE_MEM = 16.0, 64.0
 TASK_CPU, TASK_MEM = 0.05, 0.1  # 320 tasks per machine (cpu-bound): 320,000 slots on 1,000 machines
 TASK_MEAN_S = 2.0  # exponential: most tasks end within a step, so hosts also release at steady state
