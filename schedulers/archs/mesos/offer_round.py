@@ -15,7 +15,7 @@ master meanwhile), then sends one answer. What it decides lives here:
   the first offer would be rescinded (``reply_s``, the time an answer
   takes: the framework's measure of its link to the master); the first job
   is tried even when it cannot (an offer that came late would not come
-  sooner next time: handing late offers back livelocked a loaded machine at
+  sooner next time: handing late offers back livelocks a loaded machine at
   x50, where the 30 s timeout is 0.6 wall s); a job of which not one task
   fits ends the round (a failed attempt that needs no thought);
 * the answer (``answer``): per offer used, its launches and holds, in the
