@@ -21,8 +21,8 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     double the start-up), and mostly wait on time-scaled wall time, while
     the other tests, CPU-bound and independent, run on the other worker
     beside them. Marked as each item is collected: xdist reads the groups
-    in its own ``pytest_collection_modifyitems``, which ran before ours
-    under pytest 9.2 (both workers then started a Ray). Without xdist the
+    in its own ``pytest_collection_modifyitems``, which runs before ours
+    under pytest 9.2 (both workers would then start a Ray). Without xdist the
     mark does nothing."""
     if item.get_closest_marker("ray") is not None:
         # Untimed live tests (marked ``untimed``: a run that completes, its
@@ -39,8 +39,8 @@ _yielded = False
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A worker running tests without Ray under xdist lowers its own CPU
     priority first: live tests judge time-scaled wall time (at x50 an
-    offer's 30 s timeout is 0.6 wall s), and a CI run failed four live
-    Mesos tests while this worker's CPU-bound tests ran beside them."""
+    offer's 30 s timeout is 0.6 wall s), and CPU-bound tests running beside
+    them at the same priority make them miss those deadlines."""
     global _yielded
     timed = item.get_closest_marker("ray") is not None and item.get_closest_marker("untimed") is None
     if not _yielded and os.environ.get("PYTEST_XDIST_WORKER") and not timed:

@@ -48,8 +48,8 @@ def test_preemption_before_launch_is_recorded_and_a_launched_victim_is_not() -> 
 def test_a_preempted_task_that_ended_before_its_kill_is_done_and_a_killed_one_pends_again() -> None:
     """A preempted task stays off the queue until its Borglet says it is
     dead. Killed: pending again. Ended on its own (the kill came after it
-    finished): done, never placed again; the 24-hour sim soak saw such a
-    task run a second time on another machine."""
+    finished): done, never placed again, or it would run a second time on
+    another machine."""
     sm = cell()
     submit(sm, 1, 2, priority=0)
     sm.apply(("place", 1, [[0, 0], [1, 0]], [], 1.0))

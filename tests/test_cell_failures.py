@@ -207,11 +207,10 @@ def test_a_written_off_host_launching_before_its_reset_is_a_zombie_not_a_placeme
 
 
 def test_a_hosts_own_launch_at_the_instant_it_is_killed_dies_with_it() -> None:
-    """Host 0 takes a launch and is killed in the same virtual instant (the
-    dispatcher's sim soak, seed 3: a head thawing at 3117.30 answered host
-    1's poll, the monkey's kill of that host was due then too). Its event
-    exists, so it was emitted before the kill: the task died with the host,
-    and the restarted host, empty, may take new work on that machine."""
+    """Host 0 takes a launch and is killed in the same virtual instant (a
+    thawing head answers a poll just as a kill of that host comes due). Its
+    event exists, so it was emitted before the kill: the task died with the
+    host, and the restarted host, empty, may take new work on that machine."""
     fault = {"t": 2.0, "role": "machine", "kind": "kill", "target": "machine-host-0"}
     restart = {"t": 3.0, "role": "machine", "kind": "restart", "target": "machine-host-0"}
     ev = {"tasks_launched": [launch(2.0, 0, 1, 0, 0, 3.0), launch(4.0, 0, 2, 0, 0, 3.0)], "fault": [fault, restart]}
@@ -361,9 +360,8 @@ def test_a_commit_dies_with_the_outbox_it_waited_in_killed_before_its_host_pulle
     ev[TASKS_LAUNCHED] = [launch(10.2, 1, 3, 0, 4, 1.0)]  # host 1 pulled after the commit, before the kill
     assert untraced_commits(ev, 4) == 1
     # A batch logged after the commit but placed before it: the pull was
-    # answered before the commit (the host logged it late, on a loaded
-    # machine: a kept conformance run had such a batch 1.4 s after a commit
-    # whose head was killed 2.5 s later), so it proves no pull since.
+    # answered before the commit (the host logged it late, as a loaded
+    # machine can), so it proves no pull since.
     late_log = launch(10.2, 1, 3, 0, 4, 1.0)
     late_log["tasks"][0][-1] = 9.0
     ev[TASKS_LAUNCHED] = [late_log]

@@ -173,8 +173,8 @@ def test_mesos_dead_agent_and_framework_recover(ray_session: None, tmp_path: Pat
     data["faults"] = [
         # Killed early, from the timeline rather than from a chaos process:
         # on a loaded machine each `schedlab chaos` takes seconds to start, and
-        # a new actor process seconds more (15 wall s seen under a CPU hog),
-        # which a kill posted late in the run did not get before its end.
+        # a new actor process seconds more (up to 15 wall s under a CPU
+        # hog), which a kill posted late in the run may not get before its end.
         {"at": 100.0, "action": "kill", "target": "framework-batch", "restart_after": 50.0},
         # Restarted a moment before the end: its recovery may not finish, and
         # the jobs routed to it must still be reported (pending), not lost.

@@ -4,7 +4,7 @@ machine hosts die, Borg writes them off and reschedules their tasks, and the
 run ends with every invariant holding, though the driver learns of the
 hosts' deaths only when Ray declares the node dead, ~15 wall s after the
 kill here: after the run's end. The node kill names the hosts it took, and
-that is what ties Borg's write-offs to it (issue 26)."""
+that is what ties Borg's write-offs to it."""
 from __future__ import annotations
 
 import json

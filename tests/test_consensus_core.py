@@ -361,7 +361,7 @@ def test_snapshot_holds_the_exactly_once_table() -> None:
 def test_a_snapshot_restores_results_keyed_by_numbers() -> None:
     """A result kept for dedup may be a map with int keys (a read through the
     log answers job id -> tasks): the snapshot must restore it, or a lagging
-    replica fails to install it (found by a 24-hour sim soak)."""
+    replica fails to install it."""
     class Reads(KVStateMachine):
         def apply(self, command: Any) -> Any:
             return {7: [0, 1]} if command[0] == "read" else super().apply(command)

@@ -1,11 +1,10 @@
 """Nothing of the fault timeline happens after the run's end (sim engine).
 
 A fault aimed at a leader asks the role who leads; a paused leader answers
-only when its pause ends (or the driver's patience, 2 wall s, runs out).
-Borg seed 8 of the 1-hour sim soak: one step of the timeline ran from
-3,597.6 to 3,661.9 s, past the run's end, and its last deferred fault killed
-the leader there, with another replica already dead: no quorum at the stop,
-the Borgmaster's queue unreported (lost_jobs 208)."""
+only when its pause ends (or the driver's patience, 2 wall s, runs out), so
+one step of the timeline can outlast the run. A deferred fault carried out
+past the end could kill a leader while another replica is already dead: no
+quorum at the stop, and the leader's queue never reported."""
 from __future__ import annotations
 
 import json

@@ -178,8 +178,8 @@ def feed(m: KubeAPIMachine, core: KubeSchedulerCore, since: int, now: float) -> 
 
 
 def test_a_pod_waiting_at_permit_stays_assumed_and_a_timeout_undoes_it_and_backs_off() -> None:
-    # The audit's repro: a Wait left the pod assumed and Reserve not undone,
-    # and its retry crashed adding it to the view a second time.
+    # A timed-out Wait must not leave the pod assumed with Reserve not
+    # undone: its retry would add it to the view a second time.
     gate = Gate(size=2, timeout=5.0)
     m, core = KubeAPIMachine(CAP, machines_per_host=1), gated(gate)
     m.apply(("create", [[1, 0, "a", [1.0, 1.0], 100.0, 0, 0.0, 2]]))

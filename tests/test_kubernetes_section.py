@@ -1,5 +1,5 @@
 """The [kubernetes] section: what it reads, and the one-line refusals of
-issue 17's bad inputs (unknown plugin, weight not a positive integer,
+bad inputs (unknown plugin, weight not a positive integer,
 unknown priority class, a topology key no node has, a pod no node fits)."""
 from __future__ import annotations
 

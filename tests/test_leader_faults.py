@@ -1,4 +1,4 @@
-"""A control plane's own trouble must cost no healthy work (issue 13): a
+"""A control plane's own trouble must cost no healthy work: a
 paused leader and a leader cut off from every machine, each for longer
 than the write-off threshold, kill no task on a machine no fault touched;
 a machine that really dies is still written off in bounded time."""
@@ -60,8 +60,8 @@ def test_leader_pause_and_partition_kill_nothing_healthy(ray_session: None, tmp_
     # grace, not by disruption mode. The partition silenced every host at
     # once: what spared them is either disruption mode or, on a loaded
     # machine, the watch's own stall or lease lapse restarting every clock
-    # (seen in CI at load ~10: Mesos never entered disruption mode, nothing
-    # was written off). Which one is timing; that nothing healthy was
+    # (then disruption mode is never entered, and nothing is written off
+    # either). Which one is timing; that nothing healthy was
     # written off (above) is the contract; the watch's rules have their own
     # unit tests (tests/test_liveness.py).
     disrupted = [e["t"] for e in by("watch_disrupted") if e["on"]]

@@ -1,5 +1,5 @@
-"""Lost-commit reports explained (issue 13): runs that lost no commit must not
-be judged to have lost one. Pure asyncio and synthetic events, no Ray."""
+"""Lost-commit judgements: runs that lost no commit must not be judged to
+have lost one. Pure asyncio and synthetic events, no Ray."""
 from __future__ import annotations
 
 import asyncio
@@ -93,14 +93,11 @@ def by_event(lines: list[dict]) -> dict[str, list[dict]]:
 
 
 def test_a_scheduler_descheduled_after_its_commit_still_owns_the_launch_it_caused() -> None:
-    """Report A (a fault-free bench run, one lost commit): on two busy cores
-    a scheduler can be descheduled between reading the time its attempt ended
-    and stamping the txn event (32 ms in a kept run: job 14's task 1 launched
-    at 1.213142, the txn said t 1.273380 with span 0.042993, so the checker
-    put the attempt's start at 1.230387, after the launch, though the attempt
-    began at 1.198572 and the cell applied the commit at 1.203322). The txn's
-    ``t`` must be the instant its span ends, so ``t - span`` is when the
-    attempt began and the launch is found."""
+    """On two busy cores a scheduler can be descheduled between reading the
+    time its attempt ended and stamping the txn event; stamped late, ``t -
+    span`` would put the attempt's start after the launch it caused. The
+    txn's ``t`` must be the instant its span ends, so ``t - span`` is when
+    the attempt began and the launch is found."""
     async def main() -> tuple[list[dict], list[dict]]:
         rt = FakeRuntime()
         cell = CellWithEagerHost(rt, machines=2)
@@ -141,20 +138,15 @@ def decision(tasks: list[int], machines: list[int]) -> Decision:
 
 
 def test_mesos_launches_accepted_for_a_dead_agent_are_not_lost_commits() -> None:
-    """Report B (the Mesos chaos test, {'lost_commits': 12} on a loaded
-    machine), forced at 9e54a3a by killing framework-batch 20 emulated s after
-    machine-host-0: the framework had launches on
-    host 0's machines accepted after the host died (job 19 task 2 on
-    machine 0, job 20 task 1 on 1, job 22 task 0 on 0, at 107.97-108.80) and
-    logged them; it was dead when the master wrote host 0 off (136.42,
-    ``unpulled`` 12), so the loss reports went nowhere and no ``tasks_lost``
-    was logged; its successor re-queued them on recovery (the master no
-    longer knew them). Mesos was judged by a count (committed - launched -
-    re-queued), which calls such commits lost whenever the killed
-    framework's unlogged txns and double-counted losses do not happen to
-    offset them. Its txns now say where each launch went, and each is
-    followed like Omega's: a launch meant for a host killed meanwhile is
-    excused by the host's death."""
+    """A framework has launches accepted on the machines of a host that
+    already died, logs them, and is itself killed before the master writes
+    the host off: the loss reports go nowhere, no ``tasks_lost`` is logged,
+    and its successor re-queues the tasks on recovery (the master no longer
+    knows them). A count (committed - launched - re-queued) would call such
+    commits lost whenever the killed framework's unlogged txns and
+    double-counted losses do not happen to offset them. So the txns say
+    where each launch went, and each is followed like Omega's: a launch
+    meant for a host killed meanwhile is excused by the host's death."""
     async def main() -> list[dict]:
         rt = FakeRuntime()
         fw = mesos_framework(rt)
@@ -180,9 +172,10 @@ def test_mesos_launches_accepted_for_a_dead_agent_are_not_lost_commits() -> None
 
 
 def test_mesos_gang_launch_span_starts_before_its_launch_call() -> None:
-    """A rigid job's gang is launched by a second call; its txn's span began
-    after the reply, so a launch its agent started before the reply came
-    looked older than the attempt (the same misjudgement as report A)."""
+    """A rigid job's gang is launched by a second call; its txn's span must
+    begin before that call, or a launch its agent starts before the reply
+    comes looks older than the attempt (the misjudgement of the descheduled
+    scheduler above)."""
     async def main() -> list[dict]:
         rt = FakeRuntime()
         fw = mesos_framework(rt)
@@ -241,12 +234,12 @@ def test_a_stale_read_of_the_write_off_log_never_moves_the_cursor_back() -> None
 
 
 def test_a_mesos_leader_whose_lease_renewal_was_late_does_not_write_off_the_agents_it_refused() -> None:
-    """At load 20 a live soak wrote off two healthy agents (collateral 36):
-    the leader's lease renewals came late again and again, it answered some
-    agents 'not the leader' whenever they polled in a lapse, and between
-    lapses (same epoch, no new election) it counted that silence against
-    them. A leader that refused agents since its last look restarts their
-    clocks instead; once its lease is steady, a silent agent is judged."""
+    """A leader whose lease renewals come late again and again answers
+    agents 'not the leader' whenever they poll in a lapse; between lapses
+    (same epoch, no new election) that silence is its own, and counted
+    against the agents it writes off healthy ones. A leader that refused
+    agents since its last look restarts their clocks instead; once its lease
+    is steady, a silent agent is judged."""
     from schedlab.actors.archs.mesos.master import MesosMaster
     from tests.test_mesos_master_state import config
 
@@ -285,11 +278,11 @@ def test_a_mesos_leader_whose_lease_renewal_was_late_does_not_write_off_the_agen
 
 
 def test_an_agent_tries_the_last_lease_holder_even_when_its_lease_looks_expired() -> None:
-    """After a coordinator failover at load ~20, two agents read the masters'
-    lease as expired (a stale read, or a renewal just late), concluded 'no
-    leading master' for 3 wall s while master-1 led all along, and were
-    written off (collateral 80). The master, not the agent, decides whether
-    it still leads."""
+    """After a coordinator failover an agent may read the masters' lease as
+    expired (a stale read, or a renewal just late) while its holder leads
+    all along; concluding 'no leading master', it would stay silent until
+    written off. The agent tries the last holder: the master, not the agent,
+    decides whether it still leads."""
     from schedlab.actors.archs.mesos.link import lease_identity
 
     class StaleLease:
@@ -303,9 +296,10 @@ def test_an_agent_tries_the_last_lease_holder_even_when_its_lease_looks_expired(
 
 def test_a_lost_log_poll_during_recovery_requeues_nothing() -> None:
     """A restarted Omega scheduler learns its jobs, then asks the cell what is
-    placed (through the log: slow). A lost-log poll in between read from
-    cursor 0 and requeued every task of those jobs ever lost, once per loss:
-    a 24-hour sim soak placed job 4's task 6 five times in one transaction."""
+    placed (through the log: slow). A lost-log poll in between must read
+    nothing: from cursor 0 it would requeue every task of those jobs ever
+    lost, once per loss, and place one task several times in one
+    transaction."""
     class SlowRecovery(ReplicasOfALostLog):
         def __init__(self) -> None:
             super().__init__([[4, 6]] * 5, [5, 5, 5])
@@ -337,12 +331,12 @@ def test_a_lost_log_poll_during_recovery_requeues_nothing() -> None:
 
 
 def test_a_commit_to_a_host_restarted_but_not_yet_up_is_not_lost() -> None:
-    """A CI soak (Omega, x25, loaded): machine host 2 was killed at 298.9 and
-    its restart asked for at 325.4, but the new process had not started when
-    the run ended at 350; a commit at 342 to its machine 14 waited in the
-    cell state for a pull that could not come. The host is back when its new
-    incarnation starts (``actor_started``), not when the driver asks; once
-    it has started, a commit it never pulls is lost again."""
+    """A machine host is killed and its restart asked for, but on a loaded
+    machine the new process has not started when the run ends; a commit to
+    one of its machines meanwhile waits in the cell state for a pull that
+    cannot come. The host is back when its new incarnation starts
+    (``actor_started``), not when the driver asks; once it has started, a
+    commit it never pulls is lost again."""
     txn = {"event": TXN, "job_id": 105, "t": 342.06, "span": 1.33, "committed": 1, "placed": [[1, 14]],
            "actor": "scheduler-batch-1"}
     faults = [{"event": FAULT, "t": 298.88, "kind": "kill", "target": "machine-host-2", "role": "machine"},

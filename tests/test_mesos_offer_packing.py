@@ -110,10 +110,11 @@ def test_the_answer_leaves_time_to_reach_the_master() -> None:
 
 
 def test_a_first_job_is_tried_even_when_its_offer_came_late() -> None:
-    """Handing late offers back (to come again with a whole timeout)
-    livelocked live Mesos on a loaded machine at x50: every offer arrived
-    late, so every offer went back. The first job is tried regardless; the
-    master rescinds the offer if the answer is late, as real Mesos does."""
+    """Handing late offers back (to come again with a whole timeout) would
+    livelock Mesos on a loaded machine at a high time scale: when every
+    offer arrives late, every offer goes back. The first job is tried
+    regardless; the master rescinds the offer if the answer is late, as
+    real Mesos does."""
     fc = core(t_job=1.0, t_task=1.0)
     fc.submit([job(1, 1), job(2, 1)])
     rnd = OfferRound(fc, [offer(1, [0], expires=30.0)], reply_s=3.0)

@@ -47,10 +47,9 @@ def _distributed_packages(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 
 def test_every_folder_of_python_files_is_in_the_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder of modules without an ``__init__.py`` works in the checkout
-    (a namespace package) and is silently left out of the wheel: the
-    federation's live half once was (``schedlab run multicluster`` from an
-    installed wheel: ModuleNotFoundError). Judged by the files, not by the
-    ``__init__.py`` files the test above starts from."""
+    (a namespace package) and is silently left out of the wheel (its users
+    get ModuleNotFoundError from an installed wheel). Judged by the files,
+    not by the ``__init__.py`` files the test above starts from."""
     packages = _distributed_packages(monkeypatch)
     missing = sorted({".".join(("schedlab", *f.parent.relative_to(ROOT).parts))
                       for top in (*CODE, "scenarios") for f in (ROOT / top).rglob("*.py")
@@ -99,8 +98,8 @@ def _imports(path: Path, package: str) -> set[str]:
 
 
 def test_no_import_cycles() -> None:
-    """A cycle (cli <-> sweep, report <-> report_sweep were two) makes import
-    order matter and hides which module owns what."""
+    """A cycle (say cli <-> sweep) makes import order matter and hides which
+    module owns what."""
     modules: dict[str, Path] = {}
     for top in CODE:
         for f in (ROOT / top).rglob("*.py"):

@@ -60,7 +60,7 @@ def test_busy_cell_accounts_for_every_job_and_runs_prod_first(busy_run) -> None:
     # The scavenger class alone asks for several cells' worth; prod fits, and
     # with preemption every prod job gets scheduled.
     # (A prod job arriving in the run's last 30 s may still be waiting at the
-    # end: a CI run had one arrive at 298 s of 300, reported pending.)
+    # end, reported pending.)
     prod = {e["job_id"] for e in events if e["event"] == JOB_SUBMITTED and e["job_class"] == "prod" and e["t"] <= 270.0}
     scheduled = {e["job_id"] for e in events if e["event"] == JOB_SCHEDULED}
     assert len(prod) >= 3 and prod <= scheduled

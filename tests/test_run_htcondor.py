@@ -133,7 +133,7 @@ def test_a_small_live_run_matches_claims_and_reuses(tmp_path: Path, ray_session:
     # Live, what matters is that the messages flow: cycles, matches, claims
     # activated and reused, invariants. How many cycles fit depends on the
     # machine's load (untimed: beside the timed live tests, at a lower CPU
-    # priority: 7 of 12 once on CI), so behaviour is asserted on sim.
+    # priority), so behaviour is asserted on sim.
     s, ev = _run(tmp_path, "condor_matchmaking", engine="ray", duration=240.0)
     assert not any(s["invariants"].values()), s["invariants"]
     c = s["htcondor"]

@@ -133,11 +133,11 @@ def test_a_restarted_controller_reads_its_state_file_and_keeps_running_jobs(tmp_
 
 
 def test_under_the_monkey_a_new_controller_never_takes_a_repeated_end_for_a_new_runs(tmp_path: Path) -> None:
-    """The sim soak's seed 4 (the monkey's faults drawn ahead): after the
-    backup took over at 230.3 s, job 23, restarted on nodes whose daemon's
-    earlier report was still undelivered, 'completed' after 0.2 s when that
-    report arrived, and its nodes took job 31 while it ran (overcommit 10).
-    A repeated end is stale now (schedulers.model.host_roll)."""
+    """The sim soak's seed 4 (the monkey's faults drawn ahead) has a backup
+    take over and restart a job on nodes whose daemon's earlier report is
+    still undelivered: when that report arrives the job must not
+    'complete', nor its nodes go to another job while it runs. A repeated
+    end is stale (schedulers.model.host_roll)."""
     import dataclasses
 
     from schedlab.schedulers.scenario.parse import parse_comparison

@@ -135,11 +135,11 @@ def _fates(ev: list[dict]) -> dict[int, list[str]]:
 @pytest.mark.parametrize("faults", [
     # The active balancer is killed at 200 s; its standby takes over at
     # ~210 s, takes in the pages sent meanwhile (refusing those its clients
-    # gave up on) and is killed a second later, its log unshipped (issue 26:
-    # 42 pages had no fate).
+    # gave up on) and is killed a second later, its log unshipped: those
+    # pages' fates must come from the clients.
     [{"at": 200.0, "action": "kill_lb", "restart_after": 30.0}, {"at": 211.0, "action": "kill_lb", "restart_after": 30.0}],
     # The balancers are cut off from httpd-1 for 3 s: what they forward there
-    # meanwhile never arrives (issue 26: 10 pages had no fate).
+    # meanwhile never arrives, and its pages still need a fate.
     [{"at": 100.0, "action": "partition", "target": "httpd-1", "peer": "lb", "duration": 3.0}],
 ], ids=["kill-after-admitting", "cut-to-a-server"])
 def test_a_page_a_balancer_took_and_lost_gets_its_clients_timeout(faults: list, tmp_path: Path) -> None:

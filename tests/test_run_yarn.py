@@ -356,9 +356,9 @@ def test_an_rm_that_was_paused_does_not_expire_the_ams_it_could_not_hear(tmp_pat
     # The RM frozen for 24 s (a chaos pause: a stopped process) with AMs
     # expiring after 20 s of silence: their heartbeats waited on the RM
     # itself, so when it thaws none of them has been silent by its own
-    # fault. A single-RM sim soak lost 103 live AMs at once this way. (The
-    # pause stays under the submitter's 1 wall s delivery wait, 25 s at x25:
-    # on sim a submit it stops waiting for is dropped, not delivered late.)
+    # fault, and none may expire. (The pause stays under the submitter's
+    # 1 wall s delivery wait, 25 s at x25: on sim a submit it stops waiting
+    # for is dropped, not delivered late.)
     faults = [{"at": 150.0, "action": "pause", "target": "resourcemanager", "duration": 24.0}]
     summary, events = _run(tmp_path, "yarn_failover", duration=260.0, yarn_am_expiry=20.0, faults=faults)
     assert not any(summary["invariants"].values()), summary["invariants"]
@@ -374,9 +374,7 @@ def test_an_rm_deposed_at_the_end_with_no_successor_reports_its_jobs_pending(tmp
     # Both RMs cut off from the coordinator at 244 s until past the end:
     # the active one's lease runs out, it steps down (dropping its books)
     # and nobody is elected before the run ends. The applications it held
-    # not yet fully started are reported pending by it, not lost (a live CI
-    # soak lost 8 this way when the coordinator's leader was killed near
-    # the end).
+    # not yet fully started are reported pending by it, not lost.
     cut = [{"at": 244.0, "action": "partition", "target": rm, "peer": "coordinator", "duration": 80.0}
            for rm in ("rm-0", "rm-1")]
     summary, events = _run(tmp_path, "yarn_ha", duration=300.0, faults=cut)

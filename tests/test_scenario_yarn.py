@@ -2,7 +2,7 @@
 config object, and bad input failing as one line naming file, key and
 problem.
 
-``parse_yarn_scenario`` below (written before YARN was registered) does
+``parse_yarn_scenario`` below does
 what ``parse_scenario`` does for a registered section, in the same order: the rest of the file (cell, workload, coordinator, and the generic
 checks such as a task that fits no machine) parsed as the Omega scenario
 the test data starts from, then ``parse_yarn`` on ``top.sub("yarn")`` with

@@ -91,8 +91,8 @@ class HeldCell:
 def test_a_restarted_host_polls_only_after_the_cell_heard_its_rejoin() -> None:
     """A restarted host's rejoin that fails is retried, and no poll goes out
     before one is answered: a poll overtaking it would hand the new
-    incarnation its predecessor's launches (seen in a sim soak: a paused
-    head, then tasks running twice)."""
+    incarnation its predecessor's launches (behind a paused head: tasks
+    running twice)."""
     import time
 
     import numpy as np
@@ -190,9 +190,9 @@ def test_a_host_ships_its_kill_events_before_it_confirms_the_kill() -> None:
     """Once the cell hears of a kill it may place the task again on another
     host at once; if this host is then killed before its next event batch,
     a tasks_killed still in its buffer dies with it and the checker sees the
-    task on two machines (the 24-hour Borg sim soak: 12 false double
-    placements, each a preempted task placed again elsewhere and its first
-    host killed a few seconds later). So the kill is shipped first."""
+    task on two machines (a false double placement: a preempted task placed
+    again elsewhere and its first host killed soon after). So the kill is
+    shipped first."""
     import time
 
     import numpy as np
@@ -240,12 +240,11 @@ class UnboundCell:
 
 
 def test_an_actor_stopped_before_it_started_stays_stopped_and_calls_nobody() -> None:
-    """A CI soak (Omega, x25, two loaded cores): a machine host restarted one
-    wall second before the run ended was stopped before its ``start`` ran
-    (Ray keeps no order among an async actor's calls); its final flush called
-    the cell unbound (AttributeError) and stamped the error at seconds since
-    1970. Stop before start is a no-op, and a start that comes after it
-    starts nothing."""
+    """An actor restarted just before the run ends can be stopped before its
+    ``start`` runs (Ray keeps no order among an async actor's calls): its
+    final flush must not call peers it never bound, nor stamp events at
+    seconds since 1970. Stop before start is a no-op, and a start that comes
+    after it starts nothing."""
     import time
 
     import numpy as np

@@ -95,8 +95,8 @@ def test_a_killed_actor_fails_calls_and_its_running_work_is_cancelled() -> None:
 
 def test_a_killed_incarnation_is_freed_with_everything_it_held() -> None:
     """Every incarnation's handle stays known (a message may name it), but
-    not its tasks, nor through them the dead actor: a restarted actor's
-    predecessors piled up until a 24-hour soak ran out of memory."""
+    not its tasks, nor through them the dead actor: otherwise a restarted
+    actor's predecessors pile up and a long run runs out of memory."""
     import gc
     import weakref
 
@@ -129,8 +129,8 @@ def test_same_scenario_and_seed_give_the_same_files_to_the_byte(tmp_path: Path) 
     """Each architecture of the flagship comparison, twice on the sim engine,
     in two processes with different hash seeds (a set of strings iterates
     in a different order in each): events.jsonl and summary.json identical.
-    One process per hash seed runs them all (a process each cost 2 s of
-    imports, 28 s of the test with seven architectures)."""
+    One process per hash seed runs them all (a process each would cost 2 s
+    of imports, 28 s of the test with seven architectures)."""
     import tomllib
 
     archs = tomllib.loads((ROOT / "scenarios/architectures.toml").read_text())["architectures"]
@@ -150,9 +150,9 @@ def test_same_scenario_and_seed_give_the_same_files_to_the_byte(tmp_path: Path) 
 
 def test_two_mesos_frameworks_give_the_same_files_whatever_the_hash_seed(tmp_path: Path) -> None:
     """The flagship comparison's Mesos has one framework; with two, the
-    master's sends once went in the order of a set of their names, and
-    the run changed with PYTHONHASHSEED (salts 1 and 4 differed after
-    ~1,000 emulated s: the whole 1,500 s scenario, ~3 s each)."""
+    master's sends must not go in the order of a set of their names, or the
+    run changes with PYTHONHASHSEED (two salts may agree for ~1,000
+    emulated s: hence the whole 1,500 s scenario, ~3 s each)."""
     outs = []
     for salt in ("1", "4"):
         out = tmp_path / salt

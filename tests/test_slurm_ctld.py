@@ -180,12 +180,12 @@ def test_a_new_controller_keeps_running_jobs_from_its_saved_state_and_the_daemon
 
 
 def test_an_end_a_registration_told_is_stale_when_its_poll_repeats_it() -> None:
-    """The sim soak of slurm_failover, seed 3: a controller started job 9 on
-    host 0 and died before saving its start; the job's tasks ended while no
-    controller heard host 0. The next controller restored job 9 queued,
-    started it anew on host 0's nodes, and took host 0's delayed report of
-    the first run for the new run's end: job 9 'completed' after 0.45 s and
-    its nodes went to job 1 while it ran (overcommit)."""
+    """A controller starts a job on a host and dies before saving its start;
+    the job's tasks end while no controller hears the host. The next
+    controller restores the job queued and starts it anew on the same
+    nodes: the host's delayed report of the first run must not be taken for
+    the new run's end (the job would 'complete' at once and its nodes go to
+    another job while it runs: overcommit)."""
     c = ctld()
     d = Daemons(c)
     c.submit(job(1, 2, 10.0), "all", 500.0, 0.0)

@@ -1,7 +1,7 @@
 """The clients' book and the servers' intake: every page gets exactly one
 fate (a balancer's refusal, a server's, or the client's timeout), whatever
-died or was cut on its way (issue 26: pages a killed balancer had taken,
-or had forwarded over a cut link, had none)."""
+died or was cut on its way (pages a killed balancer had taken, or had
+forwarded over a cut link, included)."""
 from __future__ import annotations
 
 import pytest

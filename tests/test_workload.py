@@ -60,9 +60,9 @@ HORIZON = 2000.0
 
 
 def test_a_service_class_that_gives_a_duration_ends() -> None:
-    """paper/omega_paper gives its service class exponential(400) runtimes,
-    ignored until 2026-11-25: its tasks ran forever and a long run filled the
-    cell with them. Given, they are honoured; not given, tasks run to the end."""
+    """A service class may give a duration (paper/omega_paper's are
+    exponential(400)): given, it is honoured, or its tasks would run forever
+    and a long run fill the cell with them; not given, tasks run to the end."""
     ending = dataclasses.replace(SERVICE, duration=Dist("exponential", mean=400.0))
     jobs = generate_jobs((ending,), 5000.0, 3)
     durations = [d for j in jobs for d in j.durations]
@@ -284,8 +284,8 @@ def test_sample_mean_matches_expected_and_maximum_bounds(dist: Dist) -> None:
 def test_table_draws_are_numpys_choice_draw_for_draw(kind: str) -> None:
     """Dist keeps its arrays and cumulative weights from construction and
     draws the index as NumPy's ``choice`` does: the same numbers from the
-    same generator state, so every seeded workload is what it was before
-    (CSS's experiment draws each job from 1,000-bin histograms)."""
+    same generator state, so a seeded workload is the one ``choice`` would
+    give (CSS's experiment draws each job from 1,000-bin histograms)."""
     made = np.random.default_rng(5)
     values = tuple(np.sort(made.random(1000) * 10).tolist())
     weights = tuple(made.random(1000).tolist()) if kind != "empirical" else ()

@@ -156,8 +156,7 @@ def test_jobs_become_records_with_stable_input_locations() -> None:
 def test_an_am_container_reported_on_restart_gives_its_am_until_the_expiry() -> None:
     """Counted from the window's close: while it was open the AM's calls
     were told to wait, not heard. A window longer than the expiry (here 90
-    s against 30) must not fail the AM that waited it out (a sim soak: 70%
-    of 3,025 AM expiries came within 100 s of an RM start)."""
+    s against 30) must not fail the AM that waited it out."""
     rm = RMState(make_scheduler("capacity"), epoch=1, recovering=True)
     rm.restore_app(record(1, "a", 2), 0.0, attempt=None, am_launched=False)
     rm.recover_node(0, [RunningReport(5, 1, AM_TASK, (1.0, 1.0))], 10.0)

@@ -70,9 +70,8 @@ def with_faults(name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     # The run ends at DURATION, at least a minute after the last restart:
     # time to recover and show it. Not sooner even when it could: a fault
     # aimed at a leader waits for one to be elected, and on a loaded machine
-    # that wait plus the failover took the minute (a Mesos master kill
-    # planned at 235 s waited to 297 s; the framework had its first offer
-    # again at 346 s, when a run ending a minute after the plan had ended).
+    # that wait plus the failover can take the minute, so a run ending a
+    # minute after the plan would end before the system recovered.
     # Without a leader kill nothing waits for an election: the run ends a
     # minute and a half after the last restart (at least SHORT), which keeps
     # the serial live tests' sum (the suite's pace) within its budget.
