@@ -75,6 +75,11 @@ class HeadEndpoint:
             assert self.report is not None
             await self._call(self.register, host_id, self.report())
             reply = await self._call("exchange", host_id, finished)
+            if isinstance(reply, dict) and reply.get("register"):
+                # The head forgot the registration at once (another member
+                # took over between the two calls): a greeting is no list of
+                # launches; the next poll registers again.
+                raise ConnectionError("exchange: the head asked again to register")
         return reply
 
     async def rejoin(self, host_id: int) -> list:
