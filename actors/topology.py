@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from schedlab.actors.common.members import Members
 from schedlab.actors.coordinator.group import CoordinatorGroup
+from schedlab.actors.coordinator.replica import CoordinatorReplica
 from schedlab.actors.coordinator.replica_set import ReplicaSet
 from schedlab.actors import engines
 from schedlab.schedulers.model.cluster import Cell
@@ -54,7 +55,7 @@ class Build:
     def scenario(self) -> Scenario:
         return self.plan.scenario
 
-    def coordinator_group(self, factory: Any, sample: float | None, replica_cls: type | None = None,
+    def coordinator_group(self, factory: Any, sample: float | None, replica_cls: type = CoordinatorReplica,
                           extra: dict[str, Any] | None = None) -> CoordinatorGroup:
         """The run's coordinator replicas ([coordinator] replicas), running
         ``factory``'s state machine; ``replica_cls`` / ``extra``: a replica
@@ -63,9 +64,8 @@ class Build:
         # A run starts from an empty log: a coordinator directory left by an
         # earlier run in the same OUT would replay that run's commits.
         shutil.rmtree(self.out / "coordinator", ignore_errors=True)
-        kw = {"replica_cls": replica_cls, "extra": extra} if replica_cls is not None else {}
         return CoordinatorGroup(sc.coordinator, self.namespace, self.out / "coordinator", factory, self.rt, self.metrics,
-                                sc.seed, sample, self.members.on_spawn, **kw)
+                                sc.seed, sample, self.members.on_spawn, replica_cls=replica_cls, extra=extra)
 
 
 @dataclass

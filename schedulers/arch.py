@@ -43,7 +43,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -172,7 +172,7 @@ def registry() -> dict[str, ArchSpec]:
     from schedlab.schedulers.archs import BUILTIN
 
     found: dict[str, ArchSpec] = {}
-    sources = [(path, path) for path in BUILTIN]
+    sources: list[tuple[str, str | EntryPoint]] = [(path, path) for path in BUILTIN]
     sources += [(f"entry point {ep.name} = {ep.value}", ep) for ep in entry_points(group=ENTRY_POINT_GROUP)]
     for where, src in sources:
         try:

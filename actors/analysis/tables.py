@@ -165,7 +165,7 @@ def jobs(events: list[dict]) -> Table:
     claims: collections.Counter[int] = collections.Counter()
     conflicts: collections.Counter[int] = collections.Counter()
     for e in ev.get(TXN, []):
-        j = e.get("job_id")
+        j = e["job_id"]  # required by TXN's schema
         attempts[j] += 1
         claims[j] += int(e["claims"])
         conflicts[j] += int(e.get("conflicted", 0))  # absent: nothing could conflict (TXN)

@@ -58,8 +58,11 @@ class ReplicatedCell:
         """Machine hosts (the owners that can be reset) try a leader briefly
         before looking elsewhere: stuck on one that does not answer, a healthy
         host would fall silent to the new leader and be written off."""
-        timeouts = {"attempt_timeout": HOST_CALL_WALL_S, "max_attempt_timeout": HOST_CALL_MAX_WALL_S} if reset else {}
-        self.client = CoordinatorClient(owner, self.replicas, rt, **timeouts)
+        if reset:
+            self.client = CoordinatorClient(owner, self.replicas, rt, attempt_timeout=HOST_CALL_WALL_S,
+                                            max_attempt_timeout=HOST_CALL_MAX_WALL_S)
+        else:
+            self.client = CoordinatorClient(owner, self.replicas, rt)
         self.rt = rt
         self.owner = owner
         self.log = log

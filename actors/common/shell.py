@@ -32,7 +32,7 @@ def _gated(fn: Callable[..., Any]) -> Callable[..., Any]:
         if delay:
             await asyncio.sleep(delay)
         return await fn(self, *args, **kwargs)
-    gate.chaos_gated = True
+    gate.chaos_gated = True  # type: ignore[attr-defined]  # a marker on the function object (any function takes attributes)
     return gate
 
 
@@ -145,7 +145,9 @@ class ActorShell:
         if task.cancelled() or task.exception() is None:
             return
         e = task.exception()
-        self.log.emit(LOOP_CRASHED, loop=task.get_coro().__qualname__, error=f"{type(e).__name__}: {e}"[:500])
+        # Typeshed types get_coro() as an awaitable, which declares no __qualname__; a coroutine has it.
+        loop = getattr(task.get_coro(), "__qualname__", task.get_name())
+        self.log.emit(LOOP_CRASHED, loop=loop, error=f"{type(e).__name__}: {e}"[:500])
 
     async def on_start(self) -> None:
         """Subclasses start their own loops here."""

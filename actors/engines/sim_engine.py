@@ -162,7 +162,7 @@ class SimRuntime:
             extra = self.links.delay()
         else:
             extra = 0.0
-        return self._engine.deliver(self.owner, handle, method, args, reply=True, extra_wall=extra)
+        return self._engine.request(self.owner, handle, method, args, extra_wall=extra)
 
     async def _unreachable(self, method: str) -> Any:
         await asyncio.sleep(UNREACHABLE_AFTER_S)
@@ -175,7 +175,7 @@ class SimRuntime:
             if self.links.blocked(key):
                 return
             extra = self.links.delay()
-        self._engine.deliver(self.owner, handle, method, args, reply=False, extra_wall=extra)
+        self._engine.deliver(self.owner, handle, method, args, None, extra_wall=extra)
 
     def lookup(self, name: str) -> Any | None:
         return self._engine.by_name.get((self.namespace, name))
@@ -246,13 +246,19 @@ class SimEngine:
             self._draws = (np.maximum(self.latency.sample(self.rng, 4096), 0.0) / self.scale).tolist()
         return self._draws.pop()
 
-    def deliver(self, sender: SimHandle | None, target: SimHandle, method: str, args: tuple, reply: bool,
-                extra_wall: float = 0.0) -> asyncio.Future | None:
+    def request(self, sender: SimHandle | None, target: SimHandle, method: str, args: tuple,
+                extra_wall: float = 0.0) -> asyncio.Future:
+        """``deliver`` with a reply: the future its answer settles."""
+        fut = self.loop.create_future()
+        self.deliver(sender, target, method, args, fut, extra_wall)
+        return fut
+
+    def deliver(self, sender: SimHandle | None, target: SimHandle, method: str, args: tuple,
+                fut: asyncio.Future | None, extra_wall: float = 0.0) -> None:
         """Send ``method(*args)`` to ``target``: it arrives after the latency,
         after the last message on the same channel, and (for a frozen target)
-        once it thaws; the reply, if wanted, comes back after a latency too."""
+        once it thaws; the reply, if wanted (``fut``), comes back after a latency too."""
         loop = self.loop
-        fut = loop.create_future() if reply else None
         payload = _copy(args)
         channel = (sender.key if sender else "driver", target.key)
         # Strictly after the channel's last message: asyncio's timer heap does
@@ -260,7 +266,6 @@ class SimEngine:
         at = max(loop.time() + self._latency() + extra_wall, self.channel_free.get(channel, -1.0) + MIN_WAIT_S)
         self.channel_free[channel] = at
         loop.call_at(at, self._arrive, sender, target, method, payload, fut)
-        return fut
 
     def _arrive(self, sender: SimHandle | None, target: SimHandle, method: str, args: tuple,
                 fut: asyncio.Future | None) -> None:
@@ -354,9 +359,7 @@ class SimEngine:
         return h
 
     def call(self, handle: SimHandle, method: str, *args: Any) -> asyncio.Future:
-        fut = self.deliver(None, handle, method, args, reply=True)
-        assert fut is not None
-        return fut
+        return self.request(None, handle, method, args)
 
     def _run_until(self, aw: Any, timeout: float | None) -> Any:
         async def bounded() -> Any:

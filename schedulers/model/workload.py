@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -49,19 +50,27 @@ class Dist:
     weights: tuple[float, ...] = ()
     highs: tuple[float, ...] = ()  # histogram: each bin's upper end (``values`` are the lower ends)
 
-    def __post_init__(self) -> None:
-        # The arrays a draw needs, built once: a CSS workload draws each
-        # job's shape from 1,000-bin histograms one job at a time, and
-        # rebuilding them per draw would be most of generating a day's jobs.
-        values = np.asarray(self.values, dtype=np.float64)
-        cdf = None
-        if self.weights:
-            w = np.asarray(self.weights, dtype=np.float64)
-            cdf = np.cumsum(w / w.sum())  # as NumPy's choice builds it, to the last bit
-            cdf /= cdf[-1]
-        object.__setattr__(self, "_values", values)
-        object.__setattr__(self, "_highs", np.asarray(self.highs, dtype=np.float64))
-        object.__setattr__(self, "_cdf", cdf)
+    # The arrays a draw needs, built once per Dist: a CSS workload draws each
+    # job's shape from 1,000-bin histograms one job at a time, and rebuilding
+    # them per draw would be most of generating a day's jobs. (cached_property
+    # writes the instance's __dict__, which a frozen dataclass allows.)
+
+    @cached_property
+    def _values(self) -> np.ndarray:
+        return np.asarray(self.values, dtype=np.float64)
+
+    @cached_property
+    def _highs(self) -> np.ndarray:
+        return np.asarray(self.highs, dtype=np.float64)
+
+    @cached_property
+    def _cdf(self) -> np.ndarray | None:
+        if not self.weights:
+            return None
+        w = np.asarray(self.weights, dtype=np.float64)
+        cdf = np.cumsum(w / w.sum())  # as NumPy's choice builds it, to the last bit
+        cdf /= cdf[-1]
+        return cdf
 
     def _pick(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """Indices into ``values``, each drawn by ``weights`` (else equally

@@ -141,8 +141,8 @@ class Dispatcher(ActorShell):
         core, cfg = self.core, self.cfg
         while self.running:
             core.release_due(self.rt.now())  # omniscient view: tasks ended by the head's clock
-            for jp in core.first_turn():
-                self.log.emit(JOB_ATTEMPT, job_id=jp.job.job_id, attempt=1, first=True, scheduler=NAME)
+            for fresh in core.first_turn():
+                self.log.emit(JOB_ATTEMPT, job_id=fresh.job.job_id, attempt=1, first=True, scheduler=NAME)
             jp = core.turn()
             self._note_blocked(jp is None and core.blocked())
             if jp is None:

@@ -117,7 +117,7 @@ class ScheddActor(ActorShell):
         out = self.core.idle()
         for queue in out.values():
             for key, _ad in queue:
-                j, _t = split_key(key)
+                j, _t = split_key(str(key))
                 if j not in self.attempted:
                     self.attempted.add(j)
                     self.log.emit(JOB_ATTEMPT, job_id=j, attempt=1, first=True, scheduler=self.name)
@@ -254,7 +254,7 @@ class ScheddActor(ActorShell):
         self.core.on_claim_lost(claim_id, self.rt.now())
         if had:
             self.log.emit(TASKS_LOST, framework=self.name, reason="claim_lost",
-                          tasks=[list(split_key(k)) for k in had], requeued_jobs=[])
+                          tasks=[list(split_key(str(k))) for k in had], requeued_jobs=[])
 
     # ------------------------------------------------------------------ end
 

@@ -202,7 +202,7 @@ class KubeScheduler(ActorShell):
             self.log.emit(TXN, scheduler=self.name, job_id=job, claims=len(outcomes), committed=len(placed),
                           conflicted=len(outcomes) - len(placed), think=round(self.cfg.profile.t_pod * len(outcomes), 6),
                           placed=placed, **span_stamp(started, now))
-            self.bound_tasks[job].update(t for t, _m in placed)
+            self.bound_tasks[job].update(c.pod.key[1] for c, status in outcomes if status == "ok")
             n = core.job_tasks.get(job)
             if job not in self.scheduled and n is not None and len(self.bound_tasks[job]) >= n:
                 self.scheduled.add(job)

@@ -41,9 +41,9 @@ class MasterLink:
         self.log = log
         self.role = role
         self.register = register
-        self.handle: Any = None
-        self.master: str | None = None
-        self.epoch: int | None = None
+        self.handle = None
+        self.master = None
+        self.epoch = None
         self.coord = CoordinatorClient(owner, self.replicas, rt) if self.masters > 1 else None
         self._rtts: deque[float] = deque(maxlen=RTT_KEPT)
 

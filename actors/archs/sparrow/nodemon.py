@@ -38,7 +38,7 @@ from schedlab.schedulers.events.shared import TXN
 from schedlab.schedulers.model.resources import slots_for
 from schedlab.schedulers.archs.sparrow.spec import nodemon_name, scheduler_name
 from schedlab.schedulers.archs.sparrow.stealing import Stealing
-from schedlab.schedulers.archs.sparrow.worker import GetTask, Outputs, Reservation, Task, Worker
+from schedlab.schedulers.archs.sparrow.worker import GetTask, Outputs, QueueView, Reservation, Task, Worker
 from schedlab.schedulers.model.seeding import rng_for
 
 CALL_WALL_S = 5.0
@@ -253,6 +253,7 @@ class NodeMonitor(ActorShell):
         for victim in targets:
             host = stealing.host_of(victim)
             self.counts["steal_messages"] += 2
+            view: QueueView | None
             if host == cfg.host:
                 view = self.workers[victim].view()
             else:

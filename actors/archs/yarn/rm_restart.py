@@ -38,6 +38,7 @@ class RestartingRM(ActorShell):
     cfg: Any
     spec: Any
     n: int
+    hosts: int
     core: RMState | None
     store: StoreLink | None
     watch: Any
@@ -66,6 +67,9 @@ class RestartingRM(ActorShell):
         raise NotImplementedError
 
     def _machines(self, host: int) -> range:
+        raise NotImplementedError
+
+    def _check_scheduled(self, apps: Any) -> None:
         raise NotImplementedError
 
     def active(self) -> bool:
@@ -261,6 +265,7 @@ class RestartingRM(ActorShell):
         self.log.emit(NODE_REGISTERED, host=host, tasks=len(report["tasks"]))
         self._drain()
         self._maybe_settle()
+        return None
 
     async def rejoin(self, host: int) -> list:
         """A restarted NodeManager's first word: what it ran is lost; it is

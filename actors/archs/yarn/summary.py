@@ -46,12 +46,12 @@ def yarn_section(ev: dict[str, list[dict]], info: RunInfo, out: dict[str, Any]) 
     for q in sorted(leaves):
         u = sum(used[q]) / len(used[q])
         e = sum(ent[q]) / len(ent[q])
+        pre_q[q] = sum(1 for p in ev.get(PREEMPTED, []) if p["queue"] == q)
         queues[q] = {"used_mem_mean": round(u, 6), "entitlement_mem_mean": round(e, 6),
                      "used_over_entitlement": round(u / e, 6) if e else None,
-                     "preemptions": sum(1 for p in ev.get(PREEMPTED, []) if p["queue"] == q)}
+                     "preemptions": pre_q[q]}
         if e:
             ratios.append(u / e)
-        pre_q[q] = queues[q]["preemptions"]
     allocs = ev.get(CONTAINER_ALLOCATED, [])
     levels = collections.Counter(a["locality"] for a in allocs)
     n = len(allocs)

@@ -8,23 +8,24 @@ wins. ``may_preempt`` forbids prod evicting prod.
 """
 from __future__ import annotations
 
-from typing import Hashable, Sequence
+from typing import Hashable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from schedlab.schedulers.archs.borg.priority import may_preempt
 from schedlab.schedulers.model.resources import EPS
 
-Victim = tuple[Hashable, int, np.ndarray]  # (task key, priority, request)
+K = TypeVar("K", bound=Hashable)  # a task's key: the caller's, handed back in the victims
+Victim = tuple[K, int, np.ndarray]  # (task key, priority, request)
 
 
-def victims_on(free: np.ndarray, request: np.ndarray, priority: int, running: Sequence[Victim]) -> list[Victim] | None:
+def victims_on(free: np.ndarray, request: np.ndarray, priority: int, running: Sequence[Victim[K]]) -> list[Victim[K]] | None:
     """The victims that make ``request`` fit on one machine, or None."""
     need = request - free
     if np.all(need <= EPS):
         return []
     allowed = sorted((v for v in running if may_preempt(priority, v[1])), key=lambda v: (v[1], -float(np.sum(v[2]))))
-    chosen: list[Victim] = []
+    chosen: list[Victim[K]] = []
     freed = np.zeros_like(request)
     for v in allowed:
         chosen.append(v)
@@ -34,11 +35,11 @@ def victims_on(free: np.ndarray, request: np.ndarray, priority: int, running: Se
     return None
 
 
-def choose_preemption(free: np.ndarray, request: np.ndarray, priority: int, running: dict[int, Sequence[Victim]],
-                      eligible: np.ndarray | None = None) -> tuple[int, list[Victim]] | None:
+def choose_preemption(free: np.ndarray, request: np.ndarray, priority: int, running: Mapping[int, Sequence[Victim[K]]],
+                      eligible: np.ndarray | None = None) -> tuple[int, list[Victim[K]]] | None:
     """(machine, victims) with the cheapest eviction, or None if no machine
     can make room. ``running`` maps machine -> its tasks."""
-    best: tuple[tuple[int, int, float], int, list[Victim]] | None = None
+    best: tuple[tuple[int, int, float], int, list[Victim[K]]] | None = None
     for m, tasks in running.items():
         if eligible is not None and not eligible[m]:
             continue

@@ -398,7 +398,7 @@ def rank(ad: Mapping[str, object], other: Mapping[str, object]) -> float:
     value = _attribute(ad, other, "Rank")
     if not is_number(value):
         return 0.0
-    result = float(value)  # type: ignore[arg-type]
+    result = float(value)
     return 0.0 if math.isnan(result) else result
 
 

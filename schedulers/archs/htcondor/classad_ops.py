@@ -10,8 +10,9 @@ nothing about ads or scoping.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 
 class _Special:
@@ -58,8 +59,15 @@ def strict(a: Value, b: Value) -> Value | None:
     return None
 
 
-def is_number(v: Value) -> bool:
+def is_number(v: Value) -> TypeGuard[int | float]:
+    """An int, float or bool (bool is an int: arithmetic reads it as 0/1)."""
     return type(v) in (int, float, bool)
+
+
+def _trunc_div(a: float, b: float) -> float:
+    """C's integer division (``b`` non-zero): truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
 
 
 def _div(a: float, b: float) -> Value:
@@ -67,8 +75,7 @@ def _div(a: float, b: float) -> Value:
         return ERROR
     if type(a) is float or type(b) is float:
         return a / b
-    q = abs(a) // abs(b)  # C semantics: truncate toward zero
-    return q if (a < 0) == (b < 0) else -q
+    return _trunc_div(a, b)
 
 
 def _mod(a: float, b: float) -> Value:
@@ -76,15 +83,16 @@ def _mod(a: float, b: float) -> Value:
         return ERROR
     if type(a) is float or type(b) is float:
         return math.fmod(a, b)
-    return a - b * _div(a, b)  # sign follows the dividend, as in C
+    return a - b * _trunc_div(a, b)  # sign follows the dividend, as in C
 
 
 _ARITH: dict[str, Callable[[float, float], Value]] = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _div, "%": _mod,
 }
-ORDER: dict[str, Callable[[object, object], bool]] = {
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+# Operands of one kind only, numbers or strings (``compare`` checks): no one
+# static type covers both and excludes the mix, hence Any.
+ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
 }
 
 
@@ -104,7 +112,7 @@ def arith(op: str, left: Compiled, right: Compiled) -> Compiled:
     def apply(a: Value, b: Value) -> Value:
         if not (is_number(a) and is_number(b)):
             return ERROR
-        return fn(int(a) if type(a) is bool else a, int(b) if type(b) is bool else b)  # type: ignore[arg-type]
+        return fn(int(a) if type(a) is bool else a, int(b) if type(b) is bool else b)
     return _strict_binary(apply, left, right)
 
 
@@ -231,10 +239,11 @@ def _list_member(fold: bool) -> Callable[[list[Compiled]], Compiled]:
             bad = next((v for v in values if v is ERROR or v is UNDEFINED), None)
             if bad is not None:
                 return bad
-            if any(type(v) is not str for v in values):
+            texts = [v for v in values if type(v) is str]
+            if len(texts) != len(values):
                 return ERROR
-            item, text = values[0], values[1]
-            delims = values[2] if len(values) > 2 else ", "
+            item, text = texts[0], texts[1]
+            delims = texts[2] if len(texts) > 2 else ", "
             for d in delims[1:]:
                 text = text.replace(d, delims[0])
             items = [s.strip() for s in text.split(delims[0])] if delims else [text]

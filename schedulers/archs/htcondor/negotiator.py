@@ -121,7 +121,7 @@ def fits_requests(job_ad: Ad, machine_ad: Ad) -> bool:
         if want is UNDEFINED:
             continue
         have = evaluate(f"MY.{res}", machine_ad, job_ad)
-        if not (is_number(want) and is_number(have) and have >= want):  # type: ignore[operator]
+        if not (is_number(want) and is_number(have) and have >= want):
             return False
     return True
 
@@ -297,12 +297,12 @@ def negotiate(machines: Sequence[Machine], idle: Mapping[str, Mapping[str, Seque
         out.stats.pie_spins = spin
         hungry = []
         for user in prio.order(limits):
-            got, queue = 0, jobs[user]
-            while cursor[user] < len(queue) and got < limits[user]:
-                schedd, job_id, ad = queue[cursor[user]]
+            got, waiting = 0, jobs[user]
+            while cursor[user] < len(waiting) and got < limits[user]:
+                schedd, job_id, ad = waiting[cursor[user]]
                 cursor[user] += 1
                 got += match_one(user, schedd, job_id, ad, spin)
-            if cursor[user] < len(queue):
+            if cursor[user] < len(waiting):
                 hungry.append(user)  # stopped at its limit with jobs left
         pie_left = sum(1 for m in machines if m.state == "Unclaimed" and m.name not in taken)
         limits = {u: float(q) for u, q in prio.shares(hungry, pie_left).items()} if pie_left > 0 else {}

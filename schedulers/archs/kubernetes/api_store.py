@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter
@@ -146,12 +146,12 @@ class APIStoreMachine:
     A filter names one indexed field; unknown commands, unknown queries and
     unindexed filter fields raise ValueError (a caller's bug, not data)."""
 
-    def __init__(self, history: int = DEFAULT_HISTORY, indexes: dict[str, Iterable[str]] | None = None) -> None:
+    def __init__(self, history: int = DEFAULT_HISTORY, indexes: Mapping[str, Iterable[str]] | None = None) -> None:
         if history < 1:
             raise ValueError(f"history must keep at least 1 revision, not {history}")
         self._reset(history, DEFAULT_INDEXES if indexes is None else indexes)
 
-    def _reset(self, history: int, indexes: dict[str, Iterable[str]]) -> None:
+    def _reset(self, history: int, indexes: Mapping[str, Iterable[str]]) -> None:
         self.history = int(history)
         self.indexes: dict[str, tuple[str, ...]] = {k: tuple(fs) for k, fs in indexes.items()}
         self.revision = 0
@@ -242,6 +242,7 @@ class APIStoreMachine:
         self.revision += 1
         if op[0] == "delete":
             del objs[name]
+            assert before is not None  # the del above: it existed
             change = (self.revision, DELETED, kind, name, before[0], old)
         else:
             objs[name] = (op[3], self.revision)
@@ -308,7 +309,7 @@ class APIStoreMachine:
             return
         self.compacted = revision
         for log in self.logs.values():
-            while len(log) and log.first_revision() <= revision:
+            while (first := log.first_revision()) is not None and first <= revision:
                 change = log.events[log.head]
                 log.drop_first()
                 for key, _ in self._bucket_events(change):

@@ -22,6 +22,7 @@ import numpy as np
 
 Labels = tuple[tuple[str, str], ...]  # sorted (key, value) pairs: hashable, cheap to compare
 PodKey = tuple[int, int]  # (job, task): a pod is the house's task
+PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -159,7 +160,7 @@ class Pod:
     spread: tuple[SpreadConstraint, ...] = ()
     pod_affinity: tuple[PodAffinityTerm, ...] = ()  # required (anti-)affinity
     preferred_pod_affinity: tuple[tuple[int, PodAffinityTerm], ...] = ()
-    preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    preemption_policy: PreemptionPolicy = "PreemptLowerPriority"
     owner: str = ""
 
     @property

@@ -14,18 +14,6 @@ from typing import Any, Mapping, Sequence
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
-POINTS: dict[str, str] = {  # profile field -> the method that puts a plugin there
-    "pre_filter": "pre_filter",
-    "filter": "filter",
-    "post_filter": "post_filter",
-    "pre_score": "pre_score",
-    "score": "score",
-    "reserve": "reserve",
-    "permit": "permit",
-    "bind": "bind",
-}
-
-
 @dataclass(frozen=True)
 class Profile:
     """A named scheduler: its plugins per extension point, in order, and the
@@ -66,10 +54,13 @@ class Profile:
         weights: Mapping[str, int] | None = None,
         percentage_of_nodes_to_score: int | None = None,
     ) -> Profile:
-        """File each plugin under every extension point it implements, in
-        the order given (upstream's multiPoint)."""
-        points = {f: tuple(p for p in plugins if callable(getattr(p, m, None))) for f, m in POINTS.items()}
-        return cls(name=name, weights=dict(weights or {}), percentage_of_nodes_to_score=percentage_of_nodes_to_score, **points)
+        """File each plugin under every extension point it implements (the
+        method the point is named for), in the order given (upstream's multiPoint)."""
+        def at(point: str) -> tuple[Any, ...]:
+            return tuple(p for p in plugins if callable(getattr(p, point, None)))
+        return cls(name=name, pre_filter=at("pre_filter"), filter=at("filter"), post_filter=at("post_filter"),
+                   pre_score=at("pre_score"), score=at("score"), reserve=at("reserve"), permit=at("permit"), bind=at("bind"),
+                   weights=dict(weights or {}), percentage_of_nodes_to_score=percentage_of_nodes_to_score)
 
     def weight(self, plugin_name: str) -> int:
         return self.weights.get(plugin_name, 1)

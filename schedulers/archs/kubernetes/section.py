@@ -34,6 +34,7 @@ from schedlab.schedulers.archs.kubernetes.objects import (
     Labels,
     NodeAffinity,
     PodAffinityTerm,
+    PreemptionPolicy,
     Requirement,
     Selector,
     SpreadConstraint,
@@ -60,7 +61,7 @@ BUILTIN_LABEL_KEYS = (HOSTNAME, RACK, ZONE)
 class PriorityClass:
     name: str
     value: int
-    preemption_policy: str = "PreemptLowerPriority"
+    preemption_policy: PreemptionPolicy = "PreemptLowerPriority"
     global_default: bool = False
 
 
@@ -128,7 +129,7 @@ class KubeSpec:
                 return tpl
         return PodTemplate(classes=(job_class,))
 
-    def priority_of(self, tpl: PodTemplate) -> tuple[int, str]:
+    def priority_of(self, tpl: PodTemplate) -> tuple[int, PreemptionPolicy]:
         """(value, preemption policy) of a template's class, or of the
         global default (0, PreemptLowerPriority without one)."""
         for pc in self.priority_classes:

@@ -217,11 +217,11 @@ def schedule(now: float, free: np.ndarray, running: Sequence[RunningJob], queue:
         return out
     head = None
     for pos, job in enumerate(queue):
-        nodes = prof.fits_now(job)
-        if nodes is not None:
-            prof.reserve(now, job.limit, nodes, job.request)
+        fit = prof.fits_now(job)
+        if fit is not None:
+            prof.reserve(now, job.limit, fit, job.request)
             out.start.append(job.job_id)
-            out.placed[job.job_id] = nodes
+            out.placed[job.job_id] = fit
             continue
         head = pos
         break
@@ -236,10 +236,10 @@ def schedule(now: float, free: np.ndarray, running: Sequence[RunningJob], queue:
     for job in queue[head + 1:head + 1 + (max_test if max_test is not None else len(queue))]:
         # Starts now only if the profile, with the head job's reservation
         # carved out, holds it for its whole time limit.
-        nodes = prof.fits_now(job)
-        if nodes is not None:
-            prof.reserve(now, job.limit, nodes, job.request)
+        fit = prof.fits_now(job)
+        if fit is not None:
+            prof.reserve(now, job.limit, fit, job.request)
             out.start.append(job.job_id)
-            out.placed[job.job_id] = nodes
+            out.placed[job.job_id] = fit
             out.backfilled.append(job.job_id)
     return out

@@ -78,7 +78,7 @@ class StateMirror:
         self.saved_usage: Any = None
         self.retry: set[int] = set()
 
-    def take_dirty(self) -> dict[int, list | None]:
+    def take_dirty(self) -> dict[int, list]:
         c = self.ctld
         if c is None:
             return {}

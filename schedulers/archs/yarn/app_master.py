@@ -150,20 +150,20 @@ class AppMasterCore:
             self._by_task[task] = a.container_id
             self._starts[a.container_id] = task
         for cid in reply.refused_starts:
-            task = self.holding.pop(cid, None)
-            if task is not None:
-                del self._by_task[task]
-                self._again(task)
+            held = self.holding.pop(cid, None)
+            if held is not None:
+                del self._by_task[held]
+                self._again(held)
         for s in reply.completed:
-            task = self.holding.pop(s.container_id, None)
-            if task is None:
+            held = self.holding.pop(s.container_id, None)
+            if held is None:
                 continue  # released by us, or already accounted for
-            del self._by_task[task]
+            del self._by_task[held]
             self._starts.pop(s.container_id, None)
             if s.state == FINISHED:
-                self.finished[task] = None
+                self.finished[held] = None
             else:
-                self._again(task)
+                self._again(held)
         return reply.status
 
     def resync(self) -> AMResync:

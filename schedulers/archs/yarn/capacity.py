@@ -308,7 +308,7 @@ class CapacityScheduler:
                 over[leaf] = np.where(rel, np.maximum(used[leaf] - ideal[leaf], 0.0), 0.0)
         if not over:
             return []
-        total_over = sum(over.values())
+        total_over = sum(over.values(), np.zeros(NDIM))
         budget = cfg.total_preemption_per_round * st.total
         factor = np.ones(NDIM)
         pos = total_over > EPS

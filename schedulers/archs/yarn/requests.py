@@ -17,8 +17,9 @@ Priorities: a LOWER number is a HIGHER priority (YARN's convention).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 from schedlab.schedulers.archs.yarn.locality import (
@@ -40,6 +41,17 @@ def host_name(node: int) -> str:
 def rack_name(rack: int) -> str:
     """The resource name of a rack (YARN rack names are paths)."""
     return f"/rack{rack}"
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def _unfile(index: dict[K, dict[int, None]], key: K, task_id: int) -> None:
+    """Take ``task_id`` out of ``index[key]``, and the key out once it holds none."""
+    d = index[key]
+    del d[task_id]
+    if not d:
+        del index[key]
 
 
 @dataclass(frozen=True)
@@ -151,13 +163,13 @@ class Asks:
         """Take a task out (allocated or cancelled)."""
         t = self._tasks.pop(task_id)
         p = t.priority
-        for index, key in [(self._by_pri, p), *((self._by_node, (p, n)) for n in t.preferred),
-                           *((self._by_rack, (p, r)) for r in self._racks(t)),
-                           *([(self._anywhere, p)] if not t.preferred else [])]:
-            d = index[key]
-            del d[task_id]
-            if not d:
-                del index[key]
+        _unfile(self._by_pri, p, task_id)
+        for n in t.preferred:
+            _unfile(self._by_node, (p, n), task_id)
+        for r in self._racks(t):
+            _unfile(self._by_rack, (p, r), task_id)
+        if not t.preferred:
+            _unfile(self._anywhere, p, task_id)
         self.pending = np.maximum(self.pending - t.capability, 0.0) if self._tasks else np.zeros(NDIM)
         return t
 

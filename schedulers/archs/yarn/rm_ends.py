@@ -6,6 +6,8 @@ these rules (what counts as a failure, what a new attempt keeps) are
 YARN's own and read best together."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from schedlab.schedulers.archs.yarn.events import AM_ATTEMPT, AM_EXPIRED, APP_ENDED
 from schedlab.schedulers.archs.yarn.messages import (
     AM_TASK,
@@ -23,11 +25,14 @@ from schedlab.schedulers.archs.yarn.rm_books import (
 )
 from schedlab.schedulers.events.shared import PREEMPTED as PREEMPTED_EVENT
 
+if TYPE_CHECKING:  # the host these methods need (typing only)
+    from schedlab.schedulers.archs.yarn.rm_host import RMHost
+
 
 class EndsMixin:
     """RMState's attempt and end rules; see the module doc."""
 
-    def expire_ams(self, now: float, expiry: float) -> list[int]:
+    def expire_ams(self: RMHost, now: float, expiry: float) -> list[int]:
         """YARN's AM liveness monitor: an application whose AM has run (its
         container handed out) but has not called for ``expiry`` emulated
         seconds is taken to have died; a new attempt starts (a counted
@@ -48,7 +53,7 @@ class EndsMixin:
                 self._am_failed(book, now, counted=True, reason="am_expired")
         return out
 
-    def deaf(self, span: float, now: float) -> None:
+    def deaf(self: RMHost, span: float, now: float) -> None:
         """The RM itself heard nobody for ``span`` emulated seconds (the
         shell's monitor ran that late: the RM was frozen, or starved): its
         AMs' calls waited on it, so that span is not their silence. Every
@@ -59,7 +64,7 @@ class EndsMixin:
         for app_id, heard in self.am_heard.items():
             self.am_heard[app_id] = min(heard + span, now)
 
-    def _end_app(self, book: AppBook, state: str, now: float) -> list[int]:
+    def _end_app(self: RMHost, book: AppBook, state: str, now: float) -> list[int]:
         app_id = book.record.app_id
         stopped = list(self.state.apps[app_id].containers)
         for cid in stopped:
@@ -72,7 +77,7 @@ class EndsMixin:
                     finished_tasks=len(book.finished), at=now)
         return stopped
 
-    def finish_app(self, app_id: int, now: float) -> list[int]:
+    def finish_app(self: RMHost, app_id: int, now: float) -> list[int]:
         """The AM unregistered (all its tasks finished): its AM container
         and any leftover container are stopped. The stopped ids."""
         book = self.apps.get(app_id)
@@ -80,14 +85,14 @@ class EndsMixin:
             return []
         return self._end_app(book, APP_FINISHED, now)
 
-    def kill_app(self, app_id: int, now: float) -> list[int]:
+    def kill_app(self: RMHost, app_id: int, now: float) -> list[int]:
         """The user killed the application: as ``finish_app``, state killed."""
         book = self.apps.get(app_id)
         if book is None or book.state in TERMINAL:
             return []
         return self._end_app(book, APP_KILLED, now)
 
-    def _am_failed(self, book: AppBook, now: float, *, counted: bool, reason: str) -> None:
+    def _am_failed(self: RMHost, book: AppBook, now: float, *, counted: bool, reason: str) -> None:
         """The current attempt's AM is gone. Past ``max_am_attempts``
         counted failures the application fails; otherwise a new attempt:
         every container of the old one is stopped (YARN's default,
@@ -111,7 +116,7 @@ class EndsMixin:
         self._event(AM_ATTEMPT, app=app_id, attempt=book.attempt, reason=reason, counted=counted,
                     failures=book.failures, at=now)
 
-    def preempt(self, now: float) -> list[int]:
+    def preempt(self: RMHost, now: float) -> list[int]:
         """Ask the scheduler for victims and stop them: kills queued to
         their nodes, PREEMPTED reported to their AMs, counted per leaf. A
         preempted AM starts a new attempt that does not count as a failure."""

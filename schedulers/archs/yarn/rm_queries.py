@@ -4,6 +4,8 @@ entitlements, utilization, what a node holds. A mixin of
 :class:`rm_state.RMState`, kept apart so the decisions read on their own."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from schedlab.schedulers.archs.yarn.messages import (
     AM_TASK,
     AppRecord,
@@ -16,28 +18,31 @@ from schedlab.schedulers.archs.yarn.rm_books import (
     _t,
 )
 
+if TYPE_CHECKING:  # the host these methods need (typing only)
+    from schedlab.schedulers.archs.yarn.rm_host import RMHost
+
 
 class QueriesMixin:
     """RMState's read-only queries; see the module doc."""
 
-    def app_state(self, app_id: int) -> str | None:
+    def app_state(self: RMHost, app_id: int) -> str | None:
         book = self.apps.get(app_id)
         return None if book is None else book.state
 
-    def attempt(self, app_id: int) -> int:
+    def attempt(self: RMHost, app_id: int) -> int:
         return self.apps[app_id].attempt
 
-    def finished_tasks(self, app_id: int) -> list[int]:
+    def finished_tasks(self: RMHost, app_id: int) -> list[int]:
         """Tasks of the application known finished (for a new AM attempt:
         the job history a MapReduce AM would recover)."""
         return list(self.apps[app_id].finished)
 
-    def active_records(self) -> list[AppRecord]:
+    def active_records(self: RMHost) -> list[AppRecord]:
         """Records of the applications not yet ended: what the coordinator
         replicates and a new RM restores."""
         return [b.record for b in self.apps.values() if b.state not in TERMINAL]
 
-    def queue_usage(self) -> list[QueueSample]:
+    def queue_usage(self: RMHost) -> list[QueueSample]:
         """Every queue (tree order) with its usage and entitlement, on demand."""
         st = self.state
         fair = getattr(self.scheduler, "fair_shares", None)
@@ -49,7 +54,7 @@ class QueriesMixin:
             out.append(QueueSample(q, _t(st.queue_used[q]), _t(st.queue_pending[q]), _t(shares[q]), n))
         return out
 
-    def utilization(self) -> tuple[float, float]:
+    def utilization(self: RMHost) -> tuple[float, float]:
         """(cpu, mem) fraction of the configured cell in use: containers and
         foreign load; a node out of the cluster counts as fully used (as
         the other architectures' keepers count a machine down)."""
@@ -57,7 +62,7 @@ class QueriesMixin:
         used = total - self.state.free.sum(axis=0)
         return float(used[0] / total[0]) if total[0] else 0.0, float(used[1] / total[1]) if total[1] else 0.0
 
-    def scheduled_tasks(self, app_id: int) -> set[int]:
+    def scheduled_tasks(self: RMHost, app_id: int) -> set[int]:
         """Tasks of the application that have started (a container handed
         to its node) or finished: the job counts as scheduled once this is
         every task."""
@@ -69,7 +74,7 @@ class QueriesMixin:
                 out.add(task)
         return out
 
-    def node_contents(self, node: int) -> tuple[list[list[int]], list[list[int]]]:
+    def node_contents(self: RMHost, node: int) -> tuple[list[list[int]], list[list[int]]]:
         """([app, task] started on ``node``, [app, task] queued to start
         there): what ``node_lost`` would lose, as the shell reports it."""
         started, queued = [], []
@@ -81,7 +86,7 @@ class QueriesMixin:
                 queued.append([h.app_id, h.task_id])
         return started, queued
 
-    def open_books(self) -> list[list]:
+    def open_books(self: RMHost) -> list[list]:
         """Every application not ended, as the books hold it now (the RM's
         word at the end of a run, the ``yarn_books`` event): ``[app, attempt,
         state, outstanding task asks, {container: task} held for tasks,

@@ -6,6 +6,8 @@ A mixin of :class:`rm_state.RMState`, kept apart because it is a phase of
 its own with its own rules."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from schedlab.schedulers.archs.yarn.events import (
     APP_RESTORED, APP_RESYNCED, CONTAINER_FINISHED, NODE_RECOVERED, RECOVERY_SETTLED,
 )
@@ -36,11 +38,14 @@ from schedlab.schedulers.archs.yarn.rm_books import (
 )
 from schedlab.schedulers.archs.yarn.scheduler import Container
 
+if TYPE_CHECKING:  # the host these methods need (typing only)
+    from schedlab.schedulers.archs.yarn.rm_host import RMHost
+
 
 class RecoveryMixin:
     """RMState's restart calls; see the module doc."""
 
-    def restore_app(self, record: AppRecord, now: float, *, attempt: int | None = 1, failures: int = 0,
+    def restore_app(self: RMHost, record: AppRecord, now: float, *, attempt: int | None = 1, failures: int = 0,
                     finished: list[int] | tuple[int, ...] = (), am_launched: bool = True) -> Admission:
         """Know an admitted application again (its record replicated by the
         coordinator, re-submitted by the shell on take-over, with its
@@ -71,7 +76,7 @@ class RecoveryMixin:
             self._settle_app(book, now)
         return Admission(record.app_id, True, queue=leaf)
 
-    def _learned_finished(self, book: AppBook, task: int, node: int, now: float) -> None:
+    def _learned_finished(self: RMHost, book: AppBook, task: int, node: int, now: float) -> None:
         """A re-registering node saw ``task`` finish while no RM listened.
         Reported once: a task already in the application's history (given
         to ``restore_app``) was counted by the previous RM."""
@@ -81,12 +86,12 @@ class RecoveryMixin:
         self._event(CONTAINER_FINISHED, app=book.record.app_id, task=task, container=None, node=node,
                     recovered=True, at=now)
 
-    def _kill_on(self, node: int, rep: RunningReport) -> None:
+    def _kill_on(self: RMHost, node: int, rep: RunningReport) -> None:
         self.kills.setdefault(node, []).append([rep.app_id, rep.task_id])
         key = (rep.app_id, rep.task_id)
         self.kill_pending[key] = self.kill_pending.get(key, 0) + 1
 
-    def _adopt(self, node: int, rep: RunningReport, now: float) -> bool:
+    def _adopt(self: RMHost, node: int, rep: RunningReport, now: float) -> bool:
         """Take a reported running container into the books; False if it
         must be killed (its application ended, its task finished or already
         held elsewhere, a second AM, an unknown task)."""
@@ -112,7 +117,7 @@ class RecoveryMixin:
             self.am_heard[rep.app_id] = now  # its AM has until the expiry to resync
         return True
 
-    def recover_node(self, node: int, running: list[RunningReport], now: float, *,
+    def recover_node(self: RMHost, node: int, running: list[RunningReport], now: float, *,
                      finished: list[tuple[int, int]] | tuple[tuple[int, int], ...] = (),
                      foreign: list[tuple[tuple[int, int], list[float]]] | tuple = ()) -> tuple[int, int]:
         """A NodeManager (re-)registers with what it runs and the (app,
@@ -152,7 +157,7 @@ class RecoveryMixin:
         self._event(NODE_RECOVERED, node=node, adopted=adopted, killed=killed, at=now)
         return adopted, killed
 
-    def recover_app(self, app_id: int, asks: list[TaskAsk], *, attempt: int, containers: dict[int, int],
+    def recover_app(self: RMHost, app_id: int, asks: list[TaskAsk], *, attempt: int, containers: dict[int, int],
                     finished: list[int] | tuple[int, ...] = (), now: float) -> AllocateReply:
         """An AM resyncs with a restarted RM: its attempt, outstanding
         asks, the containers it believes it holds and the tasks it knows
@@ -179,7 +184,7 @@ class RecoveryMixin:
         book.allocated, book.completed = [], []
         return reply
 
-    def _reconcile(self, book: AppBook, now: float) -> None:
+    def _reconcile(self: RMHost, book: AppBook, now: float) -> None:
         """Compare a resynced AM's belief with the recovered books."""
         if book.believed is None:
             return
@@ -194,7 +199,7 @@ class RecoveryMixin:
                 self._stop(cid)
         book.believed = None
 
-    def _settle_app(self, book: AppBook, now: float) -> None:
+    def _settle_app(self: RMHost, book: AppBook, now: float) -> None:
         if book.state in TERMINAL:
             return
         book.attempt_known = True
@@ -215,7 +220,7 @@ class RecoveryMixin:
         if book.synced:
             self._reconcile(book, now)
 
-    def settle_recovery(self, now: float) -> None:
+    def settle_recovery(self: RMHost, now: float) -> None:
         """Close the recovery window (the shell's timer, YARN's
         work-preserving scheduling wait): containers of applications never
         restored are killed, applications without a recovered AM get a new

@@ -37,7 +37,7 @@ from schedlab.schedulers.archs.yarn.scheduler import (
     CALCULATORS,
 )
 from schedlab.schedulers.model.cluster import MachineClass
-from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.model.resources import NDIM, RESOURCES
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields, read_field
 from schedlab.schedulers.scenario.toml_table import (
@@ -349,7 +349,7 @@ def check_fit(top: Table, sc: Scenario) -> None:
     if ys.scheduler == "fifo":
         return
     tree = QueueTree.build(ys.queue_specs(), check_capacity=ys.scheduler == "capacity")
-    total = sum(np.asarray(mc.capacity, dtype=np.float64) * mc.count for mc in sc.cell.machine_classes)
+    total = sum((np.asarray(mc.capacity, dtype=np.float64) * mc.count for mc in sc.cell.machine_classes), np.zeros(NDIM))
     am = np.asarray(ys.am)
     section = top.data.get("yarn")
     declared = isinstance(section, dict) and "queues" in section  # else the default queue: the AM is to blame

@@ -70,7 +70,7 @@ class NodeAffinity:
     def score_all(self, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray) -> np.ndarray:
         total = np.zeros(nodes.size, dtype=np.int64)
         for weight, term in pod.affinity.preferred:
-            hit = view.node_values((NAME, "preferred", term), lambda i, t=term: _term_matches(t, view.labels_of(i)))
+            hit = view.node_values((NAME, "preferred", term), lambda i: _term_matches(term, view.labels_of(i)))  # called at once
             total += weight * hit[nodes]
         return total
 
