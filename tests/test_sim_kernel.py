@@ -307,3 +307,13 @@ def test_messages_on_one_channel_due_at_the_same_moment_arrive_in_order() -> Non
     eng.gather([eng.call(h, "take", i) for i in range(50, 100)])
     assert h.actor.got == list(range(100))
     eng.shutdown()
+
+
+def test_the_debug_flag_reads_back_as_set() -> None:
+    loop = VirtualLoop()
+    assert loop.get_debug() is False
+    loop.set_debug(True)
+    assert loop.get_debug() is True
+    loop.set_debug(False)
+    assert loop.get_debug() is False
+    loop.close()

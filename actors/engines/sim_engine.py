@@ -254,11 +254,16 @@ class SimEngine:
         task = asyncio.Task(coro, loop=loop, context=context)
         owner = (context.get(self.current) if context is not None else self.current.get())
         if owner is not None:
-            owner.tasks[task] = None
-            if len(owner.tasks) >= owner.prune_at:
-                owner.tasks = {t: None for t in owner.tasks if not t.done()}
-                owner.prune_at = 2 * len(owner.tasks) + 64
+            self._own(owner, task)
         return task
+
+    @staticmethod
+    def _own(owner: SimHandle, task: asyncio.Task) -> None:
+        """``task`` is ``owner``'s: killing it cancels the task."""
+        owner.tasks[task] = None
+        if len(owner.tasks) >= owner.prune_at:
+            owner.tasks = {t: None for t in owner.tasks if not t.done()}
+            owner.prune_at = 2 * len(owner.tasks) + 64
 
     def _latency(self) -> float:
         """One message's delay in virtual wall seconds (the model is emulated)."""
@@ -302,7 +307,8 @@ class SimEngine:
             self._answer(fut, exc=e)
             return
         if asyncio.iscoroutine(result):
-            task = loop.create_task(result, context=ctx)
+            task = asyncio.Task(result, loop=loop, context=ctx)  # the target's: what the task factory would find in ctx
+            self._own(target, task)
             if fut is not None:
                 task.add_done_callback(functools.partial(self._finished, target, fut), context=ctx)
         else:
