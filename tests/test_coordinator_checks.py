@@ -91,7 +91,7 @@ def test_checker_counts_lost_duplicated_and_split_brain() -> None:
 @pytest.mark.parametrize("coordinator,faults,problem", [
     ({"replicas": 2}, [], "coordinator.replicas: must be 1 (no replication) or 3 to 9"),
     ({"replicas": 3, "election_ms": [500, 200]}, [], "coordinator.election_ms: must be a number or [low, high]"),
-    ({"replicas": 3, "heartbeat_ms": 5000}, [], "coordinator.heartbeat_ms: must be below election_ms (5000)"),
+    ({"replicas": 3, "heartbeat_ms": 7500}, [], "coordinator.heartbeat_ms: must be below election_ms (7500)"),
     ({"replicas": 3, "election_ms": [150, 300], "heartbeat_ms": 150}, [], "coordinator.heartbeat_ms: must be below election_ms (150)"),
     ({"replicas": 3, "tick_ms": 15.0}, [], "coordinator.tick_ms: replaced by heartbeat_ms and election_ms"),
     ({"replicas": 3, "election_ticks": [10, 20]}, [], "coordinator.election_ticks: replaced by heartbeat_ms and election_ms"),

@@ -43,8 +43,8 @@ class ReplicaConfig:
     data_dir: str
     make_state_machine: Callable[[], StateMachine]
     seed: int = 0
-    heartbeat_ms: float = 1500.0
-    election_ms: float | tuple[float, float] = 5000.0
+    heartbeat_ms: float = 2500.0
+    election_ms: float | tuple[float, float] = 7500.0
     snapshot_threshold: int = 1000
     proposal_timeout: float = 2.0  # wall seconds
     sample_interval: float | None = None  # emulated s between the leader's cell samples; None: none

@@ -107,10 +107,10 @@ COORDINATOR = (
     Field("replicas", int, 1, check=lambda v: None if v == 1 or 3 <= v <= 9 else "must be 1 (no replication) or 3 to 9",
           schema={"minimum": 1, "maximum": 9},
           doc="Replicas of the coordinator group: 1 (none) or 3 to 9; an architecture may set its own default."),
-    Field("election_ms", (float, list), 5000.0, check=_election, unit="emulated ms",
+    Field("election_ms", (float, list), 7500.0, check=_election, unit="emulated ms",
           doc="A follower's election timeout: a number x is drawn in [x, 2x) as etcd's --election-timeout is, "
               "[low, high] in that range (the Raft paper's). Raised to 100 wall ms (x time_scale) if below."),
-    Field("heartbeat_ms", float, 1500.0, check=positive, unit="emulated ms", against=_below_election,
+    Field("heartbeat_ms", float, 2500.0, check=positive, unit="emulated ms", against=_below_election,
           doc="Between a leader's heartbeats (etcd's --heartbeat-interval); below election_ms. An idle group "
               "costs one heartbeat round per interval. Raised to 10 wall ms (x time_scale) if below."),
     Field("snapshot_threshold", int, 1000, check=lambda v: None if v > 0 else "must be > 0", schema={"minimum": 1},

@@ -59,8 +59,8 @@ class CoordinatorSpec:
     state as a Raft-replicated state machine on coordinator replicas."""
 
     replicas: int = 1
-    election_ms: float | tuple[float, float] = 5000.0  # emulated ms: x draws in [x, 2x); (low, high) in that range
-    heartbeat_ms: float = 1500.0  # emulated ms between a leader's heartbeats
+    election_ms: float | tuple[float, float] = 7500.0  # emulated ms: x draws in [x, 2x); (low, high) in that range
+    heartbeat_ms: float = 2500.0  # emulated ms between a leader's heartbeats
     snapshot_threshold: int = 1000
 
 
