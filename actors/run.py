@@ -35,7 +35,6 @@ from schedlab.schedulers.placement.policies import PlacementPolicy, get_policy
 from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.arch import Decider, all_roles, spec_of
 from schedlab.schedulers.scenario.parse import Scenario, roster_for
-from schedlab.schedulers.consensus.timing import raft_timing
 from schedlab.schedulers.model.workload import Prefill, generate_jobs, prefill
 
 ProgressFn = Callable[[float, dict], None]
@@ -207,9 +206,8 @@ class CellRun:
             # A restarted host comes back with its machines empty (its tasks died with it).
             hosts.append(members.spawn(
                 "machine", MachineHost, f"machine-host-{h}", rt, h, lo, plan.cell.capacity[lo:hi],
-                cell, metrics, flush, _initial_launches(plan.prefill, lo, hi), False, topo.heartbeat,
-                node=where[1] if where else None,
-                again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True, topo.heartbeat),
+                cell, metrics, flush, _initial_launches(plan.prefill, lo, hi), node=where[1] if where else None,
+                again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True),
             ))
         self.submitter = started.add(eng.spawn(Submitter, SUBMITTER, namespace, rt, [] if open_ended else plan.jobs,
                                                topo.routes, metrics, flush, topo.await_admission, topo.holders,
@@ -230,10 +228,6 @@ class CellRun:
             "rtt_emulated_s_p50": round(rtt_p50 / 1e3 * scale, 6),
         }
         self.warnings = think_time_warnings(sc, self.substrate["rtt_emulated_s_p50"])
-        if topo.group is not None or sc.coordinator.replicas >= 3:
-            raised = raft_timing(sc.coordinator.heartbeat_ms, sc.coordinator.election_ms, sc.time_scale).raised
-            if raised:
-                self.warnings.append(raised)
 
     def start(self, epoch: float) -> None:
         """Start everything on the clock whose zero is ``epoch`` (wall s)."""
