@@ -1,7 +1,7 @@
 """Cross-check the engines: shipped scenarios live on Ray and on the sim
 engine (with this machine's calibrated latency), over the same seeds.
 
-    schedlab crosscheck             # DEFAULT_SCENARIOS (one per architecture) x 3 seeds
+    schedlab crosscheck             # each architecture's showcase scenario x 3 seeds
     schedlab crosscheck --quick     # quickstart, 1 seed, 200 emulated s (CI size, ~20 s)
     schedlab crosscheck --scenarios omega_conflicts,mesos_failover --seeds 5
 
@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from schedlab.schedulers import arch as registry
 from schedlab.schedulers.scenario.calibration import dist_toml, empirical, spread as latency_spread, to_emulated
 from schedlab.schedulers.scenario.parse import ScenarioError
 from schedlab.cli.calibrate import stall_warning
@@ -38,10 +39,14 @@ from schedlab.cli.sweep import Sweep, finish, plan_sweep, run_dir, run_inline
 
 TOOL_HELP = "the same scenarios live and on sim: do the engines agree"  # one line in `schedlab --help` (cli.tools)
 
-# One small shipped scenario per built-in architecture (a failover one where it has a replicated master);
-# ``uncovered`` names a registered architecture none of the chosen scenarios runs.
-DEFAULT_SCENARIOS = ("quickstart", "dispatcher", "borg_failover", "mesos_failover", "yarn_queues", "k8s_failover",
-                     "slurm_failover", "condor_matchmaking", "sparrow_sampling", "web_failover")
+
+def default_scenarios() -> tuple[str, ...]:
+    """Each registered architecture's showcase scenario (``ArchSpec.showcase``),
+    in the registry's order; ``uncovered`` names an architecture none of
+    the chosen scenarios runs."""
+    return tuple(dict.fromkeys(s for a in registry.names() if (s := registry.spec_of(a).showcase)))
+
+
 DEFAULT_SEEDS = 3
 DEFAULT_MESSAGES = 1000
 QUICK = {"scenarios": ("quickstart",), "seeds": 1, "set": ["duration=200"], "messages": 200}
@@ -67,7 +72,6 @@ def plan(args: argparse.Namespace, engine: str, latency: list[float] | None = No
 
 def uncovered(sweeps: dict[str, Sweep]) -> list[str]:
     """Registered architectures that none of these sweeps runs."""
-    from schedlab.schedulers import arch as registry
 
     ran = {sc.architecture for s in sweeps.values() for p in s.points for sc in p.scenarios}
     return [name for name in registry.names() if name not in ran]
@@ -205,7 +209,7 @@ def crosscheck(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="schedlab crosscheck", description=__doc__.split("\n\n")[0])
-    p.add_argument("--scenarios", help=f"comma-separated shipped names or files (default: {','.join(DEFAULT_SCENARIOS)})")
+    p.add_argument("--scenarios", help="comma-separated shipped names or files (default: each architecture's showcase scenario)")
     p.add_argument("--seeds", type=int, help=f"runs per scenario and engine, seeds SEED, SEED+1, ... (default {DEFAULT_SEEDS})")
     p.add_argument("--seed", type=int, help="first seed (default: each scenario's)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a value in every scenario (repeatable)")
@@ -219,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     quick: dict[str, Any] = QUICK if args.quick else {}
     args.scenarios = (tuple(s for s in args.scenarios.split(",") if s) if args.scenarios
-                      else quick.get("scenarios", DEFAULT_SCENARIOS))
+                      else quick.get("scenarios", default_scenarios()))
     args.seeds = args.seeds if args.seeds is not None else quick.get("seeds", DEFAULT_SEEDS)
     mine = {a.partition("=")[0].strip() for a in args.set or []}  # the user's --set wins over --quick's
     args.set = [*(a for a in quick.get("set", []) if a.partition("=")[0] not in mine), *(args.set or [])]

@@ -151,6 +151,10 @@ class ArchSpec:
     # (its users, as the submitter stands for the workload): they log, but
     # are not in the roster and are never fault targets.
     instruments: tuple[str, ...] = ()
+    # A small shipped scenario that runs it (a failover one where it has a
+    # replicated master): what tools that try every architecture run
+    # (``schedlab crosscheck``'s default), so they loop over the registry.
+    showcase: str = ""
 
 
 def _load(path: str) -> Any:

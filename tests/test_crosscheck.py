@@ -93,7 +93,7 @@ def test_the_default_scenarios_run_every_registered_architecture() -> None:
     def plans(scenarios: tuple[str, ...]) -> dict:
         return crosscheck.plan(argparse.Namespace(scenarios=scenarios, set=[], seeds=1, seed=None), "sim")
 
-    assert crosscheck.uncovered(plans(crosscheck.DEFAULT_SCENARIOS)) == []
+    assert crosscheck.uncovered(plans(crosscheck.default_scenarios())) == []
     one = plans(("quickstart",))
     ran = {sc.architecture for s in one.values() for p in s.points for sc in p.scenarios}
     assert len(ran) == 1 and crosscheck.uncovered(one) == [n for n in registry.names() if n not in ran]

@@ -151,4 +151,5 @@ SPEC = ArchSpec(
     default_replicas=5,  # the Borgmaster is replicated by default (five replicas, as in Borg)
     min_replicas=3,
     fields=FIELDS,
+    showcase="borg_failover",
 )

@@ -95,4 +95,5 @@ SPEC = ArchSpec(
     section_required=False,  # a missing [dispatcher] means FIFO with first fit
     max_replicas=1,  # one head node, no coordinator group
     fields=FIELDS,
+    showcase="dispatcher",
 )

@@ -268,4 +268,5 @@ SPEC = ArchSpec(
     section_required=False,  # a missing [htcondor] means one schedd and the defaults
     max_replicas=1,  # no coordinator group: the schedds' queues are the durable state
     fields=FIELDS,
+    showcase="condor_matchmaking",
 )

@@ -110,4 +110,5 @@ SPEC = ArchSpec(
     min_replicas=3,
     check_sizes=check_sizes,
     fields=FIELDS,
+    showcase="k8s_failover",
 )

@@ -213,4 +213,5 @@ SPEC = ArchSpec(
     live="schedlab.actors.archs.mesos.architecture:ARCHITECTURE",
     check_sizes=check_sizes,
     fields=FIELDS,
+    showcase="mesos_failover",
 )

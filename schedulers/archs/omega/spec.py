@@ -135,4 +135,5 @@ SPEC = ArchSpec(
                                              "t_task": 0.01}]},
     live="schedlab.actors.archs.omega.architecture:ARCHITECTURE",
     fields=FIELDS,
+    showcase="quickstart",
 )

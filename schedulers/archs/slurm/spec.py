@@ -334,4 +334,5 @@ SPEC = ArchSpec(
     live="schedlab.actors.archs.slurm.architecture:ARCHITECTURE",
     check_sizes=check_sizes,
     fields=FIELDS,
+    showcase="slurm_failover",
 )

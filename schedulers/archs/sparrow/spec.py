@@ -180,4 +180,5 @@ SPEC = ArchSpec(
     section_required=False,
     max_replicas=1,
     fields=FIELDS,
+    showcase="sparrow_sampling",
 )

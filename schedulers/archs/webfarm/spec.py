@@ -203,4 +203,5 @@ SPEC = ArchSpec(
     section_required=False,
     fields=FIELDS,
     instruments=(CLIENTS,),
+    showcase="web_failover",
 )

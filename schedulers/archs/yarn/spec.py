@@ -460,4 +460,5 @@ SPEC = ArchSpec(
     max_replicas=9,  # a coordinator group only with rms > 1 (parse_yarn refuses one for a single RM)
     check_sizes=check_sizes,
     fields=FIELDS,
+    showcase="yarn_queues",
 )
