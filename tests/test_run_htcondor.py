@@ -131,14 +131,19 @@ def test_the_sim_run_is_deterministic(tmp_path: Path) -> None:
 @pytest.mark.untimed  # a run that completes: it judges no wall time, so it runs beside the timed live tests
 def test_a_small_live_run_matches_claims_and_reuses(tmp_path: Path, ray_session: None) -> None:
     # Live, what matters is that the messages flow: cycles, matches, claims
-    # activated and reused, invariants. How many cycles fit depends on the
-    # machine's load (untimed: beside the timed live tests, at a lower CPU
-    # priority), so behaviour is asserted on sim.
+    # activated and reused, invariants, and every job accounted for. How many
+    # cycles fit, and so how many jobs are placed, depends on the machine's
+    # load (untimed: beside the timed live tests, at a lower CPU priority; a
+    # CI run under load placed 11 of 48 where sim places 47 of 50), so how
+    # much gets scheduled is asserted on sim.
     s, ev = _run(tmp_path, "condor_matchmaking", engine="ray", duration=240.0)
     assert not any(s["invariants"].values()), s["invariants"]
     c = s["htcondor"]
     assert c["negotiation_cycles"] >= 3 and c["activations"] > 0 and c["claim_reuses"] > 0
-    assert s["jobs"]["scheduled"] > 0.5 * s["jobs"]["submitted"]
+    j = s["jobs"]
+    assert j["submitted"] == j["scheduled"] + j["abandoned"] + j["pending"] + j.get("rejected", 0)
+    scheduled = {e["job_id"] for e in ev if e["event"] == JOB_SCHEDULED}
+    assert len(scheduled) == j["scheduled"] > 0
 
 
 def test_condor_against_a_central_dispatcher_moves_the_bottleneck(tmp_path: Path) -> None:
