@@ -215,7 +215,7 @@ def test_a_hosts_own_launch_at_the_instant_it_is_killed_dies_with_it() -> None:
     restart = {"t": 3.0, "role": "machine", "kind": "restart", "target": "machine-host-0"}
     ev = {"tasks_launched": [launch(2.0, 0, 1, 0, 0, 3.0), launch(4.0, 0, 2, 0, 0, 3.0)], "fault": [fault, restart]}
     assert check_machines(ev, CELL, K) == (0, 0)
-    ev["fault"] = [restart]  # not killed: both run on machine 0 at once
+    ev[FAULT] = [restart]  # not killed: both run on machine 0 at once
     assert check_machines(ev, CELL, K) == (1, 0)
 
 

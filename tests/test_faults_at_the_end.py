@@ -18,6 +18,7 @@ from schedlab.actors.common.events import EventLog
 from schedlab.actors.common.members import Members
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.events.shared import FAULT
 from schedlab.schedulers.faults.plan import FaultSpec, Roster
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data
@@ -45,7 +46,7 @@ def scenario() -> dict[str, Any]:
 
 def test_no_fault_is_carried_out_after_the_end_and_those_held_back_are_logged_skipped(tmp_path: Path) -> None:
     summary = run_scenario(parse_scenario(scenario(), "faults_at_the_end.toml"), tmp_path)
-    faults = [e for e in read_events(tmp_path / "events.jsonl") if e["event"] == "fault"]
+    faults = [e for e in read_events(tmp_path / "events.jsonl") if e["event"] == FAULT]
     done = [(f["kind"], round(f["t"], 3)) for f in faults if not f.get("skipped")]
     assert [kind for kind, _ in done] == ["pause"], faults
     assert all(t <= END for _, t in done), faults

@@ -14,7 +14,7 @@ from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.borg.priority import is_prod
 from schedlab.schedulers.events.shared import (
-    JOB_PENDING, JOB_REJECTED, JOB_SCHEDULED, JOB_SUBMITTED, MACHINES_DOWN, PREEMPTED, TASKS_KILLED, TASKS_LAUNCHED,
+    JOB_ATTEMPT, JOB_PENDING, JOB_REJECTED, JOB_SCHEDULED, JOB_SUBMITTED, MACHINES_DOWN, PREEMPTED, TASKS_KILLED, TASKS_LAUNCHED,
     TXN,
 )
 from schedlab.schedulers.scenario.parse import parse_scenario
@@ -88,7 +88,7 @@ def test_job_over_quota_is_rejected_not_queued(busy_run) -> None:
     summary, events = busy_run
     rejected = {e["job_id"]: e["reason"] for e in events if e["event"] == JOB_REJECTED}
     assert rejected and all("over quota" in r and "'batch'" in r for r in rejected.values())
-    attempted = {e["job_id"] for e in events if e["event"] in ("job_attempt", "job_pending")}
+    attempted = {e["job_id"] for e in events if e["event"] in (JOB_ATTEMPT, JOB_PENDING)}
     assert not attempted & set(rejected)
     assert summary["jobs"]["rejected"] == len(rejected)
 

@@ -12,7 +12,7 @@ import pytest
 
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
-from schedlab.schedulers.archs.htcondor.events import CLAIM_ACTIVATED, CLAIM_REFUSED, JOB_REQUEUED, NEGOTIATION_CYCLE
+from schedlab.schedulers.archs.htcondor.events import CLAIM_ACTIVATED, CLAIM_REFUSED, JOB_REQUEUED, JOB_SUSPENDED, JOB_VACATED, NEGOTIATION_CYCLE
 from schedlab.schedulers.events.shared import ACTOR_STARTED, JOB_SCHEDULED, JOB_SUBMITTED, SCHEDULER_RECOVERED
 from schedlab.schedulers.scenario.parse import parse_scenario
 
@@ -64,7 +64,7 @@ def test_desktop_owners_suspend_vacate_and_cause_stale_matches(tmp_path: Path) -
     assert c["suspensions"] > 0 and c["vacates"] > 0 and c["badput_s"] > 0 and c["goodput_s"] > c["badput_s"]
     assert c["stale_match_rejections"] > 0 and c["claims_refused"]["stale match"] == c["stale_match_rejections"]
     # Only desktops (machines 0..23) have owners; a vacated job goes back to its queue and runs again.
-    assert all(int(e["slot"].rsplit("@m", 1)[1]) < 24 for e in ev if e["event"] in ("job_suspended", "job_vacated"))
+    assert all(int(e["slot"].rsplit("@m", 1)[1]) < 24 for e in ev if e["event"] in (JOB_SUSPENDED, JOB_VACATED))
     requeued = {e["key"] for e in ev if e["event"] == JOB_REQUEUED}
     again = {e["key"] for e in ev if e["event"] == CLAIM_ACTIVATED and e["key"] in requeued and
              e["t"] > min(x["t"] for x in ev if x["event"] == JOB_REQUEUED and x["key"] == e["key"])}

@@ -14,7 +14,10 @@ import pytest
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.webfarm.events import WEBFARM_HTTPD
-from schedlab.schedulers.events.shared import FAULT, MACHINES_DOWN, TASKS_COMPLETED, TASKS_LAUNCHED, TASKS_LOST
+from schedlab.schedulers.events.shared import (
+    FAULT, JOB_ABANDONED, JOB_PENDING, JOB_REJECTED, JOB_SCHEDULED, JOB_SUBMITTED, MACHINES_DOWN, TASKS_COMPLETED,
+    TASKS_LAUNCHED, TASKS_LOST,
+)
 from schedlab.schedulers.model.workload import generate_jobs
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
 
@@ -125,9 +128,9 @@ def test_a_standby_balancer_takes_over_in_a_lease_a_lone_one_is_down_until_resta
 
 
 def _fates(ev: list[dict]) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {e["job_id"]: [] for e in ev if e["event"] == "job_submitted"}
+    out: dict[int, list[str]] = {e["job_id"]: [] for e in ev if e["event"] == JOB_SUBMITTED}
     for e in ev:
-        if e["event"] in ("job_scheduled", "job_rejected", "job_pending", "job_abandoned") and e["job_id"] in out:
+        if e["event"] in (JOB_SCHEDULED, JOB_REJECTED, JOB_PENDING, JOB_ABANDONED) and e["job_id"] in out:
             out[e["job_id"]].append(e.get("reason") or e["event"])
     return out
 

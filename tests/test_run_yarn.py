@@ -11,11 +11,12 @@ from schedlab.actors.run import run_scenario
 import tomllib
 
 from schedlab.schedulers.archs.yarn.events import (
-    AM_BOOKS, AM_EXPIRED, APP_FAILED, APP_RESTORED, APP_SUBMITTED, ASKED, CONTAINER_ALLOCATED, CONTAINER_LOST,
-    NODE_RECOVERED, QUEUE_USAGE, RECOVERY_SETTLED, RM_ELECTED, RM_STEPPED_DOWN, YARN_BOOKS,
+    AM_BOOKS, AM_EXPIRED, AM_LAUNCHED, APP_FAILED, APP_FINISHED, APP_KILLED, APP_RESTORED, APP_SUBMITTED, ASKED,
+    CONTAINER_ALLOCATED, CONTAINER_FINISHED, CONTAINER_LOST, CONTAINER_RELEASED, NODE_RECOVERED, QUEUE_USAGE,
+    RECOVERY_SETTLED, RM_ELECTED, RM_STEPPED_DOWN, YARN_BOOKS,
 )
 from schedlab.schedulers.events.shared import (
-    ACTOR_STARTED, JOBS_FINAL, JOB_ABANDONED, JOB_PENDING, JOB_SCHEDULED, PREEMPTED, TXN,
+    ACTOR_STARTED, JOBS_FINAL, JOB_ABANDONED, JOB_PENDING, JOB_SCHEDULED, MACHINES_DOWN, PREEMPTED, TASKS_LOST, TXN,
 )
 from schedlab.schedulers.scenario.parse import parse_scenario
 
@@ -82,7 +83,7 @@ def _requests_accounted(events: list[dict]) -> int:
                 + [e["t"] for e in events if e["event"] == RM_ELECTED and e["actor"] == rm] + [0.0])
     mine = [e for e in events if e.get("actor") == rm and e["t"] >= began]
     books = {a[0]: a for a in final["apps"]}
-    ended = {e["app"] for e in events if e["event"] in ("app_finished", "app_failed", "app_killed")}
+    ended = {e["app"] for e in events if e["event"] in (APP_FINISHED, APP_FAILED, APP_KILLED)}
     # Ended under an earlier RM whose events died with it: the final RM knows
     # from its state store (jobs_final, abandoned) or its AM pools (recovered).
     earlier = {a for e in events if e["event"] == JOBS_FINAL for a in e["scheduled"]}
@@ -110,7 +111,7 @@ def _requests_accounted(events: list[dict]) -> int:
     # Containers: one end each, or held at the end.
     ends: Counter = Counter()
     for e in mine:
-        if e["event"] in ("container_finished", "preempted", "container_lost", "container_released") and e.get("container"):
+        if e["event"] in (CONTAINER_FINISHED, PREEMPTED, CONTAINER_LOST, CONTAINER_RELEASED) and e.get("container"):
             ends[e["container"]] += 1
     for e in mine:
         if e["event"] != CONTAINER_ALLOCATED:
@@ -258,7 +259,7 @@ def test_a_standby_resourcemanager_takes_over_without_losing_a_container(tmp_pat
     recovered = [e for e in events if e["event"] == NODE_RECOVERED]
     assert len({e["node"] for e in recovered}) == 16 and all(e["actor"] == standby and e["t"] >= takeover for e in recovered)
     assert sum(e["adopted"] for e in recovered) > 20 and sum(e["killed"] for e in recovered) == 0
-    assert not [e for e in events if e["event"] in ("container_lost", "tasks_lost", "machines_down")]
+    assert not [e for e in events if e["event"] in (CONTAINER_LOST, TASKS_LOST, MACHINES_DOWN)]
     assert summary["yarn"]["am_attempts"] == {} and summary["jobs"]["abandoned"] == 0
     (settled,) = [e["t"] for e in events if e["event"] == RECOVERY_SETTLED]
     # Nothing allocated between the kill and the takeover; jobs are scheduled after it.
@@ -308,7 +309,7 @@ def test_an_application_that_failed_before_a_failover_is_not_run_again(tmp_path:
     assert len(failed) >= 5
     takeover = [e["t"] for e in events if e["event"] == RM_ELECTED][-1]
     assert takeover > 200.0
-    assert not [e for e in events if e["event"] in ("app_restored", "am_launched", "app_submitted")
+    assert not [e for e in events if e["event"] in (APP_RESTORED, AM_LAUNCHED, APP_SUBMITTED)
                 and e["app"] in failed and e["t"] > takeover]
     # Others were restored from the store, with the attempt it kept.
     restored = [e for e in events if e["event"] == APP_RESTORED and e["t"] > takeover]
