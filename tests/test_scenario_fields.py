@@ -13,11 +13,15 @@ import pytest
 
 from schedlab.schedulers import arch as registry
 from schedlab.schedulers.archs.yarn import spec as yarn
+from schedlab.schedulers.faults.plan import FAULT_FIELDS
+from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.scenario import section_fields as common
 from schedlab.schedulers.scenario.fields import Computed, Field, json_schema, parse_fields
 from schedlab.schedulers.scenario.parse import parse_scenario
+from schedlab.schedulers.scenario.swf_class import SWF_CLASS
 from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, positive
 from tests.conformance.scenarios import conformance_data
+from tests.conftest import small_scenario_data
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "scenarios").rglob("*.toml"))
@@ -51,9 +55,12 @@ def _errors(schema: dict, data: dict, ignore: set[str] = frozenset(), at: str = 
         if isinstance(v, dict) and "properties" in (each := p.get("additionalProperties") or {}):
             out += [e for name, x in v.items()
                     for e in (_errors(each, x, at=f"{k}.{name}.") if isinstance(x, dict) else [f"{k}.{name}: not a table"])]
-        if isinstance(v, list) and "properties" in p.get("items", {}):
+        if isinstance(v, dict) and "anyOf" in p:
+            out += _any_of(p["anyOf"], v, f"{k}.")
+        items = p.get("items", {})
+        if isinstance(v, list) and ("properties" in items or "anyOf" in items):
             out += [e for i, x in enumerate(v)
-                    for e in (_errors(p["items"], x, at=f"{k}[{i}].") if isinstance(x, dict) else [f"{k}[{i}]: not a table"])]
+                    for e in (_item(items, x, f"{k}[{i}].") if isinstance(x, dict) else [f"{k}[{i}]: not a table"])]
         if "enum" in p and v not in p["enum"]:
             out.append(f"{k}: {v!r} not in {p['enum']}")
         for word, ok in (("minimum", lambda b: v >= b), ("maximum", lambda b: v <= b),
@@ -61,6 +68,15 @@ def _errors(schema: dict, data: dict, ignore: set[str] = frozenset(), at: str = 
             if word in p and isinstance(v, (int, float)) and not ok(p[word]):
                 out.append(f"{k}: {v!r} breaks {word} {p[word]}")
     return out + [f"{k}: required" for k in schema.get("required", []) if k not in data]
+
+
+def _item(schema: dict, data: dict, at: str) -> list[str]:
+    return _any_of(schema["anyOf"], data, at) if "anyOf" in schema else _errors(schema, data, at=at)
+
+
+def _any_of(forms: list[dict], data: dict, at: str) -> list[str]:
+    """None when ``data`` is one of ``forms``; else the fewest errors of one."""
+    return min((_errors(f, data, at=at) for f in forms), key=len)
 
 
 def _section(data: dict, path: tuple[str, ...]) -> dict | None:
@@ -117,6 +133,71 @@ def test_an_architectures_example_validates_and_its_tables_defaults_are_its_pars
     assert parse_scenario(explicit, "t.toml").section == parse_scenario(data, "t.toml").section, written
 
 
+def _every_field(fields: tuple[Field, ...]) -> list[Field]:
+    """The fields of a table and of every table described inside it."""
+    return [x for f in fields for x in (f, *_every_field(f.of), *_every_field(f.each),
+                                        *(y for form in f.any_of for y in _every_field(form)))]
+
+
+ALL_TABLES = {**{".".join(k) or "<top level>": v for k, v in SECTIONS.items()}, **ARCH_TABLES}
+
+
+@pytest.mark.parametrize("where", sorted(ALL_TABLES))
+def test_a_plain_default_passes_its_own_check(where: str) -> None:
+    """A default the schema states is one a file may write (else the schema
+    would advertise a value the parser refuses)."""
+    for f in _every_field(ALL_TABLES[where]):
+        if f.default is None or f.default is ... or isinstance(f.default, Computed):
+            continue
+        assert f.check is None or f.check(f.default) is None, (where, f.name, f.default)
+        assert f.options() is None or f.default in f.options(), (where, f.name, f.default)  # type: ignore[operator]
+
+
+def test_the_schema_describes_machine_classes_job_classes_and_faults() -> None:
+    mc = json_schema(common.CELL)["properties"]["machine_classes"]["items"]
+    assert list(mc["properties"]) == ["name", *RESOURCES, "count", "racks", "labels"]
+    assert mc["required"] == [*RESOURCES, "count"] and mc["additionalProperties"] is False
+    drawn, swf = json_schema(common.WORKLOAD)["properties"]["classes"]["items"]["anyOf"]
+    assert list(drawn["properties"]) == [f.name for f in common.JOB_CLASS] and list(swf["properties"]) == [
+        f.name for f in SWF_CLASS]
+    assert {"interarrival", "tasks", "duration", "bursts", *RESOURCES} <= set(drawn["properties"])
+    assert drawn["properties"]["bursts"]["properties"]["on"]["exclusiveMinimum"] == 0
+    assert "swf" not in drawn["properties"] and {"swf", "procs_per_task", "max_jobs", *RESOURCES} <= set(swf["properties"])
+    assert drawn["required"] == ["name", "interarrival", "tasks", *RESOURCES] and swf["required"][:2] == ["name", "swf"]
+    fault = json_schema(common.TOP)["properties"]["faults"]["items"]
+    assert list(fault["properties"]) == [f.name for f in FAULT_FIELDS] == [
+        "at", "action", "target", "peer", "duration", "delay", "restart_after"]
+    assert fault["required"] == ["at", "action"] and "default" not in fault["properties"]["delay"]
+
+
+FAULT = {"at": 5.0, "action": "pause", "target": "machine-host-0", "duration": 1.0}
+ITEMS = {  # a list of tables in a scenario -> the schema of its items
+    ("cell", "machine_classes"): json_schema(common.CELL)["properties"]["machine_classes"]["items"],
+    ("workload", "classes"): json_schema(common.WORKLOAD)["properties"]["classes"]["items"],
+    ("faults",): json_schema(common.TOP)["properties"]["faults"]["items"],
+}
+
+
+@pytest.mark.parametrize("path, index, key", [
+    (("cell", "machine_classes"), 1, "colour"), (("workload", "classes"), 0, "colour"),
+    (("workload", "classes"), 1, "procs_per_task"),  # an SWF class's key in a drawn class
+    (("faults",), 0, "colour"),
+])
+def test_an_unknown_key_in_a_listed_table_is_refused_by_name_and_by_the_schema(path: tuple[str, ...], index: int,
+                                                                              key: str) -> None:
+    data = small_scenario_data(faults=[FAULT])
+    items: Any = data
+    for k in path:
+        items = items[k]
+    item = items[index]
+    assert _item(ITEMS[path], item, "") == []
+    item[key] = 2
+    assert _item(ITEMS[path], item, "") == [f"{key}: not in the schema"]
+    with pytest.raises(ScenarioError) as e:
+        parse_scenario(data, "bad.toml")
+    assert str(e.value) == f"bad.toml: {'.'.join(path)}[{index}].{key}: unknown key"
+
+
 def test_architectures_have_field_tables() -> None:
     """The registry exposes tables (so the loop above checks something)."""
     assert len(ARCH_TABLES) >= 2 and all(isinstance(f, Field) for fs in ARCH_TABLES.values() for f in fs)
@@ -129,14 +210,17 @@ def test_the_schema_check_can_fail() -> None:
         "rms: True is not ['integer']", "nonsense: not in the schema"]
     nested = json_schema(FIELDS_OF)
     assert _errors(nested, {"items": [{"n": 1}, {"n": -1, "x": 2}, 3], "sub": {"n": "a"},
-                            "keyed": {"a": {"n": 2}, "b": {"m": 1}, "c": 4}}) == [
+                            "keyed": {"a": {"n": 2}, "b": {"m": 1}, "c": 4},
+                            "forms": [{"n": 2}, {"s": "a"}, {"n": 1, "s": "a"}]}) == [
         "items[1].n: -1 breaks exclusiveMinimum 0", "items[1].x: not in the schema", "items[2]: not a table",
-        "sub.n: 'a' is not ['number']", "keyed.b.m: not in the schema", "keyed.c: not a table"]
+        "sub.n: 'a' is not ['number']", "keyed.b.m: not in the schema", "keyed.c: not a table",
+        "forms[2].s: not in the schema"]
 
 
 ITEM = (Field("n", float, 1.0, check=positive, doc="a number"),)
+OTHER = (Field("s", str, doc="a string"),)
 FIELDS_OF = (Field("items", list, [], nested=True, of=ITEM), Field("sub", dict, {}, nested=True, of=ITEM),
-             Field("keyed", dict, {}, nested=True, each=ITEM))
+             Field("keyed", dict, {}, nested=True, each=ITEM), Field("forms", list, [], nested=True, any_of=(ITEM, OTHER)))
 
 
 def test_the_schema_describes_sub_tables_and_array_items() -> None:
@@ -146,6 +230,8 @@ def test_the_schema_describes_sub_tables_and_array_items() -> None:
     assert props["items"]["items"]["additionalProperties"] is False
     assert props["sub"]["type"] == "object" and props["sub"]["properties"]["n"]["type"] == "number"
     assert props["keyed"]["additionalProperties"]["properties"]["n"]["exclusiveMinimum"] == 0
+    assert [list(f["properties"]) for f in props["forms"]["items"]["anyOf"]] == [["n"], ["s"]]
+    assert props["forms"]["items"]["anyOf"][1]["required"] == ["s"]
 
 
 def test_parse_fields_calls_a_nested_fields_reader_in_its_turn() -> None:

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, table_array
+from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields
+from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, positive, table_array
 
 # The actions every run knows; a role that elects a leader adds its own
 # "kill whoever leads" action (the roster's ``kill_leader``: the
@@ -182,20 +183,38 @@ def check(f: FaultSpec, roster: Roster) -> None:
             raise FaultError("partition needs two different sides")
 
 
+def _inside(at: float, run: float | None) -> str | None:
+    if run:
+        return None if 0 < at < run else f"must be inside the run (0, {run:g})"
+    return None if at >= 0 else "must be >= 0"
+
+
+def _known_action(action: str, roster: Roster) -> str | None:
+    return None if action in roster.actions() else f"must be one of {', '.join(roster.actions())}"
+
+
+# [[faults]]: one fault, in the order its keys are read (``values``:
+# ``run``, the run's duration or None, and ``roster``, what it can hit).
+FAULT_FIELDS = (
+    Field("at", float, unit="emulated s", schema={"minimum": 0}, against=lambda v, got: _inside(v, got["run"]),
+          doc="When: emulated seconds into the run, inside it (a chaos plan's: from the plan's start)."),
+    Field("action", str, against=lambda v, got: _known_action(v, got["roster"]),
+          doc=f"{', '.join(ACTIONS)}, or a role's leader kill (kill_leader: the coordinator group's leader)."),
+    Field("target", str, "",
+          doc="An actor's name, a role (a member picked when carried out), <role>-leader, or node-<i> (kill_node); "
+              "none for a leader kill."),
+    Field("peer", str, "", doc="partition: the other side (an actor's name or a role)."),
+    Field("duration", float, None, unit="emulated s", check=positive, doc="pause, slow, partition: how long."),
+    Field("delay", float, Computed(lambda v: 0.0, "none (only slow takes one)"), unit="emulated s", check=positive,
+          doc="slow: added to every message."),
+    Field("restart_after", float, None, unit="emulated s", check=positive,
+          doc="kill or a leader kill: restart the victim this much later."),
+)
+
+
 def parse_fault(t: Table, duration: float | None, roster: Roster) -> FaultSpec:
     """One ``[[faults]]`` table; ``duration`` bounds ``at`` when known."""
-    inside = (lambda v: None if 0 < v < duration else f"must be inside the run (0, {duration:g})") if duration else \
-        (lambda v: None if v >= 0 else "must be >= 0")
-    positive = lambda v: None if v > 0 else "must be > 0"  # noqa: E731
-    f = FaultSpec(
-        at=t.get("at", float, check=inside),
-        action=t.get("action", str, check=lambda v: None if v in roster.actions() else f"must be one of {', '.join(roster.actions())}"),
-        target=t.get("target", str, default=""),
-        peer=t.get("peer", str, default=""),
-        duration=t.get("duration", float, default=None, check=positive) if "duration" in t.data else None,
-        delay=t.get("delay", float, default=0.0, check=positive) if "delay" in t.data else 0.0,
-        restart_after=t.get("restart_after", float, default=None, check=positive) if "restart_after" in t.data else None,
-    )
+    f = FaultSpec(**parse_fields(t, FAULT_FIELDS, values={"run": duration, "roster": roster}))
     t.done()
     try:
         check(f, roster)
@@ -284,5 +303,5 @@ def shifted(f: FaultSpec, by: float) -> FaultSpec:
     return replace(f, at=f.at + by)
 
 
-__all__ = ["ACTIONS", "FaultError", "FaultSpec", "Monkey", "Roster", "check", "monkey_plan", "parse_fault", "parse_plan",
-           "ScenarioError"]
+__all__ = ["ACTIONS", "FAULT_FIELDS", "FaultError", "FaultSpec", "Monkey", "Roster", "check", "monkey_plan", "parse_fault",
+           "parse_plan", "ScenarioError"]

@@ -19,13 +19,16 @@ architecture that routes jobs by priority band keeps CSS's two workloads apart.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from schedlab.schedulers.model import css_workload as css
 from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.model.workload import Dist, JobClass, StandingJob
-from schedlab.schedulers.scenario.toml_table import Table, one_of, positive, read_text
+from schedlab.schedulers.scenario.fields import Field, parse_fields
+from schedlab.schedulers.scenario.toml_table import Table, positive, read_text
 
 FILES = {  # key -> CSS's own path inside its traces/ folder
     "interarrival": "job-distribution-traces/example_interarrival_cmb.log",
@@ -68,6 +71,35 @@ def _read(t: Table, folder: Path, key: str, reader):  # noqa: ANN001 - one of cs
     raise AssertionError
 
 
+def _file(key: str, reader: Callable[[str], Any], doc: str) -> Field:
+    """A CSS input file in the folder, read (and parsed) in its turn: (data, path)."""
+    return Field(key, str, FILES[key], nested=True, read=lambda t, got: _read(t, got["dir"], key, reader),
+                 doc=f"{doc}, in the folder.")
+
+
+# [workload.css], in the order its keys are read (each input file is read
+# when its key is).
+CSS_FIELDS = (
+    Field("dir", str, "css-example", nested=True, read=lambda t, got: _folder(t),
+          doc="CSS's traces/ folder: next to the scenario file, else the copy shipped with schedlab."),
+    Field("policy", str, "cmb_pbb", choices=css.POLICIES, doc="How the initial cell state's rows split into batch and service."),
+    Field("sampling", str, "css", choices=css.SAMPLINGS,
+          doc="css: CSS's quantile-table draws; empirical: each data point equally likely."),
+    Field("interarrival_scale", float, 1.0, check=positive, doc="Multiplies every drawn interarrival time."),
+    Field("task_scale", float, TASK_SCALE, check=positive, doc="Multiplies every drawn task shape (CSS's own factor)."),
+    Field("max_cpu", float, MAX_CPU, check=positive, doc="A drawn task's cpu stays below this."),
+    Field("max_mem", float, MAX_MEM, check=positive, doc="A drawn task's mem stays below this."),
+    Field("prefill_cpu_limit", float, 0.6, check=lambda v: None if 0 < v <= 1 else "must be in (0, 1]",
+          schema={"exclusiveMinimum": 0, "maximum": 1}, doc="Share of the cell's cpu the initial state's jobs may take."),
+    Field("batch_priority", int, 100, doc="The batch class's priority."),
+    Field("service_priority", int, 200, doc="The service class's priority."),
+    _file("interarrival", css.read_job_distribution, "Interarrival times per scheduler id"),
+    _file("tasks", css.read_job_distribution, "Tasks per job per scheduler id"),
+    _file("runtimes", css.read_job_distribution, "Run times per scheduler id"),
+    _file("init_state", css.read_init_state, "The initial cell state"),
+)
+
+
 def _dist(t: Table, key: str, path: Path, what: str, make) -> Dist:  # noqa: ANN001 - a () -> Dist
     try:
         return make()
@@ -80,20 +112,14 @@ def read_css(t: Table) -> tuple[tuple[JobClass, ...], tuple[StandingJob, ...], f
     """The ``[workload.css]`` table as job classes, the initial cell state's
     standing jobs, and the share of the cell's cpu they may take (CSS's
     prefill cpu limit); ScenarioError (one line: file, key, problem)."""
-    folder = _folder(t)
-    policy = t.get("policy", str, default="cmb_pbb", check=one_of(css.POLICIES))
-    sampling = t.get("sampling", str, default="css", check=one_of(css.SAMPLINGS))
-    ia_scale = t.get("interarrival_scale", float, default=1.0, check=positive)
-    task_scale = t.get("task_scale", float, default=TASK_SCALE, check=positive)
-    caps = {"cpu": t.get("max_cpu", float, default=MAX_CPU, check=positive),
-            "mem": t.get("max_mem", float, default=MAX_MEM, check=positive)}
-    limit = t.get("prefill_cpu_limit", float, default=0.6, check=lambda v: None if 0 < v <= 1 else "must be in (0, 1]")
-    priority = {css.BATCH: t.get("batch_priority", int, default=100), css.SERVICE: t.get("service_priority", int, default=200)}
-    interarrival, ia_path = _read(t, folder, "interarrival", css.read_job_distribution)
-    tasks, tasks_path = _read(t, folder, "tasks", css.read_job_distribution)
-    runtimes, rt_path = _read(t, folder, "runtimes", css.read_job_distribution)
-    init, init_path = _read(t, folder, "init_state", css.read_init_state)
+    v = parse_fields(t, CSS_FIELDS)
     t.done()
+    policy, sampling, ia_scale, task_scale = v["policy"], v["sampling"], v["interarrival_scale"], v["task_scale"]
+    caps = {"cpu": v["max_cpu"], "mem": v["max_mem"]}
+    limit = v["prefill_cpu_limit"]
+    priority = {css.BATCH: v["batch_priority"], css.SERVICE: v["service_priority"]}
+    (interarrival, ia_path), (tasks, tasks_path) = v["interarrival"], v["tasks"]
+    (runtimes, rt_path), (init, init_path) = v["runtimes"], v["init_state"]
     by_split = css.split(init, policy)
 
     classes = []

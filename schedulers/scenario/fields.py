@@ -64,6 +64,8 @@ class Field:
     nested: bool = False  # read by its own parser (a sub-table, an array of tables, a distribution)
     against: Callable[[Any, Mapping[str, Any]], str | None] | None = None  # a check against the fields read before
     of: tuple[Field, ...] = ()  # the keys of a sub-table (kind dict) or of each table of an array (kind list)
+    # Several tables a sub-table or an array's table may each be (told apart by their keys): JSON Schema's anyOf.
+    any_of: tuple[tuple[Field, ...], ...] = ()
     each: tuple[Field, ...] = ()  # the keys of every table in a table keyed by names (its keys are the parser's to check)
     # A nested field parse_fields reads in its turn: (table, fields read before) -> value.
     read: Callable[[Table, Mapping[str, Any]], Any] | None = None
@@ -136,8 +138,8 @@ def json_schema(fields: Sequence[Field], title: str = "") -> dict[str, Any]:
     """A JSON Schema (draft 2020-12) of a section described by ``fields``:
     types, enums, bounds the checks imply, defaults that are plain values,
     units and meanings as descriptions; required keys; no other keys. A
-    field with ``of`` is described down to its sub-table's (or each array
-    item's) keys."""
+    field with ``of`` (or ``any_of``) is described down to its sub-table's
+    (or each array item's) keys."""
     out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **_object(fields)}
     if title:
         out["title"] = title
@@ -166,6 +168,9 @@ def _property(f: Field) -> dict[str, Any]:
         p["items"] = _object(f.of)
     elif f.of:
         p.update({k: v for k, v in _object(f.of).items() if k != "type"})
+    if f.any_of:
+        forms = {"anyOf": [_object(x) for x in f.any_of]}
+        p.update({"items": forms} if "array" in types else forms)
     if f.each:
         p["additionalProperties"] = _object(f.each)
     if f.default is not REQUIRED and not isinstance(f.default, Computed) and _plain(f.default):

@@ -8,7 +8,6 @@ actor exists.
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import replace
 
 from schedlab.schedulers import arch as registry
@@ -22,65 +21,40 @@ from schedlab.schedulers.model.workload import Dist, JobClass
 from schedlab.schedulers.scenario import section_fields as fields
 from schedlab.schedulers.scenario.css import read_css
 from schedlab.schedulers.scenario.fields import parse_fields
+from schedlab.schedulers.scenario.per_resource import amounts
 from schedlab.schedulers.scenario.limits import CLUSTER, Limits, check_sizes
 from schedlab.schedulers.scenario.swf_class import read_swf_class
 from schedlab.schedulers.scenario.spec import (CellSpec, CoordinatorSpec, MetricsSpec, Scenario, SubstrateSpec,
                                                WorkloadSpec)
-from schedlab.schedulers.scenario.toml_table import (ScenarioError, Table, non_negative, one_of, positive,
-                                                     read_dist, table_array)
+from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, read_dist, table_array
 
 __all__ = ["FaultSpec", "roster_for", "Scenario", "ScenarioError", "parse_comparison", "parse_scenario"]
 
 
 def _machine_class(t: Table, index: int) -> MachineClass:
-    name = t.get("name", str, default=f"class{index}")
-    capacity = tuple(t.get(r, float, check=positive) for r in RESOURCES)
-    mc = MachineClass(
-        name=name,
-        count=t.get("count", int, check=lambda v: None if v > 0 else "must be > 0"),
-        capacity=capacity,
-        racks=t.get("racks", int, default=1, check=lambda v: None if v > 0 else "must be > 0"),
-        labels=tuple(t.get("labels", list, default=[])),
-    )
+    v = parse_fields(t, fields.MACHINE_CLASS, values={"index": index})
     t.done()
-    return mc
-
-
-def _bursts(t: Table) -> tuple[float, float] | None:
-    """``bursts = { on = S, off = S }``: mean on and off periods (emulated s)."""
-    if "bursts" not in t.data:
-        return None
-    b = t.sub("bursts")
-    out = (b.get("on", float, check=positive), b.get("off", float, check=positive))
-    b.done()
-    if t.data.get("interarrival_mode", "exponential") != "exponential":
-        t.fail(t.key("bursts"), "bursts need interarrival_mode = \"exponential\" (the on periods are Poisson)")
-    return out
+    return MachineClass(name=v["name"], count=v["count"], capacity=amounts(v), racks=v["racks"], labels=tuple(v["labels"]))
 
 
 def _job_class(t: Table) -> JobClass:
     if "swf" in t.data:
         return read_swf_class(t)
-    name = t.get("name", str)
-    kind = JobKind(t.get("kind", str, default="batch", check=one_of(("batch", "service"))))
-    ia_mode = t.get("interarrival_mode", str, default="exponential", check=one_of(("exponential", "fixed")))
-    mean_ia = t.get("interarrival", float, check=positive)
-    jc = JobClass(
-        name=name,
-        kind=kind,
-        interarrival=Dist("exponential", mean=mean_ia),
-        interarrival_mode=ia_mode,
-        start=t.get("start", float, default=None, check=non_negative),
-        tasks=read_dist(t, "tasks"),
-        duration=read_dist(t, "duration", default=Dist("constant", value=math.inf)) if kind is JobKind.SERVICE else read_dist(t, "duration"),
-        request=tuple(read_dist(t, r, bounded=True) for r in RESOURCES),
-        priority=t.get("priority", int, default=0),
-        # Rigid: one duration drawn per job, all its tasks run for it (a parallel job).
-        one_duration=t.get("rigid", bool, default=False),
-        bursts=_bursts(t),
-    )
+    v = parse_fields(t, fields.JOB_CLASS)
     t.done()
-    return jc
+    return JobClass(
+        name=v["name"],
+        kind=JobKind(v["kind"]),
+        interarrival=Dist("exponential", mean=v["interarrival"]),
+        interarrival_mode=v["interarrival_mode"],
+        start=v["start"],
+        tasks=v["tasks"],
+        duration=v["duration"],
+        request=amounts(v),
+        priority=v["priority"],
+        one_duration=v["rigid"],
+        bursts=v["bursts"],
+    )
 
 
 def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None = None) -> Scenario:

@@ -1,14 +1,26 @@
-"""The keys of a scenario's common sections, each described once
-(``fields.Field``): ``parse.parse_scenario`` reads them from here, and a key
-reference or a JSON Schema (``fields.json_schema``) is generated from the
-same tables. An architecture's own section has its table beside its parser
-(``schedulers.archs.<name>.spec``)."""
+"""The keys of a scenario's common sections and of the tables in them
+(machine classes, job classes), each described once (``fields.Field``):
+``parse.parse_scenario`` reads them from here, and a key reference or a JSON
+Schema (``fields.json_schema``) is generated from the same tables. A table
+read by a parser elsewhere has its description beside it: an
+architecture's section (``schedulers.archs.<name>.spec``), a fault
+(``faults.plan``), a job class replaying a log (``swf_class``)."""
 from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
 
 from schedlab.schedulers import arch as registry
 from schedlab.schedulers import engine_names as engines
-from schedlab.schedulers.scenario.fields import Computed, Field
-from schedlab.schedulers.scenario.toml_table import fraction, non_negative, positive
+from schedlab.schedulers.faults.plan import FAULT_FIELDS
+from schedlab.schedulers.model.jobs import JobKind
+from schedlab.schedulers.model.workload import Dist
+from schedlab.schedulers.scenario.css import CSS_FIELDS
+from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields
+from schedlab.schedulers.scenario.per_resource import per_resource
+from schedlab.schedulers.scenario.swf_class import SWF_CLASS
+from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, positive, read_dist
 
 
 TOP = (
@@ -29,12 +41,25 @@ TOP = (
     Field("metrics", dict, {}, nested=True, doc="[metrics]: sampling."),
     Field("substrate", dict, {}, nested=True, doc="[substrate]: message batching and the sim engine's latency."),
     Field("liveness", dict, {}, nested=True, doc="[liveness]: when a loss of hosts is a disruption."),
-    Field("faults", list, [], nested=True, doc="[[faults]]: crashes and partitions, in emulated time."),
+    Field("faults", list, [], nested=True, of=FAULT_FIELDS, doc="[[faults]]: crashes and partitions, in emulated time."),
+)
+
+# [[cell.machine_classes]]: one class of identical machines, in the order
+# its keys are read (``values``: ``index``, its place in the list).
+MACHINE_CLASS = (
+    Field("name", str, Computed(lambda v: f"class{v['index']}", "class<i>, i its place in the list"),
+          doc="The class's name, which sections name its machines by."),
+    *per_resource(lambda r: Field(r, float, check=positive, doc=f"Each machine's {r}.")),
+    Field("count", int, check=positive, schema={"minimum": 1}, doc="Machines of this class."),
+    Field("racks", int, 1, check=positive, schema={"minimum": 1}, doc="Racks its machines are spread over (numbered cell-wide)."),
+    Field("labels", list, [], schema={"items": {"type": "string"}},
+          doc="Labels of its machines, which sections may name instead of the class."),
 )
 
 CELL = (
-    Field("machine_classes", list, nested=True, doc="[[cell.machine_classes]]: name, count, capacity per resource, racks, labels."),
-    Field("machines_per_actor", int, 1, check=lambda v: None if v > 0 else "must be > 0", schema={"minimum": 1},
+    Field("machine_classes", list, nested=True, of=MACHINE_CLASS,
+          doc="[[cell.machine_classes]]: name, count, capacity per resource, racks, labels."),
+    Field("machines_per_actor", int, 1, check=positive, schema={"minimum": 1},
           doc="Machines one host actor carries (more: fewer actors, larger cells)."),
 )
 
@@ -82,9 +107,60 @@ COORDINATOR = (
           doc="Log entries between two snapshots of a replica's state."),
 )
 
+BURSTS = (
+    Field("on", float, unit="emulated s", check=positive, doc="Mean length of an on period (jobs arrive)."),
+    Field("off", float, unit="emulated s", check=positive, doc="Mean length of an off period (none arrive)."),
+)
+
+
+def _bursts(t: Table, got: Mapping[str, Any]) -> tuple[float, float] | None:
+    """``bursts = { on = S, off = S }`` as (on, off), or None when absent."""
+    if "bursts" not in t.data:
+        return None
+    b = t.sub("bursts")
+    on, off = parse_fields(b, BURSTS).values()
+    b.done()
+    if got["interarrival_mode"] != "exponential":
+        t.fail(t.key("bursts"), "bursts need interarrival_mode = \"exponential\" (the on periods are Poisson)")
+    return on, off
+
+
+def _duration(t: Table, got: Mapping[str, Any]) -> Dist:
+    """A task's run time; a service's runs until the run ends unless given."""
+    if got["kind"] == JobKind.SERVICE.value:
+        return read_dist(t, "duration", default=Dist("constant", value=math.inf))
+    return read_dist(t, "duration")
+
+
+# [[workload.classes]]: one class of jobs drawn from distributions, in the
+# order its keys are read. (A class replaying a log is ``swf_class.SWF_CLASS``.)
+JOB_CLASS = (
+    Field("name", str, doc="The class's name (unique), which sections route jobs by."),
+    Field("kind", str, JobKind.BATCH.value, choices=tuple(k.value for k in JobKind),
+          doc="batch: jobs end; service: its tasks run until the run ends, unless given a duration."),
+    Field("interarrival_mode", str, "exponential", choices=("exponential", "fixed"),
+          doc="exponential: Poisson arrivals; fixed: one job every interarrival."),
+    Field("interarrival", float, unit="emulated s", check=positive, doc="Mean time between two jobs of the class."),
+    Field("start", float, None, unit="emulated s", check=non_negative,
+          doc="When its first job arrives (default: one interarrival after 0)."),
+    Field("tasks", (float, dict), nested=True, read=lambda t, got: read_dist(t, "tasks"),
+          doc="Tasks per job: a number or a distribution table."),
+    Field("duration", (float, dict), Computed(lambda v: math.inf, "forever for a service; a batch class gives it"),
+          nested=True, read=_duration, unit="emulated s",
+          doc="Each task's run time: a number or a distribution table."),
+    *per_resource(lambda r: Field(r, (float, dict), nested=True, read=lambda t, got: read_dist(t, r, bounded=True),
+                                  doc=f"Each task's {r}: a number or a bounded distribution table "
+                                      "(constant, uniform, empirical).")),
+    Field("priority", int, 0, doc="Its jobs' priority."),
+    Field("rigid", bool, False, doc="One duration drawn per job, all its tasks running for it (a parallel job)."),
+    Field("bursts", dict, None, nested=True, of=BURSTS, read=_bursts,
+          doc="Arrivals in on and off periods, both exponential (needs interarrival_mode = \"exponential\")."),
+)
+
 WORKLOAD = (
-    Field("classes", list, None, nested=True, doc="[[workload.classes]]: the job classes (this or [workload.css])."),
-    Field("css", dict, None, nested=True, doc="[workload.css]: a CSS workload, which makes the classes."),
+    Field("classes", list, None, nested=True, any_of=(JOB_CLASS, SWF_CLASS),
+          doc="[[workload.classes]]: the job classes (this or [workload.css]); a class with swf replays a log."),
+    Field("css", dict, None, nested=True, of=CSS_FIELDS, doc="[workload.css]: a CSS workload, which makes the classes."),
     Field("prefill_utilization", float, 0.0, check=fraction,
           doc="Share of the cell filled with standing work before the run starts."),
 )

@@ -23,10 +23,11 @@ import math
 from pathlib import Path
 
 from schedlab.schedulers.model.jobs import JobKind
-from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.model.swf import SwfError, read_swf
 from schedlab.schedulers.model.workload import Dist, JobClass, TraceJob
 from schedlab.schedulers.scenario.css import base_dirs
+from schedlab.schedulers.scenario.fields import Field, parse_fields
+from schedlab.schedulers.scenario.per_resource import amounts, per_resource
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, read_text
 
 SHIPPED = Path(__file__).resolve().parents[2] / "scenarios"  # scenarios/workloads/*.swf ship with schedlab
@@ -42,16 +43,30 @@ def _path(t: Table) -> Path:
     raise AssertionError  # fail raises
 
 
+def _at_least_one(v: int) -> str | None:
+    return None if v >= 1 else "must be >= 1"
+
+
+# [[workload.classes]] with swf: one class replaying a log, in the order its
+# keys are read (the log itself is read after them).
+SWF_CLASS = (
+    Field("name", str, doc="The class's name (unique), which sections route jobs by."),
+    Field("swf", str, nested=True, read=lambda t, got: _path(t),
+          doc="The SWF log: a path next to the scenario file, else a log shipped with schedlab."),
+    Field("procs_per_task", int, 1, check=_at_least_one, schema={"minimum": 1},
+          doc="Processors per task: a job of P processors is ceil(P / procs_per_task) tasks."),
+    *per_resource(lambda r: Field(r, float, check=positive, doc=f"Each task's {r}.")),
+    Field("max_jobs", int, None, check=_at_least_one, schema={"minimum": 1}, doc="Only the log's first N jobs (default: all)."),
+    Field("start", float, None, unit="emulated s", check=non_negative, doc="Shifts every job's recorded submit time."),
+    Field("priority", int, 0, doc="Its jobs' priority."),
+)
+
+
 def read_swf_class(t: Table) -> JobClass:
     """The class (its table closed), or ScenarioError naming the key, or the
     SWF file's line and field."""
-    name = t.get("name", str)
-    path = _path(t)
-    per_task = t.get("procs_per_task", int, default=1, check=lambda v: None if v >= 1 else "must be >= 1")
-    request = tuple(t.get(r, float, check=positive) for r in RESOURCES)
-    limit = t.get("max_jobs", int, default=None, check=lambda v: None if v >= 1 else "must be >= 1")
-    start = t.get("start", float, default=None, check=non_negative)
-    priority = t.get("priority", int, default=0)
+    v = parse_fields(t, SWF_CLASS)
+    path, per_task, limit = v["swf"], v["procs_per_task"], v["max_jobs"]
     try:
         jobs = read_swf(read_text(path, "SWF log"), str(path))
     except SwfError as e:
@@ -65,11 +80,11 @@ def read_swf_class(t: Table) -> JobClass:
     gaps = [b.submit - a.submit for a, b in zip(trace, trace[1:])]
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     return JobClass(
-        name=name, kind=JobKind.BATCH,
+        name=v["name"], kind=JobKind.BATCH,
         # What size checks and reports read of a class: the trace's means.
         interarrival=Dist("constant", value=max(mean(gaps), 1e-3) if gaps else 1.0),
         tasks=Dist("constant", value=float(max(tj.tasks for tj in trace))),
         duration=Dist("constant", value=mean([tj.runtime for tj in trace])),
-        request=tuple(Dist("constant", value=v) for v in request),
-        priority=priority, start=start, one_duration=True, trace=trace,
+        request=tuple(Dist("constant", value=x) for x in amounts(v)),
+        priority=v["priority"], start=v["start"], one_duration=True, trace=trace,
     )
