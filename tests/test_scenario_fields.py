@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from schedlab.schedulers import arch as registry
+from schedlab.schedulers.archs.yarn import queue_section
 from schedlab.schedulers.archs.yarn import spec as yarn
 from schedlab.schedulers.faults.plan import FAULT_FIELDS
 from schedlab.schedulers.model.resources import RESOURCES
@@ -168,6 +169,15 @@ def test_the_schema_describes_machine_classes_job_classes_and_faults() -> None:
     assert list(fault["properties"]) == [f.name for f in FAULT_FIELDS] == [
         "at", "action", "target", "peer", "duration", "delay", "restart_after"]
     assert fault["required"] == ["at", "action"] and "default" not in fault["properties"]["delay"]
+
+
+def test_the_schema_describes_yarn_queues_and_the_am() -> None:
+    props = json_schema(yarn.FIELDS)["properties"]
+    assert list(props["am"]["properties"]) == list(RESOURCES) and props["am"]["additionalProperties"] is False
+    queue = props["queues"]["items"]
+    assert list(queue["properties"]) == [f.name for f in queue_section.QUEUE_FIELDS] and queue["required"] == ["name"]
+    assert list(queue["properties"]["max_share"]["properties"]) == list(RESOURCES)
+    assert "Default: 100 for an only child, else 0." in queue["properties"]["capacity"]["description"]
 
 
 FAULT = {"at": 5.0, "action": "pause", "target": "machine-host-0", "duration": 1.0}

@@ -8,9 +8,14 @@ import math
 import re
 from dataclasses import dataclass
 
+from collections.abc import Mapping
+from typing import Any
+
 from schedlab.schedulers.arch import SectionContext
 from schedlab.schedulers.archs.yarn.queues import ROOT, QueueError, QueueSpec, QueueTree
-from schedlab.schedulers.model.resources import NDIM, RESOURCES
+from schedlab.schedulers.model.resources import NDIM
+from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields, read_field
+from schedlab.schedulers.scenario.per_resource import amounts, per_resource
 from schedlab.schedulers.scenario.toml_table import (
     Table,
     non_negative,
@@ -28,27 +33,10 @@ def _pct(v: float) -> str | None:
 
 @dataclass(frozen=True)
 class YarnQueueSpec:
-    """One ``[[yarn.queues]]`` entry (percentages are of the parent queue).
-
-    * ``name``: the full dotted path (``root.prod.etl``); the file may give a
-      plain name, meaning ``root.<name>``.
-    * ``classes``: the job classes submitted to this leaf queue (MapReduce's
-      ``mapreduce.job.queuename``); default none. A parent queue takes none.
-    * ``users`` (1): the queue's jobs are spread over users ``u0``..
-      ``u<users-1>`` by job id (YARN's user limits and app order see them).
-    * ``capacity``: ``yarn.scheduler.capacity.<queue>.capacity``, the
-      guarantee; siblings sum to 100 under the Capacity scheduler, where it
-      is required unless the queue is its parent's only child (then 100).
-    * ``max_capacity`` (100): ``...<queue>.maximum-capacity`` (Hadoop's -1).
-    * ``user_limit_factor`` (1): ``...<queue>.user-limit-factor``.
-    * ``minimum_user_limit_percent`` (100): ``...<queue>.minimum-user-limit-percent``.
-    * ``weight`` (1): the Fair allocation file's ``<weight>``.
-    * ``min_share`` (0): ``<minResources>``, ``{cpu, mem}``, missing = 0.
-    * ``max_share`` (unlimited): ``<maxResources>``, ``{cpu, mem}``, missing = unlimited.
-    * ``data_replicas`` (0): machines holding each task's input, as Mesos'
-      key; 0 = no locality preference (the AM asks anywhere).
-    * ``relax_locality`` (true): ResourceRequest's ``relaxLocality``; false
-      pins tasks to their data machines."""
+    """One ``[[yarn.queues]]`` entry: ``name`` the full dotted path
+    (``root.prod.etl``), percentages of the parent queue, ``min_share`` and
+    ``max_share`` per resource (None: unlimited). What each key means, its
+    default and Hadoop's name for it: ``QUEUE_FIELDS``."""
 
     name: str
     classes: tuple[str, ...] = ()
@@ -70,8 +58,66 @@ class YarnQueueSpec:
                          min_share=self.min_share, max_share=self.max_share)
 
 
+def _classes(q: Table, got: Mapping[str, Any]) -> tuple[str, ...]:
+    """The job classes a queue takes: known ones, each once."""
+    classes = q.get("classes", list, default=[])
+    for c in classes:
+        if not isinstance(c, str) or c not in got["known"]:
+            q.fail(q.key("classes"), f"unknown job class {c!r}")
+    if len(set(classes)) != len(classes):
+        q.fail(q.key("classes"), "names a job class twice")
+    return tuple(classes)
+
+
+def _shares(key: str, each: float, absent: tuple[float, ...] | None, doc: str) -> Field:
+    """The sub-table ``key``: an amount per resource (``each`` for one it
+    leaves out); ``absent`` when the queue has none."""
+    of = per_resource(lambda r: Field(r, float, each, check=non_negative, doc=f"Its {r}."))
+
+    def read(q: Table, got: Mapping[str, Any]) -> tuple[float, ...] | None:
+        if key not in q.data:
+            return absent
+        st = q.sub(key)
+        out = amounts(parse_fields(st, of))
+        st.done()
+        return out
+    return Field(key, dict, None, nested=True, of=of, read=read, doc=doc)
+
+
+_Q = YarnQueueSpec(name="")
+
+# [[yarn.queues]]: one queue, in the order its keys are read (``values``:
+# ``known``, the job classes; ``only_child``, whether its parent has it alone).
+QUEUE_FIELDS = (
+    Field("name", str, doc="The queue's dotted path (root.prod.etl); a plain name means root.<name>."),
+    Field("classes", list, [], nested=True, read=_classes, schema={"items": {"type": "string"}},
+          doc="Job classes submitted to this leaf queue (mapreduce.job.queuename); a parent queue takes none."),
+    Field("capacity", float, Computed(lambda v: 100.0 if v["only_child"] else 0.0, "100 for an only child, else 0"),
+          unit="% of the parent", check=_pct, schema={"minimum": 0, "maximum": 100},
+          doc="yarn.scheduler.capacity.<queue>.capacity, the guarantee: siblings sum to 100 under the Capacity "
+              "scheduler, where it is required unless the queue is its parent's only child."),
+    _shares("min_share", 0.0, _Q.min_share, "The Fair allocation file's <minResources>, per resource (missing: 0)."),
+    _shares("max_share", math.inf, _Q.max_share,
+            "The Fair allocation file's <maxResources>, per resource (missing: unlimited)."),
+    Field("users", int, _Q.users, check=lambda v: None if v >= 1 else "must be >= 1", schema={"minimum": 1},
+          doc="The queue's jobs are spread over users u0.. by job id (user limits and app order see them)."),
+    Field("max_capacity", float, _Q.max_capacity, unit="% of the parent", check=_pct, schema={"minimum": 0, "maximum": 100},
+          doc="yarn.scheduler.capacity.<queue>.maximum-capacity (Hadoop's -1 is 100)."),
+    Field("user_limit_factor", float, _Q.user_limit_factor, check=positive, doc="yarn.scheduler.capacity.<queue>.user-limit-factor."),
+    Field("minimum_user_limit_percent", float, _Q.minimum_user_limit_percent, unit="%",
+          check=lambda v: None if 0 < v <= 100 else "must be in (0, 100]", schema={"exclusiveMinimum": 0, "maximum": 100},
+          doc="yarn.scheduler.capacity.<queue>.minimum-user-limit-percent."),
+    Field("weight", float, _Q.weight, check=positive, doc="The Fair allocation file's <weight>."),
+    Field("data_replicas", int, _Q.data_replicas, check=lambda v: None if v >= 0 else "must be >= 0", schema={"minimum": 0},
+          doc="Machines holding each task's input; 0: no locality preference (the AM asks anywhere)."),
+    Field("relax_locality", bool, _Q.relax_locality,
+          doc="ResourceRequest's relaxLocality; false pins tasks to their data machines."),
+)
+QUEUE = {f.name: f for f in QUEUE_FIELDS}
+
+
 def _queue_name(q: Table) -> str:
-    raw = q.get("name", str)
+    raw = read_field(q, QUEUE["name"])
     parts = raw.split(".")
     if raw == ROOT:
         q.fail(q.key("name"), f"'{ROOT}' is implicit: name a queue under it")
@@ -151,40 +197,12 @@ def _queue_error(t: Table, e: QueueError, declared: int, implied: list[str]) -> 
 
 
 def _queue(q: Table, name: str, children: dict[str, list[str]], scheduler: str, known: set[str]) -> YarnQueueSpec:
-    classes = q.get("classes", list, default=[])
-    for c in classes:
-        if not isinstance(c, str) or c not in known:
-            q.fail(q.key("classes"), f"unknown job class {c!r}")
-    if len(set(classes)) != len(classes):
-        q.fail(q.key("classes"), "names a job class twice")
-    only_child = len(children[_parent(name)]) == 1
-    if "capacity" not in q.data and not only_child and scheduler == "capacity":
+    got = {"known": known, "only_child": len(children[_parent(name)]) == 1}
+    classes = parse_fields(q, [QUEUE["classes"]], values=got)["classes"]
+    if "capacity" not in q.data and not got["only_child"] and scheduler == "capacity":
         q.fail(q.key("capacity"), 'is required with scheduler = "capacity" (percent of the parent; '
                                   "siblings' capacities sum to 100)")
-    capacity = q.get("capacity", float, default=100.0 if only_child else 0.0, check=_pct)
-    st = q.sub("min_share", default={})
-    min_share = tuple(st.get(r, float, default=0.0, check=non_negative) for r in RESOURCES)
-    st.done()
-    max_share = None
-    if "max_share" in q.data:
-        mt = q.sub("max_share")
-        max_share = tuple(mt.get(r, float, default=math.inf, check=non_negative) for r in RESOURCES)
-        mt.done()
-    spec = YarnQueueSpec(
-        name=name,
-        classes=tuple(classes),
-        users=q.get("users", int, default=1, check=lambda v: None if v >= 1 else "must be >= 1"),
-        capacity=capacity,
-        max_capacity=q.get("max_capacity", float, default=100.0, check=_pct),
-        user_limit_factor=q.get("user_limit_factor", float, default=1.0, check=positive),
-        minimum_user_limit_percent=q.get("minimum_user_limit_percent", float, default=100.0,
-                                         check=lambda v: None if 0 < v <= 100 else "must be in (0, 100]"),
-        weight=q.get("weight", float, default=1.0, check=positive),
-        min_share=min_share,
-        max_share=max_share,
-        data_replicas=q.get("data_replicas", int, default=0, check=lambda v: None if v >= 0 else "must be >= 0"),
-        relax_locality=q.get("relax_locality", bool, default=True),
-    )
+    spec = YarnQueueSpec(name=name, classes=classes, **parse_fields(q, QUEUE_FIELDS, values=got, skip=("name", "classes")))
     q.done()
     return spec
 

@@ -28,6 +28,7 @@ from schedlab.schedulers.archs.yarn.fair import (
     POLICIES,
 )
 from schedlab.schedulers.archs.yarn.queue_section import (
+    QUEUE_FIELDS,
     YarnQueueSpec,
     parse_queues,
 )
@@ -40,6 +41,7 @@ from schedlab.schedulers.model.cluster import MachineClass
 from schedlab.schedulers.model.resources import NDIM, RESOURCES
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields, read_field
+from schedlab.schedulers.scenario.per_resource import amounts, per_resource
 from schedlab.schedulers.scenario.toml_table import (
     Table,
     non_negative,
@@ -189,15 +191,18 @@ class YarnSpec:
 
 
 _D = YarnSpec(queues=())
+# [yarn.am]: the ApplicationMaster's container, an amount per resource.
+AM_FIELDS = per_resource(lambda r: Field(r, float, AM_DEFAULT.get(r, 0.0),
+                                         check=positive if r in AM_DEFAULT else non_negative, doc=f"The AM container's {r}."))
 CAP, FAIR, CAP_FAIR = ("capacity",), ("fair",), ("capacity", "fair")
 
 # Every key of [yarn], in the order parse_yarn reads them (the first bad one
 # is the one reported). Variants: the scheduler that reads a key.
 FIELDS = (
     Field("scheduler", str, _D.scheduler, choices=SCHEDULERS, doc="yarn.resourcemanager.scheduler.class."),
-    Field("am", dict, None, nested=True,
-          doc="The AM container per resource ({cpu = 1, mem = 1.5}): yarn.app.mapreduce.am.resource.cpu-vcores / .resource.mb."),
-    Field("queues", list, None, nested=True,
+    Field("am", dict, None, nested=True, of=AM_FIELDS,
+          doc="The AM container per resource: yarn.app.mapreduce.am.resource.cpu-vcores / .resource.mb."),
+    Field("queues", list, None, nested=True, of=QUEUE_FIELDS,
           doc="[[yarn.queues]]: the queue tree (default: one root.default leaf taking every class)."),
     Field("rms", int, _D.rms, check=lambda v: None if 1 <= v <= 9 else "must be 1 to 9", schema={"minimum": 1, "maximum": 9},
           doc="ResourceManagers; > 1 is active/standby (yarn.resourcemanager.ha.rm-ids), elected through the "
@@ -310,8 +315,7 @@ def _fmt(v: tuple[float, ...] | np.ndarray) -> str:
 
 def _am(t: Table, machine_classes: tuple[MachineClass, ...]) -> tuple[float, ...]:
     at = t.sub("am", default={})
-    am = tuple(at.get(r, float, default=AM_DEFAULT.get(r, 0.0), check=positive if r in AM_DEFAULT else non_negative)
-               for r in RESOURCES)
+    am = amounts(parse_fields(at, AM_FIELDS))
     at.done()
     if not any(all(a <= c + 1e-9 for a, c in zip(am, mc.capacity)) for mc in machine_classes):
         big = max(machine_classes, key=lambda mc: (mc.capacity[MEM], mc.capacity))
