@@ -15,6 +15,7 @@ from schedlab.schedulers import arch as registry
 from schedlab.schedulers.archs.yarn import queue_section
 from schedlab.schedulers.archs.yarn import spec as yarn
 from schedlab.schedulers.faults.plan import FAULT_FIELDS
+from schedlab.schedulers.federation import spec as federation
 from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.scenario import section_fields as common
 from schedlab.schedulers.scenario.fields import Computed, Field, json_schema, parse_fields
@@ -101,6 +102,17 @@ def test_every_key_of_a_shipped_scenario_validates_against_its_sections_schema(p
         assert not errors, (".".join(where) or "<top level>", errors)
 
 
+@pytest.mark.parametrize("path", [p for p in SHIPPED if "sites" in tomllib.loads(p.read_text())],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_shipped_federations_join_and_faults_validate_against_their_tables(path: Path) -> None:
+    data = tomllib.loads(path.read_text())
+    assert not _errors(json_schema(federation.JOIN_FIELDS), data["multicluster"])
+    for fault in data.get("faults", [{"at": 10.0, "target": "board", "restart_after": 5.0}]):
+        assert not _errors(json_schema(federation.FAULT_FIELDS), fault)
+    assert _errors(json_schema(federation.FAULT_FIELDS), {"at": 1.0, "target": "board", "peer": "meta"}) == [
+        "peer: not in the schema"]
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_key_of_a_shipped_architecture_section_validates_against_its_table(path: Path) -> None:
     """For every registered architecture with a field table, its section in
@@ -140,7 +152,8 @@ def _every_field(fields: tuple[Field, ...]) -> list[Field]:
                                         *(y for form in f.any_of for y in _every_field(form)))]
 
 
-ALL_TABLES = {**{".".join(k) or "<top level>": v for k, v in SECTIONS.items()}, **ARCH_TABLES}
+ALL_TABLES = {**{".".join(k) or "<top level>": v for k, v in SECTIONS.items()}, **ARCH_TABLES,
+              "multicluster": federation.JOIN_FIELDS, "federation faults": federation.FAULT_FIELDS}
 
 
 @pytest.mark.parametrize("where", sorted(ALL_TABLES))

@@ -33,7 +33,9 @@ from schedlab.schedulers.model.workload import generate_jobs
 from schedlab.schedulers.scenario.limits import Limits
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, table_array
+from schedlab.schedulers.faults import plan as scenario_faults
+from schedlab.schedulers.scenario.fields import Field, parse_fields
+from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, table_array
 
 MODES = ("observational", "meta", "p2p")
 SHARED = ("seed", "engine", "time_scale", "duration", "substrate", "metrics", "liveness")
@@ -96,6 +98,40 @@ class Federation:
         return out
 
 
+_J = JoinSpec()
+
+# [multicluster]: how the sites are joined.
+JOIN_FIELDS = (
+    Field("mode", str, _J.mode, choices=MODES,
+          doc="observational: clients pick a site from the board; meta: one meta-scheduler places every job; "
+              "p2p: sites send arrivals to each other."),
+    Field("publish_interval", float, _J.publish_interval, unit="emulated s", check=positive,
+          doc="Between a site's publications on the board."),
+    Field("score", str, _J.score, choices=SCORES, doc="What an observational client minimizes."),
+    Field("margin", float, _J.margin, check=non_negative, doc="A client stays home unless the best site beats home by more."),
+    Field("wait_window", float, _J.wait_window, unit="emulated s", check=positive,
+          doc="The started jobs behind the wait score: those of this last stretch."),
+    Field("on_failure", str, _J.on_failure, choices=ON_FAILURE, doc="The meta-scheduler down: jobs wait for it, or go home."),
+    Field("threshold", float, _J.threshold, check=non_negative,
+          doc="p2p: queued jobs per slot above which a site sends arrivals away."),
+    Field("probe_limit", int, _J.probe_limit, check=lambda v: None if 0 <= v <= 64 else "must be 0..64",
+          schema={"minimum": 0, "maximum": 64},
+          doc="p2p: random peers a site probes (a fresh load each) before sending a job away."),
+    Field("transfer_delay", float, _J.transfer_delay, unit="emulated s", check=non_negative,
+          doc="How long a transferred job is in flight."),
+)
+
+# [[faults]] of a federation: kills of its own actors, in the order their
+# keys are read (``values``: ``actors``, the front actors; ``run``, the run's duration).
+FAULT_FIELDS = (
+    Field("target", str, against=lambda v, got: None if v in got["actors"]
+          else f"unknown federation actor {v!r} (this mode has: {sorted(got['actors'])})",
+          doc="A front actor: board, meta, client-<i> or peer-<i>, as the mode has them."),
+    Field("action", str, "kill", choices=("kill",), doc="kill (the one action on the federation's own actors)."),
+    *(f for f in scenario_faults.FAULT_FIELDS if f.name in ("at", "restart_after")),  # as a scenario's faults
+)
+
+
 def job_work(job: dict) -> float:
     """Slot-seconds a job asks for: its tasks' durations (a service task
     counts one duration of a day, the horizon of any run here)."""
@@ -127,18 +163,7 @@ def parse_federation(data: dict, source: str, limits: Limits | None = None) -> F
             top.get(k, dict)
     top.get("workload", dict)
     mt = top.sub("multicluster")
-    mode = mt.get("mode", str, default="observational", check=one_of(MODES))
-    join = JoinSpec(
-        mode=mode,
-        publish_interval=mt.get("publish_interval", float, default=30.0, check=positive),
-        score=mt.get("score", str, default="queue", check=one_of(SCORES)),
-        margin=mt.get("margin", float, default=0.0, check=non_negative),
-        wait_window=mt.get("wait_window", float, default=120.0, check=positive),
-        on_failure=mt.get("on_failure", str, default="wait", check=one_of(ON_FAILURE)),
-        threshold=mt.get("threshold", float, default=1.0, check=non_negative),
-        probe_limit=mt.get("probe_limit", int, default=3, check=lambda v: None if 0 <= v <= 64 else "must be 0..64"),
-        transfer_delay=mt.get("transfer_delay", float, default=5.0, check=non_negative),
-    )
+    join = JoinSpec(**parse_fields(mt, JOIN_FIELDS))
     mt.done()
     sites_t = table_array(top, "sites")
     sites, names, users = [], [], []
@@ -167,13 +192,8 @@ def parse_federation(data: dict, source: str, limits: Limits | None = None) -> F
     names_known = set(Federation(name, source, seed, "", time_scale, duration, join, tuple(sites), tuple(names),
                                  tuple(users), (), ()).front_actors())
     for ft in (table_array(top, "faults") if "faults" in data else []):
-        target = ft.get("target", str, check=lambda v: None if v in names_known else
-                        f"unknown federation actor {v!r} (this mode has: {sorted(names_known)})")
-        action = ft.get("action", str, default="kill", check=one_of(("kill",)))
-        del action
-        fed_faults.append(FaultSpec(
-            at=ft.get("at", float, check=lambda v: None if 0 < v < duration else f"must be inside the run (0, {duration:g})"),
-            target=target, restart_after=ft.get("restart_after", float, default=None, check=positive)))
+        v = parse_fields(ft, FAULT_FIELDS, values={"actors": names_known, "run": duration})
+        fed_faults.append(FaultSpec(at=v["at"], target=v["target"], restart_after=v["restart_after"]))
         ft.done()
     top.done()
     jobs = _jobs(sites[0], users, seed)
