@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from schedlab.schedulers.arch import names
-from schedlab.schedulers.faults.plan import Monkey, monkey_plan
+from schedlab.actors.run import run_scenario
+from schedlab.schedulers.faults.plan import FaultSpec, Monkey, monkey_plan
 from schedlab.schedulers.scenario.parse import parse_comparison, roster_for
 from schedlab.experiments.soak import soak_sim
 from tests.conftest import assert_invariants_hold
@@ -65,3 +66,21 @@ def test_the_monkey_plan_is_seeded_and_inside_its_window() -> None:
     assert all(10.0 < f.at < 500.0 for f in a) and [f.at for f in a] == sorted(f.at for f in a)
     assert 60 < len(a) < 140  # ~98 at one every 5 s
     assert len({f.action for f in a}) >= 4  # kills, pauses, slows, partitions, leader kills
+
+
+def test_a_job_sent_to_a_scheduler_slowed_at_the_end_is_not_lost(tmp_path: Path) -> None:
+    """Job 78 goes to scheduler-batch-0 at 270 s, five seconds before the run
+    ends; the scheduler is slowed (30 emulated s per message, more than the
+    submitter waits for an answer: DELIVERY_WAIT_S x time_scale = 25), the
+    driver's stop is not. The scheduler reports its queue at the stop
+    while job 78 is still on its way in (as a paused scheduler on Ray may
+    take the driver's stop before an earlier batch): the submitter, which
+    never heard back, must report it pending."""
+    sc = dataclasses.replace(scenario("omega", 275.0), faults=(
+        FaultSpec(at=265.0, action="slow", target="scheduler-batch-0", duration=100.0, delay=30.0),))
+    summary = run_scenario(sc, tmp_path)
+    assert_invariants_hold(summary["invariants"], tmp_path, "sim-slowed-at-the-end")
+    pending = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines() if '"job_pending"' in line]
+    assert [(e["job_id"], e["actor"], e.get("in_flight")) for e in pending] == [(78, "submitter", True)]
+    jobs = summary["jobs"]
+    assert jobs["submitted"] == jobs["scheduled"] + jobs["pending"] + jobs["abandoned"] + jobs["rejected"]

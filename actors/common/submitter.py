@@ -11,6 +11,8 @@ itself, and recovers what was routed there as a restarted one does."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import itertools
 from typing import Any
 
 from schedlab.actors.common.shell import ActorShell
@@ -52,6 +54,12 @@ class Submitter(ActorShell):
         self.next = 0
         self.routed: dict[str, list[dict]] = {}  # scheduler name -> every job sent its way
         self.undelivered: dict[str, list[dict]] = {}
+        # Batches sent but not answered within DELIVERY_WAIT_S (a paused or
+        # slowed scheduler takes them when it can): number -> (scheduler,
+        # batch, incarnation sent to). Until one is answered, only the
+        # submitter can vouch for its jobs.
+        self.in_flight: dict[int, tuple[str, list[dict], int]] = {}
+        self._sends = itertools.count()
         self.handles = {name: h for targets in routes.values() for name, h in targets}
         self.holders = {name: (holders or {}).get(name, name) for name in self.handles}
         # Bumped when a scheduler is restarted and recovers everything routed
@@ -119,20 +127,43 @@ class Submitter(ActorShell):
 
     async def _deliver(self) -> None:
         """Awaited, so a job logged as submitted has reached its scheduler
-        before stop() returns (or is reported undelivered): the accounting at
-        the end can trust it."""
+        before stop() returns, or is reported by the submitter at the end:
+        undelivered, or still in flight (a paused scheduler had not
+        answered). The driver stops the submitter before the schedulers, but
+        a paused scheduler may take the driver's stop before a batch sent
+        earlier (no order between two callers): it would report its queue
+        without that batch and queue it afterwards, with no one left to say
+        the job waits.
+
+        Waiting gives up after DELIVERY_WAIT_S, but the request is never
+        withdrawn: a paused scheduler still gets it when it wakes, and its
+        late answer settles the batch then (``_settled``)."""
         names = [n for n, b in self.undelivered.items() if b]
         batches = [self.undelivered.pop(n) for n in names]
         sent_to = [self.incarnation.get(n, 0) for n in names]
-        wait = None if self.await_admission else self.DELIVERY_WAIT_S
-        got = await asyncio.gather(*(asyncio.wait_for(self.rt.call(self.handles[n], "submit", b), wait)
-                                     for n, b in zip(names, batches)), return_exceptions=True)
-        for n, b, g, inc in zip(names, batches, got, sent_to):
-            # A paused scheduler gets the batch when it wakes (the request has
-            # left); a dead or cut-off one did not: keep it for its successor,
-            # unless that successor has already recovered every job of ours.
-            if isinstance(g, BaseException) and not isinstance(g, asyncio.TimeoutError) and self.incarnation.get(n, 0) == inc:
-                self.undelivered.setdefault(n, [])[:0] = b
+        calls = [asyncio.ensure_future(self.rt.call(self.handles[n], "submit", b)) for n, b in zip(names, batches)]
+        if not calls:
+            return
+        await asyncio.wait(calls, timeout=None if self.await_admission else self.DELIVERY_WAIT_S)
+        for n, b, call, inc in zip(names, batches, calls, sent_to):
+            if call.done():
+                self._settled(n, b, inc, call)
+            else:
+                key = next(self._sends)
+                self.in_flight[key] = (n, b, inc)
+                call.add_done_callback(functools.partial(self._answered, key))
+
+    def _answered(self, key: int, call: asyncio.Future) -> None:
+        n, b, inc = self.in_flight.pop(key)
+        self._settled(n, b, inc, call)
+
+    def _settled(self, name: str, batch: list[dict], inc: int, call: asyncio.Future) -> None:
+        """A dead or cut-off scheduler did not take the batch: keep it for its
+        successor, unless that successor has already recovered every job of
+        ours (``reroute`` bumped the incarnation)."""
+        failed = call.cancelled() or call.exception() is not None
+        if failed and self.incarnation.get(name, 0) == inc:
+            self.undelivered.setdefault(name, [])[:0] = batch
 
     async def reroute(self, name: str, handle: Any, recover: bool, holder: str | None = None) -> None:
         """``name`` was restarted (or another member, ``holder``, became the
@@ -177,7 +208,21 @@ class Submitter(ActorShell):
             self.next = len(self.jobs)
         # A job whose scheduler was down at the end never got in, or died in
         # its queue, or waits in a successor's unfinished recovery: pending, not lost.
+        reported: set[int] = set()
         for name, jobs in self.undelivered.items():
             for job in jobs:
+                reported.add(job["job_id"])
                 self.log.emit(JOB_PENDING, job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]), orphaned=True)
+        # Sent and not yet answered: its scheduler may take it only after it
+        # has reported its queue. One it does place first is counted
+        # scheduled (the summary prefers that fate); a batch sent to an
+        # incarnation whose successor recovered it is the successor's to report.
+        for name, jobs, inc in self.in_flight.values():
+            if self.incarnation.get(name, 0) != inc:
+                continue
+            for job in jobs:
+                if job["job_id"] not in reported:
+                    reported.add(job["job_id"])
+                    self.log.emit(JOB_PENDING, job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]),
+                                  in_flight=True)
         return {"released": self.next, "planned": len(self.jobs)}

@@ -42,6 +42,8 @@ JOB_PENDING = EventType("job_pending", "at the end of the run the job still wait
     req("unplaced", "int", "tasks still unplaced", "tasks"),
     opt("attempts", "int", "the scheduler does not count attempts", "attempts made"),
     opt("orphaned", "bool", "its scheduler reported it", "true: its scheduler was dead at the end; the submitter reports it"),
+    opt("in_flight", "bool", "its scheduler had it", "true: its delivery was still unanswered at the end (a paused or slowed "
+        "scheduler); the submitter reports it"),
     opt("deposed", "bool", "its scheduler was leading at the end", "true: reported by a deposed leader"),
     opt("evicting", "bool", "no eviction is under way for it", "true: waiting for victims it preempted to go"),
 ))
