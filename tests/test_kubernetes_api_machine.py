@@ -92,6 +92,16 @@ def test_a_written_off_host_loses_its_pods_and_comes_back_empty() -> None:
     assert m.query(("get", "nodes", node_name(0)))[0]["req"] == [0.0, 0.0]
 
 
+def test_a_restarted_kubelet_rejoining_is_written_off_as_down() -> None:
+    # The kubelets' endpoint is the Borglets' (one ``rejoin`` command for both stores).
+    m = machine()
+    m.apply(("create", [pod(1, 0)]))
+    m.apply(("bind", [[1, 0, 0, None]], 1.0))
+    m.apply(("exchange", 0, [], 2.0))
+    assert m.apply(("rejoin", 0, 5.0)) == [[[1, 0]], []]
+    assert not m.query(("get", "nodes", node_name(0)))[0]["ready"]
+
+
 def test_an_eviction_holds_the_room_until_the_kubelet_confirms_the_kill() -> None:
     m = machine()
     m.apply(("create", [pod(1, 0, cpu=4.0), pod(2, 0, cpu=4.0)]))

@@ -29,6 +29,8 @@ Commands
   can no longer hold it: another scheduler's bind took the room; upstream
   leaves this to the kubelet's admission, which fails the pod; here the
   store refuses the bind, so the loser retries), ``not_ready``.
+* ``("rejoin", host, now)``: a restarted kubelet, written off as ``down``
+  (its next sync brings it back, empty).
 * ``("exchange", host, [[job, task, killed]], now)`` -> ``[launches, kills,
   reset]``: a kubelet's sync, in the shape of Borg's Borglet exchange (so
   the machine hosts and ``BorgletEndpoint`` serve as kubelets unchanged).
@@ -141,6 +143,8 @@ class KubeAPIMachine:
             return self._exchange(int(command[1]), command[2], float(command[3]))
         if op == "down":
             return self._down([int(h) for h in command[1]], float(command[2]))
+        if op == "rejoin":
+            return self._down([int(command[1])], float(command[2]))
         if op == "evict":
             return self._evict(command[1], float(command[2]))
         if op == "read":
