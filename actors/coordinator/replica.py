@@ -19,7 +19,7 @@ from schedlab.schedulers.consensus.messages import ClientReply, ClientRequest, d
 from schedlab.schedulers.consensus.statemachine import StateMachine
 from schedlab.actors.coordinator.raft_disk import DiskStorage
 from schedlab.actors.engines.runtime import Runtime
-from schedlab.schedulers.events.shared import CELL_SAMPLE, RAFT_ROLE, REPLICA_START
+from schedlab.schedulers.events.shared import CELL_SAMPLE, LOOP_CRASHED, RAFT_ROLE, REPLICA_START
 from schedlab.schedulers.model.seeding import rng_for
 
 
@@ -142,11 +142,19 @@ class CoordinatorReplica(ActorShell):
         """Messages from one peer, in the order it produced them."""
         if not self.running:
             return
-        for b in blobs:
-            m = decode(b)
-            if m.dst == self.index:
-                self.node.step(m)
-        self._process()
+        try:
+            for b in blobs:
+                m = decode(b)
+                if m.dst == self.index:
+                    self.node.step(m)
+            self._process()
+        except Exception as e:
+            # A committed entry its state machine cannot apply stops this
+            # replica (and, the apply being deterministic, every replica):
+            # nobody awaits a one-way message, so it is logged where the
+            # invariants count it (crashed_loops), never lost.
+            self.log.emit(LOOP_CRASHED, loop=f"{type(self).__name__}.deliver", error=f"{type(e).__name__}: {e}"[:500])
+            raise
 
     async def propose(self, client_id: str, request_id: int, command: Any) -> tuple:
         """Replicate ``command``; reply once applied (ok, result, error, leader hint).
