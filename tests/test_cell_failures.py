@@ -225,6 +225,22 @@ def test_completion_and_launch_at_the_same_time_reuse_the_slot() -> None:
     assert check_machines(ev, CELL, K) == (0, 0)
 
 
+def test_a_task_that_ends_at_the_instant_it_launched_ended_after_its_launch() -> None:
+    """Host 0's exchange comes back late (its keeper was down) with task (1, 0)
+    placed so long ago that its end has passed: the host launches it and ends
+    it at its next exchange, which begins at that same instant. The task
+    ends after it starts, so the machine is free again: (2, 0), which needs
+    the whole machine, fits. Read the other way round (the end first, of a
+    task not yet running), (1, 0) would run forever."""
+    ev = {"tasks_launched": [launch(5.0, 0, 1, 0, 0, 4.0), launch(6.0, 0, 2, 0, 0, 4.0)],
+          "tasks_completed": [{"t": 5.0, "tasks": [[1, 0, 0, 4.5]]}]}
+    assert check_machines(ev, CELL, K) == (0, 0)
+    # A kill and a relaunch of the same task in one reply: the kill goes first.
+    ev = {"tasks_launched": [launch(1.0, 0, 1, 0, 0, 4.0), launch(5.0, 0, 1, 0, 0, 4.0)],
+          "tasks_killed": [{"t": 5.0, "tasks": [[1, 0, 0]]}]}
+    assert check_machines(ev, CELL, K) == (0, 0)
+
+
 # ------------------------------------------------------------ scheduler cores
 
 

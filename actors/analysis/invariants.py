@@ -64,12 +64,24 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
     a task its scheduler placed again on hearing of the kill shows the kill
     first, so a launch of a task still running here is a double placement.
     (A task that ended is never placed again, so its completion need not go
-    first.)"""
+    first.)
+
+    At equal times, a task's completion stamped at the instant of its own
+    launch on that machine goes after that launch: a task ends after it
+    starts. A host whose exchange came back late may take a task whose end
+    has already passed, and end it at its next exchange, which may begin at
+    that same instant. Kills keep their place: a kill and a relaunch of the
+    same task come in one reply, the kill first."""
     k = machines_per_actor
     timeline: list[tuple[float, int, Any]] = []
+    launched_at: set[tuple[float, int, int, int]] = set()
     for e in ev.get(TASKS_LAUNCHED, []):
         timeline.extend((e["t"], 3, task) for task in e["tasks"])
-    for e in ev.get(TASKS_COMPLETED, []) + ev.get(TASKS_KILLED, []):
+        launched_at.update((e["t"], int(task[0]), int(task[1]), int(task[2])) for task in e["tasks"])
+    for e in ev.get(TASKS_COMPLETED, []):
+        timeline.extend((e["t"], 4 if (e["t"], int(task[0]), int(task[1]), int(task[2])) in launched_at else 2, task)
+                        for task in e["tasks"])
+    for e in ev.get(TASKS_KILLED, []):
         timeline.extend((e["t"], 2, task) for task in e["tasks"])
     for e in ev.get(MACHINES_DOWN, []):
         # Written off by its watcher (not a restarted host's own rejoin): the
@@ -82,16 +94,17 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
         # A host killed at t emitted its events stamped t before it died (a
         # dead host emits nothing): its kill goes after its own launches and
         # completions of that instant. Restarted: a new incarnation.
-        timeline.append((t, 4, ([host], [])) if killed else (t, 1, host))
-    # Write-offs, then resets, then completions, then launches, then kills at
-    # equal times: a slot freed and reused in one flush is fine.
+        timeline.append((t, 5, ([host], [])) if killed else (t, 1, host))
+    # Write-offs, then resets, then ends, then launches, then the ends of
+    # those launches, then host kills at equal times: a slot freed and
+    # reused in one flush is fine.
     timeline.sort(key=lambda x: (x[0], x[1]))
     used = np.zeros_like(cell.capacity)
     running: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
     zombie: set[int] = set()
     over = double = 0
     for _t, kind, item in timeline:
-        if kind in (0, 4):  # hosts gone: everything on their machines ends
+        if kind in (0, 5):  # hosts gone: everything on their machines ends
             hosts, written_off = set(item[0]), item[1]
             zombie.update(written_off)
             for key in [key for key, (m, _) in running.items() if m // k in hosts]:
