@@ -7,6 +7,7 @@ from typing import Any
 
 from schedlab.actors.engines.link_faults import LinkFaults
 from schedlab.actors.common.submitter import Submitter
+from schedlab.schedulers.events.shared import JOB_PENDING
 
 
 class Clock:
@@ -103,7 +104,7 @@ class PausedRuntime(FakeRuntime):
 
 def _pending(sub: Submitter) -> dict[int, dict]:
     lines = [json.loads(line) for line in sub.log.drain()]
-    return {e["job_id"]: e for e in lines if e["event"] == "job_pending"}
+    return {e["job_id"]: e for e in lines if e["event"] == JOB_PENDING}
 
 
 def _paused_submitter(rt: PausedRuntime) -> Submitter:
