@@ -73,6 +73,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 from schedlab.schedulers.events.shared import JOB_SUBMITTED, TXN
+from schedlab.scripts.options import parse_bench_args
 
 TOOL_HELP = "Kubernetes in scheduler_perf's SchedulingBasic shape"  # one line in `schedlab --help` (cli.tools)
 
@@ -409,12 +410,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--per-actor", type=int, default=PER_ACTOR, help="machines per host actor")
     p.add_argument("--live-seconds", type=float, default=None,
                    help="wall seconds per live run (default: sized from the last live rate measured)")
-    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write every run as JSON to PATH")
-    p.add_argument("--quick", action="store_true", help="100 nodes, 1,000 pods, sim, once: for tests")
-    args = p.parse_args(argv)
-    if args.quick:
-        for k, v in QUICK.items():
-            setattr(args, k, v)
+    args = parse_bench_args(p, argv, QUICK, "100 nodes, 1,000 pods, sim, once: for tests")
     if args.nodes <= 0 or args.repeat <= 0 or args.per_actor <= 0:
         p.error("--nodes, --repeat and --per-actor must be positive")
     return args

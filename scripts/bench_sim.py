@@ -53,6 +53,7 @@ from typing import Any
 
 from schedlab.schedulers import arch as registry
 from schedlab.schedulers.events.shared import TASKS_LAUNCHED
+from schedlab.scripts.options import parse_bench_args
 
 TOOL_HELP = "the sim engine's speed per architecture, beside live"  # one line in `schedlab --help` (cli.tools)
 
@@ -261,12 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--css-seconds", type=float, default=600.0,
                     help="emulated seconds of CSS's default experiment per architecture (0: skip it)")
     ap.add_argument("--arch", nargs="+", default=None, help="these registered architectures only (default: all)")
-    ap.add_argument("--json", type=Path, default=None)
-    ap.add_argument("--quick", action="store_true", help="small cells, short runs, sim only: for tests")
-    args = ap.parse_args(argv)
-    if args.quick:
-        for k, v in QUICK.items():
-            setattr(args, k, v)
+    args = parse_bench_args(ap, argv, QUICK, "small cells, short runs, sim only: for tests")
     if len(args.duration) == 1:
         args.duration = args.duration * len(args.machines)
     if len(args.duration) != len(args.machines):

@@ -3,8 +3,9 @@
 The same shell classes as on Ray, through the same ``Runtime`` protocol.
 The differences are the substrate's, by design:
 
-* **Time** is a ``VirtualLoop``'s: it moves only when nothing is ready to
-  run, straight to the next timer. Its unit is the live engine's wall
+* **Time** is a ``VirtualLoop``'s (a discrete-event kernel behind
+  asyncio's interface): it moves only when nothing is ready to run,
+  straight to the next timer. Its unit is the live engine's wall
   second, so every shell timer (a host's 0.05 s batch interval, Raft's
   15 ms tick) keeps its meaning; emulated time is that times the scale.
 * **Messages** are delivered after a latency drawn from the scenario's
@@ -19,13 +20,15 @@ The differences are the substrate's, by design:
   message and wakes from no sleep until it thaws; a method already running
   when it froze runs on to its next await.
 
-Deterministic: same scenario and seed, same events, to the byte (ties go
-by asyncio's own first-in-first-out order; nothing reads the wall clock).
+Deterministic: same scenario and seed, same events, to the byte (callbacks
+and timers due at the same moment run in the order they were scheduled;
+nothing reads the wall clock).
 """
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import itertools
 import pickle
 import weakref
@@ -36,6 +39,7 @@ import numpy as np
 
 from schedlab.actors.engines import ClusterUnreachable
 from schedlab.actors.engines.link_faults import UNREACHABLE_AFTER_S, LinkFaults, Unreachable
+from schedlab.actors.engines.reference_loop import ReferenceLoop
 from schedlab.actors.engines.virtual_loop import Deadlock, VirtualLoop
 from schedlab.schedulers.model.workload import Dist
 
@@ -46,6 +50,19 @@ MIN_WAIT_S = 1e-9  # virtual wall seconds: the shortest positive wait
 def _read_exception(fut: asyncio.Future) -> None:
     if not fut.cancelled():
         fut.exception()
+
+
+def _settle(fut: asyncio.Future, value: Any, exc: BaseException | None) -> None:
+    """A reply lands: the caller's future takes it, unless it stopped waiting."""
+    if fut.done():
+        return
+    if exc is not None:
+        fut.set_exception(exc)
+        # A caller killed meanwhile never reads it; like a Ray ObjectRef
+        # nobody gets, that is no error to print.
+        fut.add_done_callback(_read_exception)
+    else:
+        fut.set_result(value)
 
 
 class SimActorError(RuntimeError):
@@ -203,13 +220,16 @@ class SimEngine:
     ActorError = SimActorError
     TimeoutError = SimTimeout
 
-    def __init__(self, scale: float = 1.0, latency: Dist | None = None, seed: int = 0) -> None:
+    def __init__(self, scale: float = 1.0, latency: Dist | None = None, seed: int = 0,
+                 loop: VirtualLoop | ReferenceLoop | None = None) -> None:
+        """``loop``: the kernel to run on (a fresh ``VirtualLoop``; the kernel
+        bench passes asyncio's own, ``ReferenceLoop``, to compare)."""
         self.id = next(_ids)
         _ENGINES[self.id] = self
         self.scale = scale
         self.latency = latency or Dist("constant", value=0.0005)
         self.rng = np.random.default_rng([seed, 0x51AE])
-        self.loop = VirtualLoop()
+        self.loop = loop if loop is not None else VirtualLoop()
         self.loop.set_task_factory(self._task_factory)
         self.current: contextvars.ContextVar[SimHandle | None] = contextvars.ContextVar("sim_actor", default=None)
         self.handles: dict[str, SimHandle] = {}  # every incarnation, by key
@@ -234,11 +254,16 @@ class SimEngine:
         task = asyncio.Task(coro, loop=loop, context=context)
         owner = (context.get(self.current) if context is not None else self.current.get())
         if owner is not None:
-            owner.tasks[task] = None
-            if len(owner.tasks) >= owner.prune_at:
-                owner.tasks = {t: None for t in owner.tasks if not t.done()}
-                owner.prune_at = 2 * len(owner.tasks) + 64
+            self._own(owner, task)
         return task
+
+    @staticmethod
+    def _own(owner: SimHandle, task: asyncio.Task) -> None:
+        """``task`` is ``owner``'s: killing it cancels the task."""
+        owner.tasks[task] = None
+        if len(owner.tasks) >= owner.prune_at:
+            owner.tasks = {t: None for t in owner.tasks if not t.done()}
+            owner.prune_at = 2 * len(owner.tasks) + 64
 
     def _latency(self) -> float:
         """One message's delay in virtual wall seconds (the model is emulated)."""
@@ -261,11 +286,11 @@ class SimEngine:
         loop = self.loop
         payload = _copy(args)
         channel = (sender.key if sender else "driver", target.key)
-        # Strictly after the channel's last message: asyncio's timer heap does
-        # not keep equal due times in order.
-        at = max(loop.time() + self._latency() + extra_wall, self.channel_free.get(channel, -1.0) + MIN_WAIT_S)
+        # Not before the channel's last message (the loop runs timers due at
+        # the same moment in the order they were set).
+        at = max(loop.time() + self._latency() + extra_wall, self.channel_free.get(channel, -1.0))
         self.channel_free[channel] = at
-        loop.call_at(at, self._arrive, sender, target, method, payload, fut)
+        loop.post_at(at, self._arrive, (sender, target, method, payload, fut))
 
     def _arrive(self, sender: SimHandle | None, target: SimHandle, method: str, args: tuple,
                 fut: asyncio.Future | None) -> None:
@@ -278,7 +303,7 @@ class SimEngine:
             self._answer(fut, exc=SimActorError(f"{target.key} is dead ({method})"))
             return
         if target.frozen_until > loop.time():
-            loop.call_at(target.frozen_until, self._arrive, sender, target, method, args, fut)
+            loop.post_at(target.frozen_until, self._arrive, (sender, target, method, args, fut))
             return
         ctx = target.context.copy()
         try:
@@ -287,13 +312,14 @@ class SimEngine:
             self._answer(fut, exc=e)
             return
         if asyncio.iscoroutine(result):
-            task = loop.create_task(result, context=ctx)
+            task = asyncio.Task(result, loop=loop, context=ctx)  # the target's: what the task factory would find in ctx
+            self._own(target, task)
             if fut is not None:
-                task.add_done_callback(lambda t: self._finished(t, target, fut))
+                task.add_done_callback(functools.partial(self._finished, target, fut), context=ctx)
         else:
             self._answer(fut, value=result)
 
-    def _finished(self, task: asyncio.Task, target: SimHandle, fut: asyncio.Future) -> None:
+    def _finished(self, target: SimHandle, fut: asyncio.Future, task: asyncio.Task) -> None:
         if task.cancelled():
             self._answer(fut, exc=SimActorError(f"{target.key} died during the call"))
         elif task.exception() is not None:
@@ -306,17 +332,7 @@ class SimEngine:
             return
         delay = self._latency()
         payload = None if exc is not None else _copy(value)
-
-        def settle() -> None:
-            if not fut.done():
-                if exc is not None:
-                    fut.set_exception(exc)
-                    # A caller killed meanwhile never reads it; like a Ray
-                    # ObjectRef nobody gets, that is no error to print.
-                    fut.add_done_callback(_read_exception)
-                else:
-                    fut.set_result(payload)
-        self.loop.call_later(delay, settle)
+        self.loop.post_at(self.loop.time() + delay, _settle, (fut, payload, exc))
 
     # -------------------------------------------------------------- driver
 
