@@ -21,6 +21,9 @@ Printed, in one run:
 * the same for **CSS's default experiment itself** (``paper/css_example``:
   10,000 machines, CSS's example workload, its t_job 0.1 point) run for
   ``--css-seconds`` emulated per architecture it compares;
+* **the idle clock**: CSS's cell and its prefill with no job arriving
+  (``--idle-seconds`` emulated per architecture): what the substrate, the
+  leaders and the samplers cost when nothing changes, per cell-day;
 * the ratio to the live engine: both engines on one **smaller, shorter**
   scenario (``--live-machines``, ``--live-duration``: a live run pays
   ~0.3 s of wall per actor started and runs at its time scale), emulated
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import json
 import sys
 import tempfile
@@ -64,7 +68,7 @@ PER_ACTOR = 100
 TIME_SCALE = 50.0
 CLASSES = ("batch", "service")
 CSS_SCENARIO = "paper/css_example"
-QUICK = {"machines": [100, 300], "duration": [60.0, 30.0], "repeats": 1, "live": False, "css_seconds": 0.0}
+QUICK = {"machines": [100, 300], "duration": [60.0, 30.0], "repeats": 1, "live": False, "css_seconds": 0.0, "idle_seconds": 0.0}
 
 
 def bench_scenario(machines: int, duration: float, engine: str, arch: str, replicas: int,
@@ -144,6 +148,12 @@ class Measured:
         """Set-up CPU once, plus the emulation's CPU scaled to a day."""
         return (self.cpu_s - self.emul_cpu_s) + self.emul_cpu_s / self.emulated_s * CELL_DAY_S
 
+    @property
+    def emul_cpu_per_cell_day(self) -> float:
+        """The emulation's CPU alone scaled to a day (set-up left out: what
+        time passing costs)."""
+        return self.emul_cpu_s / self.emulated_s * CELL_DAY_S
+
 
 def placements(events: Path) -> int:
     """Tasks hosts launched, prefill excluded (only tasks_launched lines parsed)."""
@@ -195,6 +205,25 @@ def css_runs(seconds: float) -> list[Measured]:
     return [measure_scenario(build_scenario(CSS_SCENARIO, engine="sim", architecture=a, duration=seconds)) for a in archs]
 
 
+def idle_runs(seconds: float, only: list[str] | None = None) -> list[Measured]:
+    """CSS's cell with its prefill and no job arriving, for ``seconds``
+    emulated per architecture it compares: the cost of time passing alone
+    (host heartbeats, leases, samplers), which a cost that grows with work
+    keeps near zero."""
+    from schedlab.api.runs import build_scenario
+    from schedlab.api.scenario_files import load_data
+
+    data = load_data(CSS_SCENARIO, None)
+    archs = [a for a in data.get("architectures", [data.get("architecture")]) if a in registry.names()]
+    runs = []
+    for a in archs:
+        if only is not None and a not in only:
+            continue
+        sc = build_scenario(CSS_SCENARIO, engine="sim", architecture=a, duration=seconds)
+        runs.append(measure_scenario(dataclasses.replace(sc, workload=dataclasses.replace(sc.workload, classes=()))))
+    return runs
+
+
 def median_run(machines: int, duration: float, engine: str, arch: str, repeats: int, per_actor: int = PER_ACTOR) -> Measured:
     """The repeat with the median emulation wall time (its numbers all from one run)."""
     runs = sorted((measure(machines, duration, engine, arch, per_actor) for _ in range(repeats)), key=lambda m: m.emul_wall_s)
@@ -212,7 +241,8 @@ def _row(m: Measured) -> str:
             f"{m.jobs_scheduled}/{m.jobs_submitted} | {'ok' if m.invariants_ok else 'VIOLATED'} |")
 
 
-def report(sim: list[Measured], live: list[tuple[Measured, Measured]], css: list[Measured] | None = None) -> str:
+def report(sim: list[Measured], live: list[tuple[Measured, Measured]], css: list[Measured] | None = None,
+           idle: list[Measured] | None = None) -> str:
     """The results as markdown tables (what README's Performance section shows)."""
     out = ["sim engine (emulation phase: wall and CPU after every actor started):", "",
            "| machines | per host actor | architecture | emulated s | wall s | CPU s | emulated s / wall s | placements / wall s "
@@ -234,6 +264,12 @@ def report(sim: list[Measured], live: list[tuple[Measured, Measured]], css: list
         out += [f"| {m.architecture} | {m.emulated_per_wall:,.0f} | {m.emul_cpu_s:.2f} | {m.cpu_per_cell_day:,.0f} | "
                 f"{m.cpu_per_cell_day / CSS_CPU_S_PER_CELL_DAY:.0f} | {m.jobs_scheduled}/{m.jobs_submitted} | "
                 f"{'ok' if m.invariants_ok else 'VIOLATED'} |" for m in css]
+    if idle:
+        out += ["", f"The idle clock: CSS's cell and prefill, no job arriving ({idle[0].emulated_s:g} emulated s per run), "
+                    "the emulation's CPU s per cell-day extrapolated (set-up left out):", "",
+                "| architecture | emulated s / wall s | emulation CPU s | emulation CPU s per cell-day |", "| --- | ---: | ---: | ---: |"]
+        out += [f"| {m.architecture} | {m.emulated_per_wall:,.0f} | {m.emul_cpu_s:.2f} | {m.emul_cpu_per_cell_day:,.1f} |"
+                for m in idle]
     if live:
         s0, l0 = live[0]
         out += ["", f"sim vs live on one smaller scenario ({l0.machines:,} machines, {l0.emulated_s:g} emulated s, "
@@ -261,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-live", dest="live", action="store_false")
     ap.add_argument("--css-seconds", type=float, default=600.0,
                     help="emulated seconds of CSS's default experiment per architecture (0: skip it)")
+    ap.add_argument("--idle-seconds", type=float, default=1800.0,
+                    help="emulated seconds of CSS's cell with no jobs per architecture (0: skip it)")
     ap.add_argument("--arch", nargs="+", default=None, help="these registered architectures only (default: all)")
     args = parse_bench_args(ap, argv, QUICK, "small cells, short runs, sim only: for tests")
     if len(args.duration) == 1:
@@ -278,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     css = css_runs(args.css_seconds) if args.css_seconds > 0 else []
     for m in css:
         log(f"css {m.architecture}: {m.cpu_per_cell_day:,.0f} CPU s per cell-day")
+    idle = idle_runs(args.idle_seconds, args.arch) if args.idle_seconds > 0 else []
+    for m in idle:
+        log(f"idle {m.architecture}: {m.emul_cpu_per_cell_day:,.1f} CPU s per cell-day")
     live: list[tuple[Measured, Measured]] = []
     failed: list[str] = []
     if args.live:
@@ -291,12 +332,13 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             log(f"live {args.live_machines} {a}: {lv.emulated_per_wall:,.1f} emulated s/wall s")
             live.append((s, lv))
-    print(report(sim, live, css))
+    print(report(sim, live, css, idle))
     for f in failed:
         print(f"not measured: {f}")
-    bad = [m for m in sim + css + [x for pair in live for x in pair] if not m.invariants_ok]
+    bad = [m for m in sim + css + idle + [x for pair in live for x in pair] if not m.invariants_ok]
     if args.json is not None:
         args.json.write_text(json.dumps({"sim": [asdict(m) for m in sim], "css": [asdict(m) for m in css],
+                                         "idle": [asdict(m) for m in idle],
                                          "live": [{"sim": asdict(s), "live": asdict(lv)} for s, lv in live]}, indent=2) + "\n")
     if bad:
         print(f"invariants violated in: {', '.join(f'{m.engine} {m.architecture} {m.machines}' for m in bad)}")

@@ -39,3 +39,9 @@ def test_quick_bench_prints_a_row_per_architecture_and_size(tmp_path: Path, caps
     assert [r["architecture"] for r in rows if r["machines"] == sizes[0]] == list(registry.names())
     for r in rows:
         assert r["invariants_ok"] and r["placements"] > 0 and r["emul_cpu_s"] > 0
+
+
+def test_the_idle_clock_runs_css_cell_with_no_job() -> None:
+    (m,) = bench_sim.idle_runs(60.0, only=["omega"])
+    assert m.architecture == "omega" and m.jobs_submitted == 0 and m.placements == 0 and m.invariants_ok
+    assert m.emul_cpu_per_cell_day == pytest.approx(m.emul_cpu_s / 60.0 * 86400)
