@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from schedlab.schedulers.events.contract import EventFieldError, EventType
+from schedlab.schedulers.events.shared import COMMITS_DROPPED
 
 
 def _default(o: Any) -> Any:
@@ -36,6 +37,17 @@ def span_stamp(started: float, now: float) -> dict[str, float]:
     it: a lost commit where none was lost."""
     t = round(now, 6)
     return {"t": t, "span": round(t - round(started, 6), 6)}
+
+
+def report_held_at_end(log: EventLog, holder: str, launches: list[list], **fields: Any) -> None:
+    """Launches an actor still holds for hosts that never pulled them when
+    the run stops (a host cut off, or whose last pull came too late): in
+    flight, not lost. Said as ``commits_dropped`` (reason 'run ended'), so
+    the invariant checker traces every commit to an end; ``launches`` rows
+    start [job, task, machine]."""
+    if launches:
+        log.emit(COMMITS_DROPPED, holder=holder, reason="run ended",
+                 tasks=[[int(ln[0]), int(ln[1]), int(ln[2])] for ln in launches], **fields)
 
 
 class EventLog:

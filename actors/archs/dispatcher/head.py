@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from schedlab.actors.common.events import span_stamp
+from schedlab.actors.common.events import report_held_at_end, span_stamp
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, report_down, watch_for
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
@@ -196,4 +196,5 @@ class Dispatcher(ActorShell):
             self.log.emit(JOB_PENDING, job_id=job_id, scheduler=NAME, unplaced=left, attempts=0)
         for job in self.core.awaiting_recovery:
             self.log.emit(JOB_PENDING, job_id=job.job_id, scheduler=NAME, unplaced=job.tasks, attempts=0)
+        report_held_at_end(self.log, NAME, self.core.held_launches())
         return {"dispatched": self.dispatched, "queued": self.core.queued()}

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.actors.common.events import report_held_at_end
 from schedlab.actors.common.per_host_endpoint import PerHostEndpoint
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
@@ -398,6 +399,7 @@ class StartdService(ActorShell):
         self.spawn_loop(self._advertise_loop())
 
     async def on_stop(self) -> dict:
+        report_held_at_end(self.log, self.name, self.outbox)
         self.log.emit(STARTD_COUNTS, host=self.cfg.host, **self.counts)
         return dict(self.counts)
 

@@ -31,6 +31,7 @@ from schedlab.actors.common.host_watch import (
     silence_span,
     watch_for,
 )
+from schedlab.actors.common.events import report_held_at_end
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.coordinator.lease import LeaseCampaign, holds_lease
 from schedlab.actors.engines.runtime import Runtime
@@ -82,11 +83,10 @@ class MesosMaster(ActorShell):
             self.log.emit(MASTER_STEPPED_DOWN, master=self.name, epoch=self.state.epoch)
         self._dropped(self.state.step_down(), self.state.epoch)
 
-    def _dropped(self, launches: list[list[int]], epoch: int, reason: str | None = None) -> None:
+    def _dropped(self, launches: list[list[int]], epoch: int) -> None:
         if launches:
             # The invariant checker traces each commit to its launch or to this.
-            self.log.emit(COMMITS_DROPPED, holder=self.name, epoch=epoch, tasks=launches,
-                          **({"reason": reason} if reason else {}))
+            self.log.emit(COMMITS_DROPPED, holder=self.name, epoch=epoch, tasks=launches)
 
     async def on_start(self) -> None:
         if self.cfg.masters == 1:
@@ -255,9 +255,5 @@ class MesosMaster(ActorShell):
                 "agents": len(self.state.agents), "frameworks": len(self.state.registered_fws)}
 
     async def on_stop(self) -> dict:
-        # Launches still waiting for their agents when the run ends (an
-        # agent cut off from the leader, or one whose last pull came too
-        # late) are in flight, not lost: said here, as a deposed leader says
-        # what it drops, so every commit is traced to an end.
-        self._dropped(self.state.drop_unpulled(), self.state.epoch, reason="run ended")
+        report_held_at_end(self.log, self.name, self.state.drop_unpulled(), epoch=self.state.epoch)
         return await self.status()

@@ -295,6 +295,11 @@ class HeadNode:
                     self.finished.add((job, task))
         return self._hand_out(host)
 
+    def held_launches(self) -> list[Launch]:
+        """Every launch decided and not handed out yet, host by host: what
+        the head still holds for workers that have not polled for it."""
+        return [ln for host in sorted(self.to_launch) for ln in self.to_launch[host]]
+
     def _hand_out(self, host: int) -> list[Launch]:
         """The launches decided for ``host``, in order. The omniscient view
         keeps back those the worker has no room for yet by its own reports
