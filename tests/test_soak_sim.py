@@ -102,3 +102,13 @@ def test_launches_held_for_hosts_cut_off_at_the_end_are_not_lost(tmp_path: Path,
         FaultSpec(at=240.0, action="partition", target=m, peer="machine", duration=200.0) for m in cut))
     summary = run_scenario(sc, tmp_path)
     assert_invariants_hold(summary["invariants"], tmp_path, f"sim-cut-off-at-the-end-{arch}")
+
+
+def test_a_scheduler_restarted_while_cut_off_from_its_node_monitors_places_nothing_twice(tmp_path: Path) -> None:
+    """Seed 7's monkey, the first 1,330 emulated s: sparrow-0 is restarted
+    at 1,194 s and cut off from every node monitor at once; its recovery
+    took the unanswered ones for holding nothing and placed job 98's
+    running service tasks again (double_placement 1, and the copy's commit
+    untraced). A node monitor that did not answer is asked again."""
+    row = soak_sim(scenario("sparrow", 1330.0), tmp_path, every=5.0, seed=7)
+    assert_invariants_hold(row["invariants"], tmp_path, "sim-soak-sparrow-seed-7")

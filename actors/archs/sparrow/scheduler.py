@@ -22,7 +22,7 @@ import numpy as np
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.sparrow.events import SPARROW_JOB, SPARROW_PLACED
-from schedlab.schedulers.archs.sparrow.holdings import (Holdings, add_long_work, merge_holdings, missing, not_started,
+from schedlab.schedulers.archs.sparrow.holdings import (Holdings, HoldingsQuery, add_long_work, missing, not_started,
                                                         reservations_to_add)
 from schedlab.schedulers.archs.sparrow.hybrid import LongScheduler, partition
 from schedlab.schedulers.archs.sparrow.nodes import mean_duration, rebuild_book
@@ -133,10 +133,21 @@ class _Base(ActorShell):
     def _finished(self, finished: list) -> None:
         pass
 
-    async def _holdings(self) -> Holdings:
-        """What every node monitor holds of ours (``holdings.merge_holdings``)."""
-        return merge_holdings(await asyncio.gather(*(self._call(nodemon_name(h), "owned", self.name, self.cfg.index)
-                                                     for h in range(self.cfg.hosts)), return_exceptions=True))
+    async def _holdings(self) -> Holdings | None:
+        """What every node monitor holds of ours, once each has answered
+        (``holdings.HoldingsQuery``: those that did not are asked again, a
+        call's timeout apart); None if we stop first."""
+        query = HoldingsQuery(self.cfg.hosts)
+        while True:
+            ask = query.to_ask()
+            got = await asyncio.gather(*(self._call(nodemon_name(h), "owned", self.name, self.cfg.index) for h in ask),
+                                       return_exceptions=True)
+            for h, reply in zip(ask, got):
+                query.take(h, reply)
+            if not query.to_ask():
+                return query.holdings()
+            if not await self.nap(CALL_WALL_S * self.rt.scale):
+                return None
 
     async def on_stop(self) -> dict:
         for t in list(self.work):
@@ -274,6 +285,8 @@ class SparrowScheduler(_Base):
 
     async def recover(self, jobs: list[dict]) -> None:
         held = await self._holdings()
+        if held is None:
+            return  # stopped while recovering: the jobs stay with the submitter, which reports them
         started, queued = held.started, held.queued
         replace: list[tuple[Job, list[int]]] = []
         for w in jobs:
@@ -377,6 +390,8 @@ class CentralScheduler(_Base):
         self.recovering = True
         await self.submit_long(wires)
         held = await self._holdings()
+        if held is None:
+            return
         add_long_work(self.core.waiting, self.core.general, held.running, self.estimate)
         again = []
         for j, job in self.jobs.items():

@@ -24,13 +24,10 @@ class Holdings:
     running: list = field(default_factory=list)
 
 
-def merge_holdings(replies: Iterable[Mapping | BaseException]) -> Holdings:
-    """One Holdings from every node monitor's ``owned`` reply; a failed call
-    (an exception in its place: that node monitor is down) adds nothing."""
+def merge_holdings(replies: Iterable[Mapping]) -> Holdings:
+    """One Holdings from node monitors' ``owned`` replies."""
     out = Holdings()
     for rep in replies:
-        if isinstance(rep, BaseException):
-            continue
         for j, t in rep["started"]:
             out.started.setdefault(int(j), set()).add(int(t))
         for j, ts in rep["queued"].items():
@@ -39,6 +36,33 @@ def merge_holdings(replies: Iterable[Mapping | BaseException]) -> Holdings:
             out.reservations[int(j)] = out.reservations.get(int(j), 0) + int(n)
         out.running += rep["running"]
     return out
+
+
+class HoldingsQuery:
+    """A restarted scheduler asking every node monitor what it holds of
+    ours. Only a complete view may decide what to place again: a node
+    monitor that did not answer (cut off, paused, slowed: it cannot die
+    while its machines live) may still run our tasks, and a task placed
+    again would run twice (a sim soak, seed 7: a scheduler restarted while
+    cut off from every node monitor re-placed a running service job). So
+    whoever failed to answer is asked again until each has."""
+
+    def __init__(self, hosts: int) -> None:
+        self.hosts = hosts
+        self.replies: dict[int, Mapping] = {}
+
+    def to_ask(self) -> list[int]:
+        """The node monitors (by host) that still owe an answer."""
+        return [h for h in range(self.hosts) if h not in self.replies]
+
+    def take(self, host: int, reply: Mapping | BaseException) -> None:
+        """A call's outcome: a failed call (an exception) leaves ``host`` to ask again."""
+        if not isinstance(reply, BaseException):
+            self.replies[host] = reply
+
+    def holdings(self) -> Holdings:
+        """The merged view; complete once ``to_ask()`` is empty."""
+        return merge_holdings(self.replies[h] for h in sorted(self.replies))
 
 
 def not_started(tasks: int, started: Iterable[int]) -> list[int]:
