@@ -109,13 +109,19 @@ def test_a_job_past_its_limit_is_killed_and_its_nodes_start_the_next_job_at_once
     assert {k[0] for k in d.running} == {2}
 
 
-def test_a_failed_node_requeues_its_job_which_waits_for_its_kills() -> None:
+def one_job_running(tasks: int, runtime: float, limit: float) -> tuple[Slurmctld, Daemons]:
+    """A controller that started job 1 at 0, its daemons polled once."""
     c = ctld()
     d = Daemons(c)
-    c.submit(job(1, 4, 1000.0), "all", 2000.0, 0.0)
+    c.submit(job(1, tasks, runtime), "all", limit, 0.0)
     c.schedule(0.0)
     for h in range(4):
         d.poll(h, 0.0)
+    return c, d
+
+
+def test_a_failed_node_requeues_its_job_which_waits_for_its_kills() -> None:
+    c, d = one_job_running(4, 1000.0, 2000.0)
     lost, unpulled = c.write_off([0], 10.0)
     assert sorted(lost) == [[1, 0], [1, 1]] and unpulled == []
     assert [(e.job_id, e.state, e.reason) for e in c.ended] == [(1, "requeued", "node_fail")]
@@ -177,6 +183,30 @@ def test_a_new_controller_keeps_running_jobs_from_its_saved_state_and_the_daemon
     for h in range(4):
         d.poll(h, 100.0)
     assert (1, "completed") in [(e.job_id, e.state) for e in n.ended]
+
+
+def test_a_job_the_daemons_run_elsewhere_than_its_saved_start_is_killed_and_requeued() -> None:
+    """Saved running on nodes 0-1 by one controller; requeued and started
+    again on nodes 2-3 by the next, which died before saving either. A
+    third controller restoring the first start must not book nodes 0-1 for
+    it while its tasks run on 2-3: those would look free, and another job
+    placed there overcommits them (a sim soak, seed 11: 52 overcommits)."""
+    _c, d = one_job_running(2, 100.0, 500.0)
+    moved = {(1, t): (2 + t, e) for (_j, t), (_m, e) in d.running.items()}
+    d.running = moved  # what the lost controller left running
+    n = ctld(recovering=True)
+    n.restore([SlurmJob(1, "all", 2, 500.0, "a", 0.0, started=0.0, on=(0, 1))], {1: job(1, 2, 100.0)})
+    d.c = n
+    for h in range(4):
+        n.register(h, [[j, t, m, CAP[m].tolist()] for (j, t), (m, _e) in d.running.items() if m // 2 == h], [], {},
+                   unreported=d.unreported(h))
+    assert n.settle(50.0) == [1]
+    n.submit(job(2, 8, 10.0), "all", 500.0, 50.0)
+    assert [s.job_id for s in n.schedule(50.0)] == [2]  # every node: job 1's kills go out first
+    for h in range(4):
+        d.poll(h, 51.0)  # the daemons check that no node holds two jobs
+    assert {j for j, _t in d.running} == {2}
+    assert [(e.job_id, e.state, e.started) for e in n.ended] == [(1, "requeued", 0.0)]
 
 
 def test_an_end_a_registration_told_is_stale_when_its_poll_repeats_it() -> None:

@@ -303,6 +303,15 @@ class Slurmctld:
                 self.reported[job][task] = m
         self.finished.update(finished)
 
+    def _kill_unsaved(self, jid: int, reported: dict[int, int]) -> None:
+        """Tasks the daemons run of a start the saved state does not hold
+        (task -> machine): killed where they run, the job parked until
+        every kill is confirmed."""
+        self.out[jid] = set(reported)
+        for task, m in reported.items():
+            self.to_kill[m // self.k].append([jid, task])
+        self.parked[jid] = self.core.jobs.pop(jid)
+
     def settle(self, now: float) -> list[int]:
         """Once every daemon registered or was written off: the saved state
         meets what the daemons say. A job saved as running keeps the tasks
@@ -310,7 +319,8 @@ class Slurmctld:
         neither running nor finished (lost with a dead daemon) requeues it.
         A job the daemons run but the saved state has queued (its start was
         not saved in time) is killed and requeued: nothing says when it
-        started, so its limit could not be kept. Returns the jobs requeued."""
+        started, so its limit could not be kept; so is a job the daemons run
+        on other nodes than its saved start. Returns the jobs requeued."""
         requeued = []
         for jid, job in list(self.core.jobs.items()):
             if jid < 0:
@@ -318,11 +328,20 @@ class Slurmctld:
             reported = self.reported.pop(jid, {})
             if job.started is None:
                 if reported:
-                    self.out[jid] = set(reported)
-                    for task, m in reported.items():
-                        self.to_kill[m // self.k].append([jid, task])
-                    self.parked[jid] = self.core.jobs.pop(jid)
+                    self._kill_unsaved(jid, reported)
                     requeued.append(jid)
+                continue
+            if any(t >= len(job.on) or job.on[t] != m for t, m in reported.items()):
+                # Run elsewhere than its saved start: started again by a
+                # controller that died before saving. Its saved nodes are
+                # not where it runs, so nothing would hold the nodes it
+                # does use: requeued, and what runs killed.
+                started, nodes = job.started, len(job.on)
+                self.core.requeue(jid, now)
+                self.ended.append(Ended(jid, "requeued", started, nodes, "node_fail"))
+                self.dirty.add(jid)
+                self._kill_unsaved(jid, reported)
+                requeued.append(jid)
                 continue
             spec = self.specs.get(jid)
             tasks = len(job.on) if spec is None else spec.tasks
