@@ -162,6 +162,15 @@ def test_marked_down_host_ends_its_tasks_and_a_late_completion_is_ignored() -> N
     assert check_machines(ev, CELL, K) == (1, 0)
 
 
+def test_a_write_off_recorded_by_a_leader_that_died_before_shipping_it_ends_the_task() -> None:
+    """A replicated control plane wrote host 0 off (its record survives:
+    written_off_final at the run's end, with when) and its leader died
+    before its machines_down event was shipped: the relaunch is no double
+    placement (a Borg sim soak, seed 10, counted 4)."""
+    record = {"t": 99.0, "tasks": [[1, 0, 0, 2.0]]}
+    assert check_machines(relaunch_events((WRITTEN_OFF_FINAL, record)), CELL, K) == (1, 0)
+
+
 def test_relaunch_without_a_write_off_is_a_double_placement() -> None:
     over, double = check_machines(relaunch_events(None), CELL, K)
     assert double == 1

@@ -83,6 +83,11 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
                         for task in e["tasks"])
     for e in ev.get(TASKS_KILLED, []):
         timeline.extend((e["t"], 2, task) for task in e["tasks"])
+    for e in ev.get(WRITTEN_OFF_FINAL, []):
+        # A replicated control plane's record of placements it took back,
+        # with when: it outlives a leader killed before it shipped its
+        # machines_down, and the copy left running is a zombie's.
+        timeline.extend((float(at), 2, [j, t, m]) for j, t, m, at in e["tasks"])
     for e in ev.get(MACHINES_DOWN, []):
         # Written off by its watcher (not a restarted host's own rejoin): the
         # host is a zombie until it hears so and resets.
