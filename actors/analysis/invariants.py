@@ -272,13 +272,15 @@ def untraced_commits(ev: dict[str, list[dict]], k: int) -> int:
         launch by that host in between (so the host had not pulled since),
         takes the commit with it; whoever recovers requeues the task
         (lost_jobs checks that the job is not lost). The host pulled since
-        if it launched, before the kill, something placed after the
-        attempt began (its launch rows' last field, the placement time)."""
+        the commit if it launched, before the kill, something placed at or
+        after the attempt's reply (its launch rows' last field, the
+        placement time): the commit applied somewhere in the attempt, so a
+        launch placed while it was under way may have been pulled first."""
         holder = e.get("outbox")
         if not holder:
             return False
         kill = next((x for x in sorted(killed_at.get(str(holder), ())) if x >= since), None)
-        return kill is not None and not any(logged <= kill and placed >= since
+        return kill is not None and not any(logged <= kill and placed >= e["t"]
                                             for logged, placed in pulls_by_host.get(host, ()))
 
     missing = 0
