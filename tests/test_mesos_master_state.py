@@ -77,6 +77,19 @@ def test_an_agent_reregistering_reports_what_it_runs_and_the_rest_is_lost() -> N
     assert set(s.alloc.tasks) == {(1, 0)} and (1, 1) in s.recent_finished
 
 
+def test_launches_an_agent_never_pulled_are_dropped_when_it_reregisters_and_said() -> None:
+    """A paused agent re-registers without what was accepted for it
+    meanwhile: those launches are gone like the rest, and returned so the
+    shell can trace each commit to its end (a Mesos sim soak, seed 11,
+    counted seven such commits lost)."""
+    s = leader()
+    offer = offers_of(s)["fw-a"][0]
+    launch(s, "fw-a", offer, [(1, 0, 0), (1, 1, 0)])  # accepted, never pulled
+    reg = s.register_agent(0, [], [])
+    assert reg.gone == [(1, 0), (1, 1)] and reg.unpulled == [[1, 0, 0], [1, 1, 0]]
+    assert 0 not in s.to_launch
+
+
 def test_a_written_off_agent_comes_back_empty() -> None:
     s = leader()
     offer = offers_of(s)["fw-a"][0]

@@ -126,11 +126,12 @@ RECOVER_FAILED = EventType("recover_failed", "handing a restarted scheduler its 
     req("scheduler", "str", "the scheduler"),
     req("error", "str", "what failed"),
 ))
-COMMITS_DROPPED = EventType("commits_dropped", "a control plane that stopped leading, or stopped with the run, "
-                            "dropped launches no host had pulled", (
+COMMITS_DROPPED = EventType("commits_dropped", "a control plane that stopped leading or stopped with the run, "
+                            "or whose host re-registered without them, dropped launches no host had pulled", (
     req("holder", "str", "who held them"),
     opt("epoch", "int", "the reason says why", "the epoch it led in"),
-    opt("reason", "str", "it was deposed", "why ('run ended': still held for their hosts when the run stopped)"),
+    opt("reason", "str", "it was deposed", "why ('run ended': still held for their hosts when the run stopped; "
+                                              "'agent re-registered': its host came back without them)"),
     req("tasks", "list", "[job, task, machine] per dropped launch"),
 ))
 WRITTEN_OFF_FINAL = EventType("written_off_final", "a replicated control plane's record of placements taken back "

@@ -118,6 +118,10 @@ class MesosMaster(ActorShell):
         reg = self.state.register_agent(host, tasks, finished)
         if reg.gone:
             self.log.emit(TASKS_GONE, master=self.name, host=host, tasks=[list(k) for k in reg.gone])
+        if reg.unpulled:
+            # Traced as every dropped commit is (the invariant checker reads this, not tasks_gone).
+            self.log.emit(COMMITS_DROPPED, holder=self.name, epoch=self.state.epoch, reason="agent re-registered",
+                          tasks=reg.unpulled)
         self.log.emit(AGENT_REGISTERED, master=self.name, epoch=self.state.epoch, host=host, tasks=reg.tasks, reset=reg.reset)
         return {"ok": True, "epoch": self.state.epoch, "reset": reg.reset}
 

@@ -86,6 +86,9 @@ class AgentRegistered:
     reset: bool  # it had been written off: it must stop everything and start empty
     gone: list[TaskKey]  # tasks we knew there that it does not report: lost (``tasks_gone``)
     tasks: int  # running tasks taken from its report (0 after a reset)
+    # Launches accepted for it and never pulled, [job, task, machine]: dropped
+    # with the rest of what it does not report (its frameworks get them lost).
+    unpulled: list[list[int]] = field(default_factory=list)
 
 
 @dataclass
@@ -226,10 +229,10 @@ class MasterState:
         for key, fw in gone:
             self.lost_updates[fw].append(key)
         a.add_agent(self.machines(host), [((int(j), int(t)), fw, int(m), req) for j, t, m, req, fw in tasks])
-        self.to_launch.pop(host, None)
+        unpulled = [[int(ln[0]), int(ln[1]), int(ln[2])] for ln in self.to_launch.pop(host, [])]
         self.recent_finished.update((int(j), int(t)) for j, t in finished)
         self.agents.add(host)
-        return AgentRegistered(reset, [k for k, _ in gone], len(tasks))
+        return AgentRegistered(reset, [k for k, _ in gone], len(tasks), unpulled)
 
     def write_off(self, hosts: list[int], now: float) -> WriteOff:
         """Remove agents that stopped polling: offers touching their machines
