@@ -6,8 +6,8 @@ for all): while a pass over a thousand machines or a few thousand
 applications runs, nothing else of that actor does, and a leader's lease
 renewal (``actors.coordinator.lease``) that waits behind it lets the
 lease run out, though the leader is alive and working. Real systems keep
-the renewal off the scheduling thread (YARN's RM renews its ZooKeeper
-session from the client's own thread; an etcd keepalive is its own
+the renewal off the scheduling thread (a coordination-service client
+renews its session from its own thread; an etcd keepalive is its own
 stream); an asyncio actor has one thread, so instead every long pass
 hands the loop back once per ``SLICE_WALL_S`` of wall time it has run: a
 due renewal then goes out at most one slice per concurrent pass late.
