@@ -206,8 +206,9 @@ class CellRun:
             # A restarted host comes back with its machines empty (its tasks died with it).
             hosts.append(members.spawn(
                 "machine", MachineHost, f"machine-host-{h}", rt, h, lo, plan.cell.capacity[lo:hi],
-                cell, metrics, flush, _initial_launches(plan.prefill, lo, hi), node=where[1] if where else None,
-                again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True),
+                cell, metrics, flush, _initial_launches(plan.prefill, lo, hi), False, topo.heartbeat,
+                node=where[1] if where else None,
+                again=(rt, h, lo, plan.cell.capacity[lo:hi], cell, metrics, flush, [], True, topo.heartbeat),
             ))
         self.submitter = started.add(eng.spawn(Submitter, SUBMITTER, namespace, rt, [] if open_ended else plan.jobs,
                                                topo.routes, metrics, flush, topo.await_admission, topo.holders,

@@ -86,7 +86,11 @@ class Topology:
     delivers to a stateless front end (see Submitter). ``stop_also``: its
     actors outside the controllers, stopped with them after the hosts
     (when it has controllers or a group). ``info``: extra
-    fields for the summary's info (e.g. the frameworks' names)."""
+    fields for the summary's info (e.g. the frameworks' names).
+    ``heartbeat``: emulated s between a machine host's exchanges when it
+    has nothing to exchange, for an architecture whose keepers ring a host
+    when work waits for it (``actors.common.doorbell``); None: they do
+    not, and hosts poll every batch interval."""
 
     cell: Any
     core: list[Any]
@@ -101,6 +105,7 @@ class Topology:
     await_admission: bool = False
     stop_also: list[Any] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+    heartbeat: float | None = None
 
     def route(self, job_classes: tuple[str, ...] | list[str], name: str, handle: Any, holder: str | None = None) -> None:
         """Send jobs of these classes to ``name`` (with others of the same

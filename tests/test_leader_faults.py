@@ -34,7 +34,10 @@ def scenario(arch: str) -> dict[str, Any]:
     elif arch == "mesos":
         data["architecture"] = "mesos"
         del data["omega"]
-        data["mesos"] = {"masters": 3, "frameworks": [{"name": "all", "classes": ["batch", "service"]}]}
+        # Agents ping every 5 s when idle (Mesos' agent_ping_timeout is
+        # configurable; its default 15 s writes a dead agent off 45 s
+        # later, too close to this run's end for the kill at 180 s).
+        data["mesos"] = {"masters": 3, "heartbeat": 5.0, "frameworks": [{"name": "all", "classes": ["batch", "service"]}]}
         role = "master"
     data["faults"] = [
         {"at": PAUSE[0], "action": "pause", "target": f"{role}-leader", "duration": PAUSE[1]},

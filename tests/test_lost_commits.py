@@ -46,6 +46,7 @@ class FakeRuntime:
     def __init__(self) -> None:
         self.clock = ManualClock()
         self.links = LinkFaults()
+        self.sent: list[tuple] = []  # one-way messages: (handle, method, *args)
 
     def now(self) -> float:
         return self.clock.now()
@@ -58,6 +59,13 @@ class FakeRuntime:
 
     async def sleep_wall(self, seconds: float) -> None:
         await asyncio.sleep(0)  # time moves when the test says
+
+    def lookup(self, name: str) -> str:
+        """Every actor is up; its handle is its name."""
+        return name
+
+    def send(self, handle: str, method: str, *args: Any) -> None:
+        self.sent.append((handle, method, *args))
 
 
 class CellWithEagerHost:
@@ -270,11 +278,13 @@ def test_a_mesos_leader_whose_lease_renewal_was_late_does_not_write_off_the_agen
                 assert (await master.exchange(f"machine-host-{h}", 7, h, []))["ok"]
             master._judge_agents()
         judged = [json.loads(x) for x in master.log.drain()]
-        return spared, judged
+        return spared, judged, rt.sent
 
-    spared, judged = asyncio.run(main())
+    spared, judged, sent = asyncio.run(main())
     assert not [e for e in spared if e["event"] == MACHINES_DOWN], spared
     assert sorted(h for e in judged if e["event"] == MACHINES_DOWN for h in e["hosts"]) == [0, 1], judged
+    # Written off while alive: each is rung, so its next poll re-registers it, empty.
+    assert sorted(sent) == [("machine-host-0", "ring"), ("machine-host-1", "ring")], sent
 
 
 def test_an_agent_tries_the_last_lease_holder_even_when_its_lease_looks_expired() -> None:

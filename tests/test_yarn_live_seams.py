@@ -164,3 +164,29 @@ def test_an_am_container_reported_on_restart_gives_its_am_until_the_expiry() -> 
     assert rm.apps[1].state == RUNNING and rm.am_heard[1] == 100.0
     assert rm.expire_ams(129.0, 30.0) == [] and rm.expire_ams(130.0, 30.0) == [1]
     assert np.all(rm.state.free >= 0)
+
+
+def test_the_prefill_added_at_once_is_the_prefill_added_row_by_row() -> None:
+    # An RM starting on a large cell adds tens of thousands of rows: in one
+    # go (each node's capacity set once), with the same books as one by one.
+    rows = [(n % 5, (-1, i), [0.5 + (i % 3) * 0.25, 1.0]) for i, n in enumerate(range(23))]
+    one = RMState(make_scheduler("capacity", nodes=6, node=(8.0, 16.0)))
+    for node, key, req in rows:
+        one.add_foreign(node, key, req)
+    many = RMState(make_scheduler("capacity", nodes=6, node=(8.0, 16.0)))
+    many.add_foreign_many(rows)
+    assert np.array_equal(one.state.free, many.state.free) and np.array_equal(one.state.capacity, many.state.capacity)
+    assert one.state.total.tolist() == many.state.total.tolist() == many.state.capacity.sum(axis=0).tolist()
+    assert many.state.free[5].tolist() == [8.0, 16.0]  # untouched
+    assert {n: sorted(d) for n, d in one.foreign.items()} == {n: sorted(d) for n, d in many.foreign.items()}
+
+
+def test_node_capacities_set_at_once_keep_the_total_and_refuse_as_one_at_a_time_does() -> None:
+    state = make_scheduler("fifo", nodes=4, node=(4.0, 8.0)).state
+    state.set_node_capacities([0, 2], [[2.0, 4.0], [0.0, 0.0]])
+    assert state.total.tolist() == [10.0, 20.0]
+    state.set_node_capacity(2, np.array([4.0, 8.0]))
+    assert state.total.tolist() == [14.0, 28.0]
+    with pytest.raises(ValueError, match="finite numbers"):
+        state.set_node_capacities([1, 3], [[1.0, 1.0], [-1.0, 0.0]])
+    assert state.capacity[1].tolist() == [4.0, 8.0]  # nothing changed

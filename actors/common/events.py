@@ -70,6 +70,9 @@ class EventLog:
         self._lines: list[str] = []
         self._now = now
         self._actor = actor
+        # Called when a line enters an empty buffer: the owner's shipping
+        # loop sleeps while there is nothing to ship.
+        self.on_first: Callable[[], None] | None = None
 
     def emit(self, event: EventType, **fields: Any) -> None:
         """``t`` defaults to now; pass it when the caller reports the same instant elsewhere."""
@@ -83,6 +86,8 @@ class EventLog:
         if "t" not in fields:
             fields["t"] = round(self._now(), 6)
         fields["actor"] = self._actor
+        if not self._lines and self.on_first is not None:
+            self.on_first()
         self._lines.append(dumps(fields))
 
     def now(self) -> float:

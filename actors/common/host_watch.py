@@ -12,7 +12,21 @@ from schedlab.schedulers.faults.liveness import (HOST_CALL_MAX_WALL_S, HOST_CALL
                                                 HostWatch, LivenessSpec)
 
 __all__ = ["HOST_CALL_MAX_WALL_S", "HOST_CALL_WALL_S", "HOST_TIMEOUT_WALL_S", "HostWatch", "LivenessSpec", "host_of_command",
-           "judge", "report_down", "watch_for"]
+           "host_timeout", "judge", "report_down", "watch_for"]
+
+# Heartbeats a healthy host may miss before its silence counts: a heartbeat
+# is due ``heartbeat`` after the last exchange and arrives a call later.
+MISSED_HEARTBEATS = 3
+
+
+def host_timeout(scale: float, heartbeat: float | None) -> float:
+    """How long (emulated s) a host may stay silent before it is a suspect:
+    ``HOST_TIMEOUT_WALL_S`` of wall (a poll late on busy cores), and never
+    under ``MISSED_HEARTBEATS`` of its heartbeats (None: it polls every
+    batch interval), so a host that exchanges only on change and heartbeat
+    is never written off healthy, and one that stopped is in bounded time."""
+    floor = HOST_TIMEOUT_WALL_S * scale
+    return floor if heartbeat is None else max(floor, MISSED_HEARTBEATS * heartbeat)
 
 
 def watch_for(hosts: int, timeout: float, spec: LivenessSpec, scale: float) -> HostWatch:

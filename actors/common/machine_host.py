@@ -5,8 +5,13 @@ whose emulated end time has passed. A host keeps its own
 account of what runs where, independent of the cell state, and reports any
 launch that would exceed a machine's capacity as an ``overcommit`` event:
 the check that the schedulers' commit path really protects the machines.
-Once per batch interval the host calls the cell state's ``exchange``: its
-finished tasks go back, the tasks committed to its machines come in.
+The host calls its keeper's ``exchange`` (the cell state, a master, a
+head): its finished tasks go back, the tasks committed to its machines
+come in. With a ``heartbeat`` it exchanges when there is something to
+exchange (its keeper rang: a launch or kill waits; a task ended; something
+was not delivered), at most once per batch interval, and otherwise once
+per heartbeat (``schedulers.model.exchange_clock``); without one, once per
+batch interval, whatever there is.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ from schedlab.schedulers.events.shared import (
     DOUBLE_LAUNCH, EXCHANGE_FAILED, HOST_RESET, OVERCOMMIT, TASKS_COMPLETED, TASKS_KILLED, TASKS_LAUNCHED,
 )
 from schedlab.schedulers.model.wire import key_parts, pack_release, task_key, unpack_release_keys
+from schedlab.schedulers.model.exchange_clock import ExchangeClock
 from schedlab.schedulers.model.resources import EPS
 
 # A launch on the wire: [job_id, task_index, machine, request list, duration, start_time]
@@ -45,10 +51,17 @@ class MachineHost(ActorShell):
         flush_interval: float,
         initial: list[Launch] | None = None,
         rejoin: bool = False,
+        heartbeat: float | None = None,
     ) -> None:
         """``rejoin``: a restarted host, which first tells the cell it is back
-        empty, so what its predecessor ran is written off and placed again."""
+        empty, so what its predecessor ran is written off and placed again.
+        ``heartbeat``: emulated s; the keeper rings when work waits (None:
+        it does not, and the host polls every batch interval)."""
         super().__init__(rt, f"machine-host-{host_id}", metrics, flush_interval)
+        self.clock = None if heartbeat is None else ExchangeClock(flush_interval * rt.scale, heartbeat)
+        self._rung = False  # the doorbell rang since the last exchange began
+        self._failed = False  # the last exchange did not reach the keeper
+        self._events_due: float | None = None  # when the buffered events ship (clock mode)
         self.host_id = host_id
         self.first = first_machine
         self.capacity = np.asarray(capacity, dtype=np.float64)
@@ -179,7 +192,51 @@ class MachineHost(ActorShell):
         ], "finished": list(self.recently_done),
             "unreported": [list(k) for k in unsent] + [list(key_parts(k)) for k in self.done_keys]}
 
+    async def ring(self) -> None:
+        """The keeper's doorbell: something waits for this host (one-way)."""
+        self._rung = True
+        self.wake_early()
+
+    def _next_end(self) -> float | None:
+        """The earliest end of a task still running (killed ones' entries dropped)."""
+        ends = self.ends
+        while ends and (ends[0][1], ends[0][2]) not in self.running_tasks:
+            heapq.heappop(ends)
+        return ends[0][0] if ends else None
+
+    def _due(self, clock: ExchangeClock, now: float) -> float:
+        retry = self._failed or self.rejoining or bool(self._unsent) or bool(self.done_machines)
+        return clock.due(now, rung=self._rung, next_end=self._next_end(), retry=retry)
+
+    async def _flush_loop(self) -> None:
+        """With a heartbeat: exchange when due (``ExchangeClock``); ship
+        events on their own timer, EVENT_FLUSH_EVERY intervals after the
+        oldest was buffered."""
+        clock = self.clock
+        if clock is None:
+            await super()._flush_loop()
+            return
+        while True:
+            now = self.rt.now()
+            exchange_at = self._due(clock, now)
+            at = exchange_at if self._events_due is None else min(exchange_at, self._events_due)
+            if at > now:
+                if not await self.nap_wall(self.rt.wall(at - now), wakeable=True):
+                    return
+                continue
+            if exchange_at <= now:
+                await self.flush()
+            else:
+                await self._ship_events()
+            if self._events_due is not None and not len(self.log):
+                self._events_due = None
+            elif self._events_due is None and len(self.log):
+                self._events_due = self.rt.now() + self.EVENT_FLUSH_EVERY * clock.interval
+
     async def flush(self, final: bool = False) -> None:
+        if self.clock is not None:
+            self._rung = False
+            self.clock.began(self.rt.now())
         if self.running:
             self._complete_due()
         if self.done_machines:
@@ -190,7 +247,7 @@ class MachineHost(ActorShell):
                                         np.asarray(self.done_keys, dtype=np.int64))
             self.done_machines, self.done_requests, self.done_keys = [], [], []
         if not await self._rejoin():
-            await super().flush(final)
+            await self._flushed(final)
             return
         if self._kill_unshipped:
             # Log before telling: once the cell hears of a kill it may place
@@ -208,7 +265,9 @@ class MachineHost(ActorShell):
             reply = await self.cell.exchange(self.host_id, self._unsent)
         except Exception as e:  # the cell state is gone: keep the returns for the next poll
             self.log.emit(EXCHANGE_FAILED, host=self.host_id, error=f"{type(e).__name__}: {e}")
+            self._failed = True
         else:
+            self._failed = False
             self._unsent = b""
             if isinstance(reply, dict) and reply.get("reset"):
                 self._reset()
@@ -220,7 +279,13 @@ class MachineHost(ActorShell):
             # withdraw launches not yet handed out instead of killing them.
             self._kill(kills)
             self._launch(launches, prefill=False)
-        await super().flush(final)
+        await self._flushed(final)
+
+    async def _flushed(self, final: bool) -> None:
+        """Events after an exchange: with a heartbeat they keep their own
+        timer (``_flush_loop``); without, every EVENT_FLUSH_EVERY polls."""
+        if self.clock is None or final:
+            await super().flush(final)
 
     async def on_stop(self) -> dict:
         self._complete_due()

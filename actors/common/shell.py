@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 from typing import Any, Callable
 
 from schedlab.actors.common.events import EventLog
@@ -74,6 +75,7 @@ class ActorShell:
         self._flushes = 0
         self._stopping = asyncio.Event()
         self._naps: set[asyncio.Future] = set()  # naps in progress: stop() ends them
+        self._doze: asyncio.Future | None = None  # the nap ``wake_early`` ends, if one is in progress
         self._started = asyncio.Event()
         self.log = EventLog(name, rt.now)
         self._tasks: list[asyncio.Task] = []
@@ -176,8 +178,9 @@ class ActorShell:
         if lines and self.metrics is not None:
             await self.rt.call(self.metrics, "record", lines)
 
-    async def nap_wall(self, seconds: float) -> bool:
+    async def nap_wall(self, seconds: float, wakeable: bool = False) -> bool:
         """Sleep ``seconds`` of wall time; False if stop() came meanwhile.
+        ``wakeable``: ``wake_early`` may end it sooner (one such nap at a time).
 
         One future and one timer per nap: every loop of every actor naps
         between rounds (a host once per batch interval), and
@@ -186,17 +189,29 @@ class ActorShell:
         if self._stopping.is_set():
             return False
         wake = asyncio.get_running_loop().create_future()
-        timer = wake.get_loop().call_later(max(0.0, seconds), _settle, wake)
+        # An endless nap (a loop waiting for ``wake_early``) sets no timer.
+        timer = None if math.isinf(seconds) else wake.get_loop().call_later(max(0.0, seconds), _settle, wake)
         self._naps.add(wake)
+        if wakeable:
+            self._doze = wake
         try:
             await wake
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             self._naps.discard(wake)
+            if self._doze is wake:
+                self._doze = None
         if self._stopping.is_set():
             return False
         await self.rt.sleep_wall(0)  # a frozen actor (a chaos pause on the sim engine) wakes when it thaws
         return self.running
+
+    def wake_early(self) -> None:
+        """End the wakeable nap in progress, if any (its loop looks again at
+        what is due)."""
+        if self._doze is not None:
+            _settle(self._doze)
 
     async def nap(self, emulated: float) -> bool:
         """Sleep ``emulated`` seconds; False if stop() came meanwhile."""
@@ -207,10 +222,22 @@ class ActorShell:
         # only events to ship, every EVENT_FLUSH_EVERY intervals: waking it
         # in between does nothing, and on the sim engine those empty turns
         # are about a fifth of the event loop's work.
-        own = type(self).flush is not ActorShell.flush
-        interval = self.flush_interval if own else self.flush_interval * self.EVENT_FLUSH_EVERY
-        while await self.nap_wall(interval):
-            await (self.flush() if own else self._ship_events())
+        # It ships only when there are events: it sleeps until the first one
+        # of a batch is logged (an idle actor costs nothing), then ships
+        # the batch EVENT_FLUSH_EVERY intervals later.
+        if type(self).flush is not ActorShell.flush:
+            while await self.nap_wall(self.flush_interval):
+                await self.flush()
+            return
+        self.log.on_first = self.wake_early
+        while True:
+            if not len(self.log):
+                if not await self.nap_wall(math.inf, wakeable=True):
+                    return
+                continue
+            if not await self.nap_wall(self.flush_interval * self.EVENT_FLUSH_EVERY):
+                return
+            await self._ship_events()
 
     async def stop(self) -> Any:
         self.running = False

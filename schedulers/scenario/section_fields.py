@@ -69,8 +69,8 @@ METRICS = (
 )
 
 SUBSTRATE = (
-    Field("batch_interval", float, 0.05, unit="emulated s", check=positive,
-          doc="Between two flushes of an actor's batched messages and events."),
+    Field("batch_interval", float, 0.05, unit="wall s", check=positive,
+          doc="Between two flushes of an actor's batched messages and events (x time_scale in emulated s)."),
     Field("latency", (float, dict), None, nested=True, unit="emulated s",
           doc="The sim engine's one-way message latency: a number or a distribution table (default: SubstrateSpec's)."),
 )

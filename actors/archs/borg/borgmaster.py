@@ -145,6 +145,7 @@ class BorgmasterReplica(HearingReplica):  # Borglets are heard on their polls
         while await self.nap(p.poll_interval):
             if not self._leading():
                 continue
+            self.ring_waiting()  # a new leader's first rings
             now = self.rt.now()
             silent = judge(self.watch, self.log, now, hosts_down(self.node.sm.inner, p.hosts))
             if not silent:

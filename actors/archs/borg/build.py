@@ -29,8 +29,9 @@ def build(b: Build) -> Topology:
         t_job=bs.t_job, t_task=bs.t_task, batch_t_job=bs.batch_t_job, batch_t_task=bs.batch_t_task,
         placement=PlacementParams(bs.scoring, bs.sample or None, False), spread_service=bs.spread_service,
         preemption=bs.preemption, multi_path=bs.multi_path, missed_polls=bs.missed_polls,
-        # A Borglet polls every batch interval (wall): never call it silent
-        # before it missed several of those, whatever the emulated interval.
+        # A Borglet polls when rung (a launch or kill waits), when a task
+        # ended, and once per poll interval: never call it silent before it
+        # missed several batch intervals (wall), whatever the emulated one.
         poll_interval=max(bs.poll_interval, 4 * flush * sc.time_scale),
         hosts=host_count(n, k), racks=plan.cell.rack, eligible={cls: _machine_mask(sc, names) for cls, names in bs.requires},
         retry_backoff=bs.retry_backoff, idle_wall=flush / 2, liveness=sc.liveness,
@@ -41,7 +42,8 @@ def build(b: Build) -> Topology:
     factory = BorgMachineFactory(plan.cell.capacity, plan.prefill.free, k, quota, bs.max_attempts, standing)
     group = b.coordinator_group(factory, sc.metrics.sample_interval, BorgmasterReplica, {"params": params})
     topo = Topology(BorgletEndpoint(sc.coordinator.replicas), group.spawn_all(), group,
-                    quiesce_before_hosts=True, await_admission=True)
+                    quiesce_before_hosts=True, await_admission=True,
+                    heartbeat=params.poll_interval)  # the leader rings the Borglets its writes give work
     front = b.members.spawn("frontend", BorgFrontend, FRONTEND, b.rt, sc.coordinator.replicas, b.metrics, flush)
     topo.schedulers.append(front)
     topo.names.extend(["borgmaster-all"] if not bs.multi_path else ["borgmaster-service", "borgmaster-batch"])

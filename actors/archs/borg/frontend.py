@@ -45,7 +45,7 @@ class BorgletEndpoint(ReplicatedCell):
     async def rejoin(self, host_id: int) -> list:
         """A restarted Borglet: marked down at once (its tasks rescheduled);
         its next poll brings it back up, empty."""
-        return await self.write("rejoin", ("down", [host_id], self.rt.now()))
+        return await self.write("rejoin", ("rejoin", host_id, self.rt.now()))
 
     async def exchange(self, host_id: int, finished: bytes) -> Any:
         if not finished and not await self.client.query(("pending", host_id)):

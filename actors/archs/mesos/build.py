@@ -40,6 +40,7 @@ def build(b: Build) -> Topology:
         allocation_interval=ms.allocation_interval, offer_timeout=ms.offer_timeout, revocation=ms.revocation,
         starvation_timeout=ms.starvation_timeout, masters=ms.masters, replicas=sc.coordinator.replicas,
         lease_wall_s=ms.master_lease_ms / 1e3, sample_interval=sc.metrics.sample_interval, liveness=sc.liveness,
+        heartbeat=ms.heartbeat,
     )
     masters = MasterSet(cfg, b.rt, b.metrics, flush, b.members.on_spawn)
     master_handles = masters.spawn_all()
@@ -47,7 +48,8 @@ def build(b: Build) -> Topology:
     core = master_handles if group is None else list(group.live.values())
     names = [framework_name(f) for f in ms.frameworks]
     topo = Topology(AgentEndpoint(link), core, group, controllers={"master": masters},
-                    start_with_hosts=master_handles if group else [], info={"frameworks": names})
+                    start_with_hosts=master_handles if group else [], info={"frameworks": names},
+                    heartbeat=ms.heartbeat)  # the master rings agents it launches on
     for f in ms.frameworks:
         params = FrameworkParams(f.name, f.t_job, f.t_task, b.policies[f.name], f.mode, ms.max_attempts, f.delay,
                                  f.data_replicas, f.min_offer, _preferred(sc, f.preferred), f.refuse_seconds)

@@ -9,7 +9,8 @@ replies carry its ``epoch`` and anything addressed to an older epoch is
 refused.
 
 Messages: agents call ``register_agent`` and ``exchange`` (finished tasks in,
-launches and kills out, once per batch interval, as on Omega); frameworks
+launches and kills out, as on Omega: when the master rang the agent, a
+task of its ended, or a heartbeat passed); frameworks
 call ``register_framework``, ``respond`` (accept / hold / decline offers),
 ``revive`` and ``reconcile``; the master sends frameworks ``offers`` and
 ``status`` one message per framework per allocation round.
@@ -25,8 +26,9 @@ import math
 from typing import Any
 
 from schedlab.actors.archs.mesos.link import master_name
+from schedlab.actors.common.doorbell import Doorbells
 from schedlab.actors.common.host_watch import (
-    HOST_TIMEOUT_WALL_S,
+    host_timeout,
     judge,
     silence_span,
     watch_for,
@@ -60,7 +62,8 @@ class MesosMaster(ActorShell):
         self.lapsed = False  # refused its agents while its lease lapsed (see leading)
         self.fw_handles: dict[str, Any] = {}
         scale = rt.scale
-        self.watch = watch_for(cfg.hosts, HOST_TIMEOUT_WALL_S * scale, cfg.liveness, scale)
+        self.watch = watch_for(cfg.hosts, host_timeout(scale, cfg.heartbeat), cfg.liveness, scale)
+        self.bells = Doorbells(rt)
 
     # -------------------------------------------------------------- leading
 
@@ -71,6 +74,7 @@ class MesosMaster(ActorShell):
         """Become leader with empty soft state."""
         old = self.state.epoch
         self._dropped(self.state.take_over(epoch), old)
+        self.bells.forget_rings()
         self.watch.grace(self.rt.now(), give_up=True)
         # Agents get this long to re-register before the leader judges them
         # (Mesos' agent re-registration timeout): one that never does is
@@ -115,6 +119,7 @@ class MesosMaster(ActorShell):
         if not self.leading():
             return NOT_LEADER
         self.watch.heard(host, self.rt.now())
+        self.bells.rejoined(host)  # maybe a new incarnation
         reg = self.state.register_agent(host, tasks, finished)
         if reg.gone:
             self.log.emit(TASKS_GONE, master=self.name, host=host, tasks=[list(k) for k in reg.gone])
@@ -155,6 +160,7 @@ class MesosMaster(ActorShell):
         # The frameworks log the lost tasks they place again (tasks_lost).
         self.log.emit(MACHINES_DOWN, hosts=silent, tasks_lost=len(w.lost), lost=w.lost, unpulled=len(w.unpulled),
                       timeout_s=silence_span(self.watch))
+        self.bells.ring(silent)  # alive after all: its next poll re-registers it, empty
 
     async def exchange(self, owner: str, epoch: int, host: int, finished: list) -> dict:
         """Finished tasks in; the launches accepted for this agent (and any
@@ -162,6 +168,7 @@ class MesosMaster(ActorShell):
         if not self.leading() or not self.state.agent_ok(epoch, host):
             return NOT_LEADER
         self.watch.heard(host, self.rt.now())
+        self.bells.heard(host)
         launches, kills = self.state.exchange(host, finished)
         return {"ok": True, "launch": launches, "kill": kills}
 
@@ -205,6 +212,7 @@ class MesosMaster(ActorShell):
         r = self.state.respond(name, sections, declines, unholds, wants, self.rt.now())
         if r.closed:
             self.log.emit(OFFERS_CLOSED, offers=r.closed)
+        self.bells.ring(self.state.waiting())
         return {"ok": True, "results": r.results}
 
     async def recover_tasks(self, name: str, epoch: int, job_ids: list) -> dict:
@@ -234,6 +242,7 @@ class MesosMaster(ActorShell):
             self.log.emit(OFFERS_CLOSED, offers=rnd.rescinded)
         if rnd.revoked is not None:
             self.log.emit(REVOKED, starving=rnd.revoked.starving, victims=rnd.revoked.victims, tasks=rnd.revoked.tasks)
+            self.bells.ring(self.state.waiting())
         if rnd.made:
             self.log.emit(OFFERS_MADE, offers=rnd.made)
         for fw in rnd.recipients:

@@ -20,14 +20,16 @@ def build(b: Build) -> Topology:
     if sc.coordinator.replicas == 1:
         cellstate = members.spawn(
             "cellstate", CellState, "cellstate", b.rt, plan.cell.capacity, plan.prefill.free,
-            om.conflict_mode, om.txn_mode, b.metrics, sc.metrics.sample_interval, flush, k, sc.liveness,
+            om.conflict_mode, om.txn_mode, b.metrics, sc.metrics.sample_interval, flush, k, sc.liveness, om.heartbeat,
         )
         topo = Topology(DirectCell(cellstate), [cellstate], None)
     else:
         factory = CellMachineFactory(plan.cell.capacity, plan.prefill.free, om.conflict_mode.value, om.txn_mode.value, k)
         group = b.coordinator_group(factory, sc.metrics.sample_interval, WatchingReplica,
-                                    {"hosts": host_count(plan.cell.size, k), "liveness": sc.liveness})
+                                    {"hosts": host_count(plan.cell.size, k), "liveness": sc.liveness,
+                                     "heartbeat": om.heartbeat})
         topo = Topology(ReplicatedCell(sc.coordinator.replicas), group.spawn_all(), group)
+    topo.heartbeat = om.heartbeat  # commits ring the hosts
     for spec in om.schedulers:
         params = SchedulerParams(spec.name, spec.t_job, spec.t_task, b.policies[spec.name], om.max_attempts, om.retry_backoff)
         for i in range(spec.count):

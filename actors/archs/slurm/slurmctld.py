@@ -32,9 +32,10 @@ import numpy as np
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, report_down, watch_for
 from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.slices import Slices
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.slurm.controller import SlurmCore
-from schedlab.schedulers.archs.slurm.ctld import Slurmctld
+from schedlab.schedulers.archs.slurm.ctld import Slurmctld, Started
 from schedlab.schedulers.archs.slurm.events import (
     SLURMCTLD_ACTIVE, SLURMCTLD_RESTORED, SLURM_END, SLURM_QUEUE, SLURM_START,
 )
@@ -283,7 +284,7 @@ class SlurmController(ActorShell):
                     return
                 ctld = self.ctld
                 if ctld is not None and not ctld.recovering and self.placing:
-                    self._pass(ctld)
+                    await self._pass(ctld)
             self.wakeup.clear()
             try:
                 await asyncio.wait_for(self.wakeup.wait(), self.rt.wall(self.spec.sched_interval))
@@ -311,12 +312,29 @@ class SlurmController(ActorShell):
             except TimeoutError:
                 pass
 
-    def _pass(self, ctld: Slurmctld) -> None:
+    async def _pass(self, ctld: Slurmctld) -> None:
+        """One scheduling pass, cut into slices (``Slices``) between the
+        jobs it looks at: at ten thousand nodes a pass takes seconds, and
+        the controller's lease renewal must not wait it out. What a step
+        started is logged at once (a daemon may pull it at the next cut).
+        Should this controller lose its books at a cut (it went standby),
+        the pass ends there."""
         now = self.rt.now()
         ctld.expire(now)
-        started = ctld.schedule(now)
-        if started:
-            self.expiry_changed.set()
+        steps = ctld.schedule_steps(now)
+        slices = Slices(self.rt)
+        for started in steps:
+            if started:
+                self._log_starts(started, now)
+            if slices.due():
+                await slices.cut()
+                if self.ctld is not ctld:
+                    steps.close()
+                    return
+        self._drain()
+
+    def _log_starts(self, started: list[Started], now: float) -> None:
+        self.expiry_changed.set()
         for s in started:
             self.log.emit(TXN, scheduler=NAME, job_id=s.job_id, claims=len(s.nodes), committed=len(s.nodes),
                           think=self.spec.pass_time,

@@ -41,6 +41,7 @@ import numpy as np
 from schedlab.actors.archs.yarn.rm_restart import NAME, RestartingRM
 from schedlab.actors.archs.yarn.store_link import StoreLink
 from schedlab.actors.common.events import span_stamp
+from schedlab.actors.common.slices import Slices
 from schedlab.actors.common.head_endpoint import STANDBY
 from schedlab.actors.common.host_watch import (
     HOST_TIMEOUT_WALL_S,
@@ -156,8 +157,7 @@ class ResourceManager(RestartingRM):
         self.epoch = int(now) + 1 if rebuilt else 0
         self.core = RMState(sched, rm_config(self.spec), epoch=self.epoch, recovering=rebuilt)
         if not rebuilt:
-            for machine, key, req in cfg.foreign:
-                self.core.add_foreign(int(machine), key, req)
+            self.core.add_foreign_many(cfg.foreign)
         self.started_at = now
         self.watch.grace(now, give_up=rebuilt)
 
@@ -220,7 +220,13 @@ class ResourceManager(RestartingRM):
 
     async def exchange(self, host: int, finished: bytes) -> Any:
         """A NodeManager heartbeat for each machine of the host: kills and
-        launches for all of them in one reply."""
+        launches for all of them in one reply.
+
+        A thousand machines' heartbeats are a long pass: it is cut into
+        slices (``Slices``), what each slice handed out logged before the
+        cut. Should this RM lose its books at a cut (it stepped down), the
+        pass ends there and the host gets what was handed out so far, as if
+        only those machines had heartbeated."""
         heard = self._heard(host)
         if heard is None:
             return STANDBY
@@ -235,7 +241,16 @@ class ResourceManager(RestartingRM):
         kills: list[list[int]] = []
         reset = False
         am_started: list[tuple[int, int]] = []
+        handed = 0  # launches[:handed] are logged
+        slices = Slices(self.rt)
         for m in self._machines(host):
+            if slices.due():
+                self._handed_out(launches[handed:], am_started, now)
+                self._drain()
+                handed, am_started = len(launches), []
+                await slices.cut()
+                if self.core is not core:
+                    break
             r = core.node_heartbeat(m, by_machine.get(m, []), now)
             if r.resync:
                 self._drain()
@@ -244,11 +259,12 @@ class ResourceManager(RestartingRM):
             kills += r.kills
             reset |= r.reset
             am_started += r.am_started
-        if reset:
-            self.down.discard(host)
-            self.registered_hosts.add(host)
-        self._handed_out(launches, am_started, now)
-        self._drain()
+        if self.core is core:
+            if reset:
+                self.down.discard(host)
+                self.registered_hosts.add(host)
+            self._handed_out(launches[handed:], am_started, now)
+            self._drain()
         if reset:
             return {"reset": True, "launches": (launches, kills)}
         return launches, kills
@@ -323,10 +339,18 @@ class ResourceManager(RestartingRM):
         replies: dict[int, Any] = {}
         for app in done:
             core.finish_app(app, now)
+        # Thousands of AMs' calls (every one resyncing after a take-over)
+        # are a long pass: cut into slices; deposed at a cut, this RM
+        # answers as a standby (the pool resyncs with whoever leads).
+        slices = Slices(self.rt)
         for app, r in resyncs:
+            if slices.due() and not await self._cut(slices, core):
+                return STANDBY
             replies[app] = core.recover_app(app, list(r.asks), attempt=r.attempt, containers=r.containers,
                                             finished=r.finished, now=now)
         for app, call in calls:
+            if slices.due() and not await self._cut(slices, core):
+                return STANDBY
             replies[app] = core.am_allocate(app, call.asks, call.releases, call.starts, now, attempt=call.attempt)
         start = self.outbox.pop(pool, [])
         self._drain()
@@ -334,6 +358,13 @@ class ResourceManager(RestartingRM):
             self._maybe_settle()
         want = self.rebuilt and pool not in self.synced_pools
         return {"epoch": self.epoch, "replies": replies, "start": start, "want_ended": want}
+
+    async def _cut(self, slices: Slices, core: RMState) -> bool:
+        """End a slice of a long pass: its events out, the loop handed back;
+        False if this RM lost ``core`` (its books) meanwhile."""
+        self._drain()
+        await slices.cut()
+        return self.core is core
 
     async def _expiry_loop(self) -> None:
         every = min(self.spec.am_expiry / 4, 5.0)

@@ -17,6 +17,7 @@ from schedlab.actors.archs.yarn.store_link import StoreLink
 from schedlab.actors.common.head_endpoint import STANDBY
 from schedlab.actors.common.host_watch import silence_span
 from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.slices import Slices
 from schedlab.actors.common.submitter import NAME as SUBMITTER
 from schedlab.actors.coordinator.lease import holds_lease
 from schedlab.schedulers.archs.yarn.apps import app_record
@@ -186,19 +187,33 @@ class RestartingRM(ActorShell):
         its predecessors, restored with their attempt unknown (the AMs'
         resync tells it) and their AM not known to have run (an application
         no node reports an AM container for asks for one again, uncounted).
-        The first active RM of a standby set, fresh, admits them."""
+        The first active RM of a standby set, fresh, admits them.
+
+        Thousands of applications are a long pass: cut into slices
+        (``Slices``); should this RM lose its books at a cut, it stops
+        there (whoever leads next gets every job from the submitter)."""
         core = self.core
         if core is None:
             return  # not active (any more): whoever is recovers them
         if not core.recovering:
-            self._admit(jobs)
+            slices = Slices(self.rt)
+            done = 0
+            for i in range(len(jobs) + 1):
+                if i == len(jobs) or slices.due():
+                    self._admit(jobs[done:i])
+                    done = i
+                    if i == len(jobs):
+                        return
+                    await slices.cut()
+                    if self.core is not core:
+                        return
             return
         if self.store is not None and self.store.mirror is None:
             self.unrecovered = jobs  # restored once the store is read
             return
-        self._recover(jobs)
+        await self._recover(jobs)
 
-    def _recover(self, jobs: list[dict]) -> None:
+    async def _recover(self, jobs: list[dict]) -> None:
         """Restore each application with what the store kept of it (its
         attempt, counted failures, whether its AM ran; one that ended is
         not run again), or, with no store (a single RM), with its attempt
@@ -206,7 +221,14 @@ class RestartingRM(ActorShell):
         core = self.core
         assert core is not None
         now = self.rt.now()
+        slices = Slices(self.rt)
         for j in jobs:
+            if slices.due():
+                self._drain()
+                await slices.cut()
+                if self.core is not core:
+                    return
+                now = self.rt.now()
             job = Job.from_wire(j)
             self.tasks_of[job.job_id] = job.tasks
             if job.job_id in core.apps or job.job_id in self.ended:
@@ -251,7 +273,14 @@ class RestartingRM(ActorShell):
         for row in report["tasks"]:
             rows[int(row[2])].append(row)
         finished = [(int(j), int(t)) for j, t in report["finished"]]
+        slices = Slices(self.rt)
         for i, m in enumerate(self._machines(host)):
+            if slices.due():  # a thousand machines' reports: a long pass
+                self._drain()
+                await slices.cut()
+                if self.core is not core:
+                    return STANDBY  # deposed meanwhile: the host registers with whoever leads
+                now = self.rt.now()
             running, foreign = [], []
             for row in rows.get(m, []):
                 rep = RunningReport.from_host_row(row)

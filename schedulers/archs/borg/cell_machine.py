@@ -20,6 +20,8 @@ Commands
 * ``("down", [host], now)`` -> [tasks lost, launches never pulled] (keys): the host
   missed its polls; its tasks go back to their jobs' pending sets, their jobs
   to the front of the queue.
+* ``("rejoin", host, now)``: a restarted Borglet, written off as ``down``
+  (its next poll brings it back up, empty).
 
 Queries: ``("sample",)``, ``("pending", host)``.
 """
@@ -83,6 +85,8 @@ class BorgStateMachine:
             return self._exchange(*command[1:])
         if op == "down":
             return self._down(*command[1:])
+        if op == "rejoin":
+            return self._down([int(command[1])], float(command[2]))
         raise ValueError(f"unknown Borg command {op!r}")
 
     def _submit(self, jobs: list[dict], now: float) -> list:
@@ -232,6 +236,14 @@ class BorgStateMachine:
             self.free[lo:hi] = 0.0
             lost += [[j, t] for j, t in keys if (j, t) not in never_pulled]
         return [lost, unpulled]
+
+    def waiting(self) -> list[int]:
+        """Borglets something waits for: launches or kills not pulled, or a
+        reset (written off); the leader rings them (``actors.common.doorbell``)."""
+        hosts = [h for h, ls in self.to_launch.items() if ls] + [h for h, ks in self.to_kill.items() if ks]
+        if not self.up.all():
+            hosts += sorted(set((np.flatnonzero(~self.up) // self.k).tolist()))
+        return hosts
 
     # ---------------------------------------------------------------- reads
 

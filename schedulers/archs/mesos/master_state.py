@@ -53,6 +53,7 @@ class MasterConfig:
     lease_wall_s: float
     sample_interval: float
     liveness: LivenessSpec = LivenessSpec()
+    heartbeat: float | None = None  # emulated s between an idle agent's pings (None: it polls every batch)
 
 
 def machine_spans(machines: np.ndarray) -> list[list[int]]:
@@ -286,6 +287,11 @@ class MasterState:
         for ln in launches:
             self.running_updates[ln[6]].append((ln[0], ln[1]))
         return launches, self.kills.pop(host, [])
+
+    def waiting(self) -> list[int]:
+        """Agents something waits for (launches or kills not pulled): the
+        master rings them (``actors.common.doorbell``)."""
+        return [h for h, ls in self.to_launch.items() if ls] + [h for h, ks in self.kills.items() if ks]
 
     # ------------------------------------------------------------ frameworks
 

@@ -63,6 +63,7 @@ class MesosSpec:
     master_lease_ms: float = 1000.0  # wall ms a leader's lease lasts without renewal
     revocation: bool = False
     starvation_timeout: float = 30.0  # emulated s below guarantee, with demand, before revoking
+    heartbeat: float = 15.0  # emulated s: an idle agent's ping (Mesos' agent_ping_timeout)
 
 
 def _at_least_one(v: int) -> str | None:
@@ -120,6 +121,9 @@ FIELDS = (
     Field("revocation", bool, _D.revocation, doc="Revoke resources from frameworks above their guarantee for starved ones."),
     Field("starvation_timeout", float, _D.starvation_timeout, unit="emulated s", check=positive,
           doc="How long a framework with demand stays below its guarantee before the master revokes."),
+    Field("heartbeat", float, _D.heartbeat, unit="emulated s", check=positive,
+          doc="An agent's ping to the master when nothing else is to exchange (launches ring the agent; "
+              "Mesos' agent_ping_timeout; written off after 3 missed)."),
 )
 FIELD = {f.name: f for f in FIELDS}
 

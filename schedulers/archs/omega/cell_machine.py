@@ -43,6 +43,7 @@ class CellStateMachine:
         self.txn_mode = TxnMode(txn_mode)
         self.k = machines_per_actor
         self.to_launch: dict[int, list[list]] = {}
+        self._sampled: tuple[tuple, list] | None = None  # the last sample, by (version, down hosts)
         self.commits = 0
         self.where: dict[tuple[int, int], int] = {}  # committed task -> machine, until released or lost
         self.placed: dict[int, set[int]] = {}  # job -> its tasks placed and not lost
@@ -140,12 +141,21 @@ class CellStateMachine:
             cursor = int(command[1])
             return [len(self.lost), self.lost[cursor:]]
         if op == "sample":
-            up = np.ones(self.cell.capacity.shape[0], dtype=bool)
-            for h in self.down:
-                up[self._machines(h)] = False
-            util = self.cell.used()[up].sum(axis=0) / np.maximum(self.cell.capacity[up].sum(axis=0), 1e-12)
-            return [float(util[0]), float(util[1]), self.cell.version]
+            # Kept while nothing changed: an idle cell is sampled for free.
+            key = (self.cell.version, tuple(sorted(self.down)))
+            if self._sampled is None or self._sampled[0] != key:
+                up = np.ones(self.cell.capacity.shape[0], dtype=bool)
+                for h in self.down:
+                    up[self._machines(h)] = False
+                util = self.cell.used()[up].sum(axis=0) / np.maximum(self.cell.capacity[up].sum(axis=0), 1e-12)
+                self._sampled = (key, [float(util[0]), float(util[1]), self.cell.version])
+            return list(self._sampled[1])
         raise ValueError(f"unknown cell query {op!r}")
+
+    def waiting(self) -> list[int]:
+        """Hosts something waits for: launches not pulled, or a reset (a
+        host written off); their keeper rings them (``actors.common.doorbell``)."""
+        return [h for h, ls in self.to_launch.items() if ls] + sorted(self.down)
 
     # ------------------------------------------------------------ snapshots
 
@@ -172,6 +182,7 @@ class CellStateMachine:
         self.placed = {int(j): set(ts) for j, ts in placed}
         self.lost = [list(x) for x in lost]
         self.down = set(down)
+        self._sampled = None
 
 
 class CellMachineFactory:

@@ -38,6 +38,7 @@ class OmegaSpec:
     txn_mode: TxnMode = TxnMode.INCREMENTAL
     max_attempts: int = 1000
     retry_backoff: float = 1.0
+    heartbeat: float = 10.0  # emulated s: a Borglet's poll, a kubelet's node status
 
 
 _S = OmegaSchedulerSpec(name="", classes=())
@@ -67,6 +68,9 @@ FIELDS = (
           doc="Commit attempts before a job is given up."),
     Field("retry_backoff", float, _D.retry_backoff, unit="emulated s", check=positive,
           doc="Before a job whose commit conflicted is tried again."),
+    Field("heartbeat", float, _D.heartbeat, unit="emulated s", check=positive,
+          doc="A machine host's liveness exchange with the cell state when nothing else is to exchange "
+              "(commits ring the host; it is written off after 3 missed)."),
 )
 
 
@@ -84,7 +88,7 @@ def parse_omega(ot: Table, ctx: SectionContext) -> OmegaSpec:
     v = parse_fields(ot, FIELDS)
     omega = OmegaSpec(schedulers=scheds, conflict_mode=ConflictMode(v["conflict_mode"]),
                       txn_mode=TxnMode(v["transaction_mode"]), max_attempts=v["max_attempts"],
-                      retry_backoff=v["retry_backoff"])
+                      retry_backoff=v["retry_backoff"], heartbeat=v["heartbeat"])
     ot.done()
     return omega
 

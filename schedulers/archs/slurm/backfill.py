@@ -30,11 +30,12 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Any, Generator, Literal, Sequence, TypeVar
 
 import numpy as np
 
 Mode = Literal["fcfs", "easy", "conservative"]
+T = TypeVar("T")
 EPS = 1e-9
 
 
@@ -84,9 +85,20 @@ class Profile:
         each running job's resources come back at its end."""
         self.times = [now]
         self.free = [np.asarray(free, dtype=np.float64).copy()]
+        # Each end adds its resources to every step from it on: built in
+        # one sweep, each step the last plus the ends at its time (the same
+        # sums, in the same order, as adding each end to every later step,
+        # without the running x steps x nodes work).
         for r in sorted(running, key=lambda r: r.ends):
-            if not math.isinf(r.ends):
-                self._add(max(r.ends, now), math.inf, r.nodes, r.request, +1.0)
+            if math.isinf(r.ends):
+                continue
+            t = max(r.ends, now)
+            delta = np.zeros_like(self.free[0])
+            np.add.at(delta, np.asarray(r.nodes, dtype=np.int64), np.asarray(r.request, dtype=np.float64))
+            if t != self.times[-1]:
+                self.times.append(t)
+                self.free.append(self.free[-1])
+            self.free[-1] = self.free[-1] + delta
         self._table: list[np.ndarray] | None = None
 
     def _split(self, t: float) -> int:
@@ -192,15 +204,40 @@ def _pick(slots: np.ndarray, tasks: int) -> tuple[int, ...]:
 
 def schedule(now: float, free: np.ndarray, running: Sequence[RunningJob], queue: Sequence[QueuedJob],
              mode: Mode = "easy", max_test: int | None = None) -> Pass:
+    """``schedule_steps`` run to its end in one go."""
+    return run_steps(schedule_steps(now, free, running, queue, mode, max_test))
+
+
+def run_steps(steps: Generator[Any, None, T]) -> T:
+    """A pass cut into steps (a generator yielding between them), run to
+    its end: what it returns."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as end:
+            return end.value
+
+
+def schedule_steps(now: float, free: np.ndarray, running: Sequence[RunningJob], queue: Sequence[QueuedJob],
+                   mode: Mode = "easy", max_test: int | None = None) -> Generator[None, None, Pass]:
     """One pass over a partition whose nodes have ``free`` now (nodes x
     resources; positions are the partition's). ``queue`` is in priority
     order. FCFS starts jobs in that order until one does not fit; EASY then
     reserves the earliest start for that job and starts any later job that
     fits now without delaying it; conservative reserves a start for every
     job in order and starts those whose reservation is now. ``max_test``:
-    how many queued jobs backfill looks at (SLURM's bf_max_job_test)."""
+    how many queued jobs backfill looks at (SLURM's bf_max_job_test).
+
+    A generator: it yields after each job it looked at, so a shell can
+    hand its loop back between jobs (a pass over a long queue on ten
+    thousand nodes takes seconds; SLURM's own backfill yields its locks
+    every ``bf_yield_interval`` for the same reason), and returns the
+    ``Pass``. Run without pause (``schedule``) it decides the same.
+    Nothing it decides is applied: what the queue and the nodes became
+    meanwhile is the caller's to check."""
     prof = Profile(now, free, running)
     out = Pass()
+    yield
     if mode == "conservative":
         for pos, job in enumerate(queue[:max_test]):
             at, nodes = prof.earliest(job)
@@ -214,6 +251,7 @@ def schedule(now: float, free: np.ndarray, running: Sequence[RunningJob], queue:
                     out.backfilled.append(job.job_id)
             else:
                 out.reservations[job.job_id] = at
+            yield
         return out
     head = None
     for pos, job in enumerate(queue):
@@ -222,6 +260,7 @@ def schedule(now: float, free: np.ndarray, running: Sequence[RunningJob], queue:
             prof.reserve(now, job.limit, fit, job.request)
             out.start.append(job.job_id)
             out.placed[job.job_id] = fit
+            yield
             continue
         head = pos
         break
@@ -233,6 +272,7 @@ def schedule(now: float, free: np.ndarray, running: Sequence[RunningJob], queue:
         return out
     prof.reserve(shadow, blocked.limit, nodes, blocked.request)
     out.reservations[blocked.job_id] = shadow
+    yield
     for job in queue[head + 1:head + 1 + (max_test if max_test is not None else len(queue))]:
         # Starts now only if the profile, with the head job's reservation
         # carved out, holds it for its whole time limit.
@@ -242,4 +282,5 @@ def schedule(now: float, free: np.ndarray, running: Sequence[RunningJob], queue:
             out.start.append(job.job_id)
             out.placed[job.job_id] = fit
             out.backfilled.append(job.job_id)
+        yield
     return out

@@ -17,11 +17,12 @@ PriorityTier); within a partition, the queue is ordered by priority.
 """
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from schedlab.schedulers.archs.slurm.backfill import Mode, QueuedJob, RunningJob, schedule
+from schedlab.schedulers.archs.slurm.backfill import Mode, Pass, QueuedJob, RunningJob, run_steps, schedule_steps
 from schedlab.schedulers.archs.slurm.priority import FairShare, Weights, priority
 
 WHOLE_NODE = (1.0,)  # a task's request when every node is one unit
@@ -177,7 +178,19 @@ class SlurmCore:
         """One pass over every partition, highest tier first: the jobs to
         start now, on which nodes. Also leaves the pass's reservations in
         ``reservations`` and adds the jobs it requeued (preemption) to
-        ``preempted``."""
+        ``preempted``. ``schedule_steps`` run to its end in one go."""
+        return run_steps(self.schedule_steps(now))
+
+    def schedule_steps(self, now: float) -> Generator[list[Started] | None, None, list[Started]]:
+        """``schedule`` cut into steps: a generator yielding between the jobs
+        it looks at (``backfill.schedule_steps``), returning the jobs
+        started. Each partition's starts are applied at the end of its
+        pass, each one only if its job is still queued and its nodes are up
+        with room for it now: between steps the books may change (a job
+        ends or is cancelled, a node goes down). The step that applied them
+        yields them (so a caller's own books can follow before anything
+        else runs). Run without pause it decides as one pass does (every
+        check holds)."""
         out: list[Started] = []
         self.reservations = {}
         for p in sorted(self.partitions, key=lambda p: -p.tier):
@@ -185,19 +198,33 @@ class SlurmCore:
                            key=lambda j: (-self._priority(j, now), j.submitted, j.job_id))
             if not queue:
                 continue
-            decided = self._pass(p, queue, now)
+            decided = yield from self._pass(p, queue, now)
             if p.preempt and not decided.start and self._make_room(p, queue[0], now):
-                decided = self._pass(p, queue, now)
+                decided = yield from self._pass(p, queue, now)
             self.reservations.update(decided.reservations)
+            applied: list[Started] = []
             for jid in decided.start:
-                j = self.jobs[jid]
-                j.on = tuple(p.nodes[i] for i in decided.placed[jid])
+                j = self.jobs.get(jid)
+                on = tuple(p.nodes[i] for i in decided.placed[jid])
+                if j is None or j.started is not None or not self._room(on, j.request):
+                    continue  # changed while the pass ran: the next pass looks again
+                j.on = on
                 j.started, j.backfilled = now, jid in decided.backfilled
                 self._hold(j, +1.0)
-                out.append(Started(jid, j.on, j.backfilled))
+                applied.append(Started(jid, j.on, j.backfilled))
+            out += applied
+            yield applied
         return out
 
-    def _pass(self, p: Partition, queue: list[Job], now: float):  # noqa: ANN202 - a backfill.Pass
+    def _room(self, nodes: tuple[int, ...], request: tuple[float, ...]) -> bool:
+        """Whether a job of ``request`` per task fits on ``nodes`` (one per
+        task) now: every node up, none over its capacity."""
+        if self.down.intersection(nodes):
+            return False
+        idx, tasks = np.unique(np.asarray(nodes, dtype=np.int64), return_counts=True)
+        return bool(np.all(self._slots(self.cap[idx] - self.used[idx], request) >= tasks))
+
+    def _pass(self, p: Partition, queue: list[Job], now: float) -> Generator[None, None, Pass]:
         nodes = list(p.nodes)
         pos = {n: i for i, n in enumerate(nodes)}
         free = self.cap[nodes] - self.used[nodes]
@@ -211,8 +238,8 @@ class SlurmCore:
                     running.append(RunningJob(j.job_id, mine, j.started + j.limit, j.request))
         running += [RunningJob(-1, (pos[n],), until, req) for n, req, until in self.foreign.values()
                     if n in pos and n not in self.down]
-        return schedule(now, free, running, [QueuedJob(j.job_id, j.nodes, j.limit, j.request) for j in queue],
-                        p.backfill, self.bf_max_job_test)
+        return (yield from schedule_steps(now, free, running, [QueuedJob(j.job_id, j.nodes, j.limit, j.request)
+                                                                for j in queue], p.backfill, self.bf_max_job_test))
 
     def _make_room(self, p: Partition, head: Job, now: float) -> bool:
         """Requeue running jobs of lower tiers on ``p``'s nodes, newest

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import collections
 import math
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
+from schedlab.schedulers.archs.slurm.backfill import run_steps
 from schedlab.schedulers.archs.slurm.controller import Job as SlurmJob
+from schedlab.schedulers.archs.slurm.controller import Started as CoreStarted
 from schedlab.schedulers.archs.slurm.controller import SlurmCore
 from schedlab.schedulers.model.host_roll import HostRoll
 from schedlab.schedulers.model.jobs import Job
@@ -113,16 +116,36 @@ class Slurmctld:
     def schedule(self, now: float) -> list[Started]:
         """One scheduling pass (nothing while recovering): jobs to start
         now, their launches queued for their daemons; jobs preempted to make
-        room have their kills queued and are parked."""
+        room have their kills queued and are parked. ``schedule_steps`` run
+        to its end in one go."""
+        return run_steps(self.schedule_steps(now))
+
+    def schedule_steps(self, now: float) -> Generator[list[Started], None, list[Started]]:
+        """``schedule`` cut into steps (``Controller.schedule_steps``): a
+        generator yielding, between them, the jobs the step started (mostly
+        none), returning every job started. The books are whole at every
+        step: what the core started or preempted is queued for the daemons
+        before the yield (a daemon may pull it before the pass ends)."""
         if self.recovering:
             return []
-        started = self.core.schedule(now)
+        out: list[Started] = []
+        steps = self.core.schedule_steps(now)
+        while True:
+            try:
+                started = next(steps)
+            except StopIteration:
+                break
+            n = len(out)
+            self._follow(now, started or [], out)
+            yield out[n:]
+        for jid, at in self.core.reservations.items():
+            self.first_reserved.setdefault(jid, at)
+        return out
+
+    def _follow(self, now: float, started: list[CoreStarted], out: list[Started]) -> None:
         for jid, nodes, began in self.core.preempted:
             self._requeued(jid, nodes, began, "preempted")
         self.core.preempted = []
-        for jid, at in self.core.reservations.items():
-            self.first_reserved.setdefault(jid, at)
-        out = []
         for s in started:
             job, spec = self.core.jobs[s.job_id], self.specs[s.job_id]
             self.out[s.job_id] = set(range(len(s.nodes)))
@@ -133,7 +156,6 @@ class Slurmctld:
             self.dirty.add(s.job_id)
             out.append(Started(s.job_id, s.nodes, s.backfilled, self.first_reserved.pop(s.job_id, None),
                                now - job.submitted))
-        return out
 
     def next_expiry(self) -> float:
         """When the next running job reaches its limit (inf if none): the

@@ -43,6 +43,8 @@ node pulls it; node kills are delivered before launches in one reply.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from schedlab.schedulers.archs.yarn.events import (
@@ -106,6 +108,7 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
         self.global_scheduling = bool(getattr(getattr(scheduler, "config", None), "global_scheduling", False)
                                       if glob is None else glob)
         self.node_capacity = self.state.capacity.copy()  # configured; the state's drops to 0 while a node is out
+        self._fits_cache: dict[tuple[float, ...], bool] = {}  # container size -> fits some configured node
         self.state.reserve_ids((self.epoch << EPOCH_SHIFT) + 1)
         self.apps: dict[int, AppBook] = {}
         self.held: dict[int, Held] = {}
@@ -132,8 +135,7 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
         # liveness monitor (``expire_ams``).
         self.am_heard: dict[int, float] = {}
         if recovering:
-            for n in range(self.state.n_nodes):
-                self.state.set_node_capacity(n, np.zeros(NDIM))
+            self.state.set_node_capacities(np.arange(self.state.n_nodes), np.zeros((self.state.n_nodes, NDIM)))
 
     # ------------------------------------------------------------ events
 
@@ -152,9 +154,20 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
     def add_foreign(self, node: int, key: tuple[int, int], request: np.ndarray | list[float]) -> None:
         """Load not placed by this RM (the run's prefill) runs on ``node``:
         it takes room until the node reports ``key`` ended."""
-        self.foreign.setdefault(node, {})[(int(key[0]), int(key[1]))] = np.asarray(request, dtype=np.float64)
-        if node in self.registered:
-            self.state.set_node_capacity(node, self._effective(node))
+        self.add_foreign_many([(node, key, request)])
+
+    def add_foreign_many(self, rows: Iterable[tuple[int, tuple[int, int], Any]]) -> None:
+        """``add_foreign`` for each ``(node, key, request)`` of ``rows``, each
+        node's capacity set once (the prefill of a whole cell: tens of
+        thousands of rows when an RM starts)."""
+        touched: dict[int, None] = {}
+        for node, key, request in rows:
+            node = int(node)
+            self.foreign.setdefault(node, {})[(int(key[0]), int(key[1]))] = np.asarray(request, dtype=np.float64)
+            touched[node] = None
+        nodes = [n for n in touched if n in self.registered]
+        if nodes:
+            self.state.set_node_capacities(nodes, np.array([self._effective(n) for n in nodes]))
 
     def _foreign_ended(self, node: int, key: tuple[int, int]) -> bool:
         load = self.foreign.get(node)
@@ -184,14 +197,25 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
             return "", str(e)
         if not (record.weight > 0 and math.isfinite(record.weight)):
             return "", f"weight must be > 0, got {record.weight!r}"
-        if not fits(self.node_capacity, as_vector(record.am_resources)).any():
+        if not self._fits_some_node(record.am_resources):
             return "", "the AM container fits on no node"
         for t in record.tasks:
-            if not fits(self.node_capacity, as_vector(t.capability)).any():
+            if not self._fits_some_node(t.capability):
                 return "", f"task {t.task_id} fits on no node"
             if any(n < 0 or n >= self.state.n_nodes for n in t.preferred):
                 return "", f"task {t.task_id} prefers an unknown node"
         return leaf, ""
+
+    def _fits_some_node(self, capability: Any) -> bool:
+        """Whether a container of ``capability`` fits on some node as
+        configured: asked once per distinct size (every task of every
+        admitted application asks, and a scan of ten thousand nodes each
+        time made admitting a cell's applications a pass of seconds)."""
+        key = tuple(float(x) for x in as_vector(capability))
+        got = self._fits_cache.get(key)
+        if got is None:
+            got = self._fits_cache[key] = bool(fits(self.node_capacity, as_vector(capability)).any())
+        return got
 
     def _admit(self, record: AppRecord, leaf: str) -> AppBook:
         self.state.submit(record.app_id, leaf, record.user, weight=record.weight)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from schedlab.schedulers.archs.yarn.locality import (
@@ -105,7 +105,7 @@ class ClusterState:
         self.capacity = cap
         self.free = cap.copy()
         self.rack_of = racks
-        self.total = cap.sum(axis=0)
+        self._total: np.ndarray | None = None
         self.tree = tree
         self.apps: dict[int, App] = {}
         self.containers: dict[int, Container] = {}
@@ -120,6 +120,16 @@ class ClusterState:
     @property
     def n_nodes(self) -> int:
         return self.capacity.shape[0]
+
+    @property
+    def total(self) -> np.ndarray:
+        """The cluster's capacity, summed over its nodes when first read
+        after a change: a restarted RM sets the capacity of every node it
+        hears (10,000 at a time), and a sum per set would make that
+        quadratic in the nodes. The same numbers as summing at every set."""
+        if self._total is None:
+            self._total = self.capacity.sum(axis=0)
+        return self._total
 
     # ------------------------------------------------------------ apps and asks
 
@@ -236,15 +246,26 @@ class ClusterState:
         cluster total follows, so shares and guarantees shrink with lost
         nodes as YARN's do. The containers still charged to the node keep
         their share: raises ValueError if they would no longer fit."""
-        cap = np.asarray(capacity, dtype=np.float64)
-        if cap.shape != (NDIM,) or np.any(~np.isfinite(cap)) or np.any(cap < 0):
-            raise ValueError(f"node capacity must be {NDIM} finite numbers >= 0, got {capacity!r}")
-        used = self.capacity[node] - self.free[node]
-        if np.any(used > cap + EPS):
-            raise ValueError(f"node {node} holds {used.tolist()}, more than the new capacity {cap.tolist()}")
-        self.capacity[node] = cap
-        self.free[node] = np.maximum(cap - used, 0.0)
-        self.total = self.capacity.sum(axis=0)
+        self.set_node_capacities([node], [capacity])
+
+    def set_node_capacities(self, nodes: Any, capacities: Any) -> None:
+        """``set_node_capacity`` for many nodes at once (``nodes`` [K],
+        distinct; ``capacities`` [K, R]): what a restarted RM does for every
+        node it hears, in one step instead of K. Nothing changes if any
+        node's capacity is refused."""
+        idx = np.asarray(nodes, dtype=np.int64).reshape(-1)
+        cap = np.asarray(capacities, dtype=np.float64).reshape(idx.shape[0], -1) if idx.size else np.zeros((0, NDIM))
+        if cap.shape[1] != NDIM or np.any(~np.isfinite(cap)) or np.any(cap < 0):
+            bad = next((i for i in range(len(idx)) if cap.shape[1] != NDIM or np.any(~np.isfinite(cap[i])) or np.any(cap[i] < 0)), 0)
+            raise ValueError(f"node capacity must be {NDIM} finite numbers >= 0, got {np.asarray(capacities)[bad]!r}")
+        used = self.capacity[idx] - self.free[idx]
+        over = np.any(used > cap + EPS, axis=1)
+        if np.any(over):
+            i = int(np.argmax(over))
+            raise ValueError(f"node {int(idx[i])} holds {used[i].tolist()}, more than the new capacity {cap[i].tolist()}")
+        self.capacity[idx] = cap
+        self.free[idx] = np.maximum(cap - used, 0.0)
+        self._total = None
 
     def release(self, container_id: int) -> Container | None:
         """A container ended (finished, killed, preempted). Unknown ids are
