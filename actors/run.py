@@ -35,6 +35,7 @@ from schedlab.schedulers.placement.policies import PlacementPolicy, get_policy
 from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.arch import Decider, all_roles, spec_of
 from schedlab.schedulers.scenario.parse import Scenario, roster_for
+from schedlab.schedulers.consensus.timing import raft_timing
 from schedlab.schedulers.model.workload import Prefill, generate_jobs, prefill
 
 ProgressFn = Callable[[float, dict], None]
@@ -229,6 +230,10 @@ class CellRun:
             "rtt_emulated_s_p50": round(rtt_p50 / 1e3 * scale, 6),
         }
         self.warnings = think_time_warnings(sc, self.substrate["rtt_emulated_s_p50"])
+        if topo.group is not None or sc.coordinator.replicas >= 3:
+            raised = raft_timing(sc.coordinator.heartbeat_ms, sc.coordinator.election_ms, sc.time_scale).raised
+            if raised:
+                self.warnings.append(raised)
 
     def start(self, epoch: float) -> None:
         """Start everything on the clock whose zero is ``epoch`` (wall s)."""

@@ -490,3 +490,55 @@ def test_log_compaction_keeps_the_boundary_term() -> None:
     assert (log.snap_index, log.snap_term, log.last_index, log.term_at(2), log.term_at(1)) == (2, 1, 3, 1, None)
     log.compact(5, 4)  # a snapshot past the end supersedes the log
     assert (log.last_index, log.last_term, log.entries) == (5, 4, [])
+
+
+# ------------------------------------------------------ timers when due
+
+def _observable(node: RaftNode) -> tuple:
+    r = node.ready()
+    return (node.role, node.term, node.leader_id, node.voted_for, node.election_elapsed, node._heartbeat_elapsed,
+            node._timeout, node.commit_index, tuple(r.messages), r.hard_state)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_advance_is_exactly_that_many_ticks(seed: int) -> None:
+    """A shell that sleeps until ``ticks_until_due`` and then calls
+    ``advance`` must see what one ticking every tick saw, whatever the role
+    (a leader, followers, a cut-off leader stepping down, candidates)."""
+    import copy
+
+    rng = random.Random(seed)
+    c = Cluster(SimConfig(n=3, seed=seed, election_ticks=(10, 20), heartbeat_ticks=3))
+    for round_ in range(30):
+        c.run(rng.randint(1, 40))
+        if round_ == 10:
+            c.partition([0], [1], [2])  # leaders step down, everyone campaigns
+        if round_ == 20:
+            c.heal()
+        for node in c.live():
+            node.ready()  # what the harness has not drained yet is not ours to compare
+            ticked, advanced = copy.deepcopy(node), copy.deepcopy(node)
+            n = rng.choice([1, 2, node.ticks_until_due() - 1, node.ticks_until_due(), node.ticks_until_due() + 1, 45])
+            due = node.ticks_until_due()
+            for k in range(max(n, 0)):
+                ticked.tick()
+                if k + 1 < due:
+                    assert ticked.ready().is_empty() and ticked.role is node.role, "a tick before the due one acted"
+            advanced.advance(max(n, 0))
+            ticked_final = copy.deepcopy(node)
+            for _ in range(max(n, 0)):
+                ticked_final.tick()
+            assert _observable(advanced) == _observable(ticked_final)
+
+
+def test_ticks_until_due_names_the_heartbeat_and_the_election_timeout() -> None:
+    ids = [0, 1, 2]
+    follower = RaftNode(0, ids, random.Random(1), KVStateMachine(), election_ticks=(1000, 1999), heartbeat_ticks=100)
+    assert 1000 <= follower.ticks_until_due() <= 1999
+    follower.advance(follower.ticks_until_due() - 1)
+    assert follower.role is Role.FOLLOWER and follower.ticks_until_due() == 1
+    follower.advance(1)
+    assert follower.role is Role.PRE_CANDIDATE
+    solo = RaftNode(0, [0], random.Random(1), KVStateMachine(), election_ticks=(1000, 1999), heartbeat_ticks=100)
+    solo.advance(solo.ticks_until_due())
+    assert solo.is_leader and solo.ticks_until_due() == 100

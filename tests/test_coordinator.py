@@ -21,7 +21,8 @@ pytestmark = pytest.mark.ray
 def make_group(n: int, root: Path, snapshot_threshold: int = 1000) -> CoordinatorGroup:
     """The driver-side group run.py uses, over the example KV state machine."""
     ns = f"schedlab-test-{uuid.uuid4().hex[:6]}"
-    g = CoordinatorGroup(CoordinatorSpec(replicas=n, snapshot_threshold=snapshot_threshold), ns, root, KVStateMachine,
+    g = CoordinatorGroup(CoordinatorSpec(replicas=n, snapshot_threshold=snapshot_threshold, heartbeat_ms=45.0,
+                                         election_ms=(150.0, 300.0)), ns, root, KVStateMachine,
                          ray_engine.RayRuntime(1.0, ns), None, 1, None, lambda h: None)
     g.spawn_all()
     g.start(time.time())

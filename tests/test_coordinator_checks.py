@@ -90,8 +90,11 @@ def test_checker_counts_lost_duplicated_and_split_brain() -> None:
 
 @pytest.mark.parametrize("coordinator,faults,problem", [
     ({"replicas": 2}, [], "coordinator.replicas: must be 1 (no replication) or 3 to 9"),
-    ({"replicas": 3, "election_ticks": [5, 2]}, [], "coordinator.election_ticks: must be [low, high]"),
-    ({"replicas": 3, "heartbeat_ticks": 10}, [], "coordinator.heartbeat_ticks: must be below election_ticks low"),
+    ({"replicas": 3, "election_ms": [500, 200]}, [], "coordinator.election_ms: must be a number or [low, high]"),
+    ({"replicas": 3, "heartbeat_ms": 7500}, [], "coordinator.heartbeat_ms: must be below election_ms (7500)"),
+    ({"replicas": 3, "election_ms": [150, 300], "heartbeat_ms": 150}, [], "coordinator.heartbeat_ms: must be below election_ms (150)"),
+    ({"replicas": 3, "tick_ms": 15.0}, [], "coordinator.tick_ms: replaced by heartbeat_ms and election_ms"),
+    ({"replicas": 3, "election_ticks": [10, 20]}, [], "coordinator.election_ticks: replaced by heartbeat_ms and election_ms"),
     ({}, [{"at": 10.0, "action": "kill_leader"}], "faults[0]: kill_leader needs [coordinator] replicas >= 3"),
     ({"replicas": 3}, [{"at": 10.0, "action": "kill", "target": "coordinator-7"}], "faults[0]: unknown target 'coordinator-7'"),
     ({"replicas": 3}, [{"at": 900.0, "action": "kill_leader"}], "faults[0].at: must be inside the run"),

@@ -29,7 +29,8 @@ def test_an_entry_the_state_machine_cannot_apply_is_a_crashed_loop(tmp_path: Pat
     with engines.use(eng):
         rt = eng.runtime(1.0, ns)
         metrics = eng.spawn(MetricsCollector, "metrics", ns, str(tmp_path / "events.jsonl"))
-        g = CoordinatorGroup(CoordinatorSpec(replicas=3), ns, tmp_path, RefusingMachine, rt, metrics, 1, None, lambda h: None)
+        spec = CoordinatorSpec(replicas=3, heartbeat_ms=100.0, election_ms=1000.0)  # a leader within the deadline
+        g = CoordinatorGroup(spec, ns, tmp_path, RefusingMachine, rt, metrics, 1, None, lambda h: None)
         g.spawn_all()
         g.start(0.0)
         client = CoordinatorClient("c", 3, eng.runtime(1.0, ns))

@@ -75,7 +75,7 @@ class ActorShell:
         self._flushes = 0
         self._stopping = asyncio.Event()
         self._naps: set[asyncio.Future] = set()  # naps in progress: stop() ends them
-        self._doze: asyncio.Future | None = None  # the nap ``wake_early`` ends, if one is in progress
+        self._dozes: dict[str, asyncio.Future] = {}  # naps ``wake_early`` ends, by name, while in progress
         self._started = asyncio.Event()
         self.log = EventLog(name, rt.now)
         self._tasks: list[asyncio.Task] = []
@@ -178,9 +178,10 @@ class ActorShell:
         if lines and self.metrics is not None:
             await self.rt.call(self.metrics, "record", lines)
 
-    async def nap_wall(self, seconds: float, wakeable: bool = False) -> bool:
+    async def nap_wall(self, seconds: float, wakeable: bool | str = False) -> bool:
         """Sleep ``seconds`` of wall time; False if stop() came meanwhile.
-        ``wakeable``: ``wake_early`` may end it sooner (one such nap at a time).
+        ``wakeable``: ``wake_early`` may end it sooner (one such nap at a
+        time per name; True is the unnamed one).
 
         One future and one timer per nap: every loop of every actor naps
         between rounds (a host once per batch interval), and
@@ -192,26 +193,28 @@ class ActorShell:
         # An endless nap (a loop waiting for ``wake_early``) sets no timer.
         timer = None if math.isinf(seconds) else wake.get_loop().call_later(max(0.0, seconds), _settle, wake)
         self._naps.add(wake)
-        if wakeable:
-            self._doze = wake
+        name = None if wakeable is False else "" if wakeable is True else wakeable
+        if name is not None:
+            self._dozes[name] = wake
         try:
             await wake
         finally:
             if timer is not None:
                 timer.cancel()
             self._naps.discard(wake)
-            if self._doze is wake:
-                self._doze = None
+            if name is not None and self._dozes.get(name) is wake:
+                del self._dozes[name]
         if self._stopping.is_set():
             return False
         await self.rt.sleep_wall(0)  # a frozen actor (a chaos pause on the sim engine) wakes when it thaws
         return self.running
 
-    def wake_early(self) -> None:
-        """End the wakeable nap in progress, if any (its loop looks again at
-        what is due)."""
-        if self._doze is not None:
-            _settle(self._doze)
+    def wake_early(self, name: str = "") -> None:
+        """End the wakeable nap ``name`` in progress, if any (its loop looks
+        again at what is due)."""
+        doze = self._dozes.get(name)
+        if doze is not None:
+            _settle(doze)
 
     async def nap(self, emulated: float) -> bool:
         """Sleep ``emulated`` seconds; False if stop() came meanwhile."""

@@ -36,7 +36,7 @@ class CoordinatorGroup(ReplicaSet):
         s = self.spec
         cfg = ReplicaConfig(
             index=i, replicas=s.replicas, data_dir=str(self.dir / replica_name(i)), make_state_machine=self.make_sm,
-            seed=self.seed, tick_wall=s.tick_ms / 1e3, election_ticks=s.election_ticks, heartbeat_ticks=s.heartbeat_ticks,
+            seed=self.seed, heartbeat_ms=s.heartbeat_ms, election_ms=s.election_ms,
             snapshot_threshold=s.snapshot_threshold, sample_interval=self.sample_interval,
         )
         h = engines.current().spawn(self.replica_cls, replica_name(i), self.namespace, rt=self.rt, cfg=cfg, metrics=self.metrics,

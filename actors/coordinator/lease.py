@@ -4,8 +4,8 @@ part): the campaign a member runs, and how others find the holder.
 
 Any architecture's replicated masters use this one election: each member
 campaigns every quarter lease; the holder leads until its lease runs out
-unrenewed, a standby wins only once it has, and every new holder gets a
-higher epoch (so whoever talks to the leader can tell a new one). A member
+unrenewed, a standby wins only once it has (and campaigns again only
+then: ``campaign_wait``), and every new holder gets a higher epoch (so whoever talks to the leader can tell a new one). A member
 that learns another holds the lease, or whose own lease ran out unrenewed,
 steps down.
 """
@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.engines.runtime import Runtime
+from schedlab.schedulers.consensus.lease import campaign_wait
 
 
 def lease_identity(name: str, incarnation: int) -> str:
@@ -89,10 +90,10 @@ class LeaseCampaign:
         while shell.running:
             sent = self.rt.now()
             try:
-                holder, won, _expires = await self.coord.submit(("campaign", self.me, sent, lease_e),
-                                                                deadline=self.lease_wall_s)
+                holder, won, expires = await self.coord.submit(("campaign", self.me, sent, lease_e),
+                                                               deadline=self.lease_wall_s)
             except Exception:  # no coordinator leader within a lease: we cannot know we still lead
-                holder, won = None, epoch()
+                holder, won, expires = None, epoch(), 0.0
             if holder == self.me:
                 # Counted from when we asked: the lease might have been granted then.
                 shell.lease_until = sent + lease_e
@@ -102,5 +103,6 @@ class LeaseCampaign:
                 shell.leader_hint = lease_holder_name(holder)
                 if leads() and (holder is not None or self.rt.now() >= shell.lease_until):
                     step_down()
-            if not await shell.nap_wall(self.lease_wall_s / 4):
+            wait = campaign_wait(self.me, holder, float(expires), self.rt.now(), lease_e)
+            if not await shell.nap_wall(self.rt.wall(wait)):
                 return

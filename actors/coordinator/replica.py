@@ -1,7 +1,9 @@
 """A coordinator replica: drives the pure Raft core (schedulers.consensus) on Ray.
 
-The actor only does timers and I/O: a tick loop (``tick_wall`` seconds per
-Raft tick), peer messages as actor calls (one ``deliver`` call per peer per
+The actor only does timers and I/O: one timer that sleeps until the core's
+next deadline (``RaftNode.ticks_until_due``: a leader's heartbeat, anyone
+else's election timeout) and then advances the core by the ticks that
+passed (one tick = ``timing.TICK_S`` emulated), peer messages as actor calls (one ``deliver`` call per peer per
 Ready, carrying every message for it), the log and term/vote on local disk
 (``actors.coordinator.raft_disk``), and client proposals that resolve once their entry is
 applied. Named ``coordinator-<i>``; a replica restarted under the same name
@@ -10,6 +12,7 @@ and directory recovers from disk.
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -17,6 +20,7 @@ from schedlab.actors.common.shell import ActorShell
 from schedlab.schedulers.consensus.core import RaftNode
 from schedlab.schedulers.consensus.messages import ClientReply, ClientRequest, decode, encode
 from schedlab.schedulers.consensus.statemachine import StateMachine
+from schedlab.schedulers.consensus.timing import TICK_S, raft_timing
 from schedlab.actors.coordinator.raft_disk import DiskStorage
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.events.shared import CELL_SAMPLE, LOOP_CRASHED, RAFT_ROLE, REPLICA_START
@@ -31,16 +35,16 @@ def replica_name(i: int) -> str:
 class ReplicaConfig:
     """One replica of the group: which one, where its disk is, the state
     machine it runs (a factory: every incarnation builds its own) and the
-    Raft timing ([coordinator] in the scenario)."""
+    Raft timing ([coordinator] in the scenario, emulated ms; the wall floor
+    of ``schedulers.consensus.timing`` applies)."""
 
     index: int
     replicas: int
     data_dir: str
     make_state_machine: Callable[[], StateMachine]
     seed: int = 0
-    tick_wall: float = 0.015  # wall seconds per Raft tick
-    election_ticks: tuple[int, int] = (10, 20)
-    heartbeat_ticks: int = 3
+    heartbeat_ms: float = 2500.0
+    election_ms: float | tuple[float, float] = 7500.0
     snapshot_threshold: int = 1000
     proposal_timeout: float = 2.0  # wall seconds
     sample_interval: float | None = None  # emulated s between the leader's cell samples; None: none
@@ -49,8 +53,15 @@ class ReplicaConfig:
 class CoordinatorReplica(ActorShell):
     BEFORE_START = frozenset({"set_peers"})  # the group wires replicas up before any starts
 
+    TIMER = "raft"  # the timer loop's wakeable nap
+    # Events ship EVENT_FLUSH_EVERY of these after the first of a batch (an
+    # idle replica logs none and never wakes for them). Short: a replica
+    # killed holds its unshipped events, and the invariants replay them.
+    FLUSH_WALL_S = 0.015
+
     def __init__(self, rt: Runtime, cfg: ReplicaConfig, metrics: Any) -> None:
-        super().__init__(rt, replica_name(cfg.index), metrics, cfg.tick_wall)
+        self.timing = raft_timing(cfg.heartbeat_ms, cfg.election_ms, rt.scale)
+        super().__init__(rt, replica_name(cfg.index), metrics, self.FLUSH_WALL_S)
         self.index = cfg.index
         self.storage = DiskStorage(cfg.data_dir)
         incarnation = len(list(self.storage.dir.glob("incarnation-*")))
@@ -58,9 +69,12 @@ class CoordinatorReplica(ActorShell):
         self.node = RaftNode.restore(
             cfg.index, range(cfg.replicas), rng_for(cfg.seed, f"{self.name}/{incarnation}"), cfg.make_state_machine(),
             self.storage.hard_state, self.storage.snapshot, self.storage.entries,
-            election_ticks=cfg.election_ticks, heartbeat_ticks=cfg.heartbeat_ticks, snapshot_threshold=cfg.snapshot_threshold,
+            election_ticks=self.timing.election_ticks, heartbeat_ticks=self.timing.heartbeat_ticks,
+            snapshot_threshold=cfg.snapshot_threshold,
         )
-        self.tick_wall = cfg.tick_wall
+        self._origin = 0.0  # emulated time of tick 0 (set on start)
+        self._ticked = 0  # core ticks advanced so far
+        self._alarm = math.inf  # emulated time the timer loop wakes at
         self.proposal_timeout = cfg.proposal_timeout
         self.peers: dict[int, Any] = {}
         self.waiting: dict[tuple[str, int], asyncio.Future] = {}
@@ -73,17 +87,51 @@ class CoordinatorReplica(ActorShell):
 
     async def on_start(self) -> None:
         self.log.emit(REPLICA_START, replica=self.index, term=self.node.term, log_last=self.node.log.last_index)
-        self.spawn_loop(self._tick_loop())
+        self._origin = self.rt.now()
+        self.spawn_loop(self._timer_loop())
 
-    async def _tick_loop(self) -> None:
-        while await self.nap_wall(self.tick_wall):
-            self.node.tick()
+    async def _timer_loop(self) -> None:
+        """Sleep until something is due, never tick by tick: an idle group
+        costs one wake per heartbeat on the leader and about one per
+        election timeout on a follower (its heartbeats push the timeout
+        back; it wakes at the old one, finds nothing due, sleeps again)."""
+        while True:
+            self._catch_up()
             self._process()
-            if self.sample_interval and self.node.is_leader and self.rt.now() >= self._next_sample:
+            now = self.rt.now()
+            if self.sample_interval and self.node.is_leader and now >= self._next_sample:
                 # The leader speaks for the cell: one utilisation sample per interval.
                 cpu, mem, version = self.node.sm.inner.query(("sample",))
                 self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=version)
-                self._next_sample = self.rt.now() + self.sample_interval
+                self._next_sample = now + self.sample_interval
+            self._alarm = self._due_at()
+            if not await self.nap_wall(self.rt.wall(self._alarm - now), wakeable=self.TIMER):
+                return
+
+    def _due_at(self) -> float:
+        """Emulated time of the next deadline: the core's, or a leader's next sample."""
+        at = self._origin + (self._ticked + self.node.ticks_until_due()) * TICK_S
+        if self.sample_interval and self.node.is_leader:
+            at = min(at, self._next_sample)
+        return at
+
+    def _catch_up(self) -> None:
+        """Advance the core by the ticks that passed since it last was, so
+        its counters are current before any input (a stale count would
+        make a follower think it still hears a leader). A timer late by
+        more than an election timeout (a paused actor) fires what that
+        timeout holds and drops the rest, as etcd's ticker drops ticks."""
+        n = int((self.rt.now() - self._origin) / TICK_S + 1e-6) - self._ticked
+        if n > 0:
+            self.node.advance(min(n, self.timing.election_ticks[0]))
+            self._ticked += n
+
+    def _rearm(self) -> None:
+        """After an input: wake the timer loop if the deadline moved before
+        its alarm (a new leader's first heartbeat); a later one (a follower
+        that heard its leader) needs nothing, the loop sleeps again."""
+        if self._due_at() < self._alarm - 1e-9:
+            self.wake_early(self.TIMER)
 
     async def set_peers(self, peers: dict[int, Any]) -> None:
         """Handles of the current incarnations of peers, pushed by the driver
@@ -143,11 +191,13 @@ class CoordinatorReplica(ActorShell):
         if not self.running:
             return
         try:
+            self._catch_up()
             for b in blobs:
                 m = decode(b)
                 if m.dst == self.index:
                     self.node.step(m)
             self._process()
+            self._rearm()
         except Exception as e:
             # A committed entry its state machine cannot apply stops this
             # replica (and, the apply being deterministic, every replica):
@@ -166,6 +216,7 @@ class CoordinatorReplica(ActorShell):
         if fut is None or fut.done():
             fut = asyncio.get_running_loop().create_future()
             self.waiting[key] = fut
+        self._catch_up()
         self.node.propose(ClientRequest(client_id, request_id, command))
         self._process_soon()
         try:

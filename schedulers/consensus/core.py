@@ -131,6 +131,32 @@ class RaftNode:
             if self.election_elapsed >= self._timeout:
                 self._pre_campaign()
 
+    def ticks_until_due(self) -> int:
+        """How many ``tick()`` calls from now the first one that does more
+        than count is (a leader's heartbeat or check-quorum, anyone else's
+        election timeout); at least 1. A shell that is woken by every
+        message sleeps that long instead of ticking, and nothing a tick
+        does happens in between: only inputs (``step``, ``propose``) can
+        move the deadline, and the shell asks again after each."""
+        if self.role is Role.LEADER:
+            due = min(self._heartbeat_ticks - self._heartbeat_elapsed, self._lo - self.election_elapsed)
+        else:
+            due = self._timeout - self.election_elapsed
+        return max(1, due)
+
+    def advance(self, ticks: int) -> None:
+        """Exactly ``ticks`` calls of ``tick()``, without making the ones
+        that only count: the ticks before the next due one move the
+        counters in one step (none of them reaches a threshold)."""
+        while ticks > 0:
+            skip = min(ticks, self.ticks_until_due()) - 1
+            if skip:
+                self.election_elapsed += skip
+                if self.role is Role.LEADER:
+                    self._heartbeat_elapsed += skip
+            self.tick()
+            ticks -= skip + 1
+
     def propose(self, request: ClientRequest) -> None:
         """Append a client request if leader; the reply comes in a later Ready
         once it is applied. Idempotent for retries (same client and request id)."""

@@ -48,6 +48,18 @@ class LeaseMachine:
         self.holder, self.epoch, self.expires = msgpack.unpackb(data, raw=False)
 
 
+def campaign_wait(me: str, holder: str | None, expires: float, now: float, lease: float) -> float:
+    """Emulated seconds until a member campaigns again (every campaign is a
+    replicated write). The holder renews every quarter lease, so three
+    renewals in a row may be late before it lapses. A standby can win only
+    once the holder's lease ran out: it asks again then, not every quarter
+    lease; ``holder`` None (nobody, or the group could not say) asks again
+    after a quarter lease."""
+    if holder is None or holder == me:
+        return lease / 4
+    return max(lease / 4, expires - now)
+
+
 class LeaseMachineFactory:
     def __call__(self) -> LeaseMachine:
         return LeaseMachine()

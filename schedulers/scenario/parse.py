@@ -166,9 +166,13 @@ def _unavailable_leader_kills(members: dict[str, list[str]]) -> dict[str, str]:
 
 
 def _coordinator(t: Table) -> CoordinatorSpec:
+    for k, why in fields.COORDINATOR_REPLACED.items():
+        if k in t.data:
+            t.fail(t.key(k), why)
     got = parse_fields(t, fields.COORDINATOR)
     t.done()
-    return CoordinatorSpec(**dict(got, election_ticks=tuple(got["election_ticks"])))
+    e = got["election_ms"]
+    return CoordinatorSpec(**dict(got, election_ms=e if isinstance(e, float) else (float(e[0]), float(e[1]))))
 
 
 def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:

@@ -84,25 +84,35 @@ LIVENESS = (
 )
 
 
-def _ticks(v: list) -> str | None:
-    ok = len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in v) and 0 < v[0] <= v[1]
-    return None if ok else "must be [low, high] integers with 0 < low <= high"
+def _election(v: float | list) -> str | None:
+    if isinstance(v, float):
+        return None if v > 0 else "must be > 0"
+    ok = len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v) and 0 < v[0] <= v[1]
+    return None if ok else "must be a number or [low, high] with 0 < low <= high"
 
+
+def _below_election(v: float, got: Mapping[str, Any]) -> str | None:
+    e = got["election_ms"]
+    low = e if isinstance(e, float) else e[0]
+    return None if v < low else f"must be below election_ms ({low:g})"
+
+
+# Keys an earlier version read, and what replaced them (a one-line error).
+COORDINATOR_REPLACED = {
+    k: "replaced by heartbeat_ms and election_ms (emulated ms; the replicas sleep until a timer is due instead of ticking)"
+    for k in ("tick_ms", "election_ticks", "heartbeat_ticks")
+}
 
 COORDINATOR = (
     Field("replicas", int, 1, check=lambda v: None if v == 1 or 3 <= v <= 9 else "must be 1 (no replication) or 3 to 9",
           schema={"minimum": 1, "maximum": 9},
           doc="Replicas of the coordinator group: 1 (none) or 3 to 9; an architecture may set its own default."),
-    Field("election_ticks", list, [10, 20], check=_ticks, unit="ticks",
-          schema={"items": {"type": "integer", "minimum": 1}, "minItems": 2, "maxItems": 2},
-          doc="[low, high]: a follower's randomized election timeout."),
-    Field("heartbeat_ticks", int, 3, check=lambda v: None if v > 0 else "must be > 0", unit="ticks", schema={"minimum": 1},
-          against=lambda v, got: None if v < got["election_ticks"][0]
-          else f"must be below election_ticks low ({got['election_ticks'][0]})",
-          doc="Between a leader's heartbeats; below election_ticks low."),
-    Field("tick_ms", float, 15.0, unit="wall ms",
-          check=lambda v: None if v >= 5 else "must be >= 5 (timers are not precise below)", schema={"minimum": 5},
-          doc="One tick of the group's timers."),
+    Field("election_ms", (float, list), 7500.0, check=_election, unit="emulated ms",
+          doc="A follower's election timeout: a number x is drawn in [x, 2x) as etcd's --election-timeout is, "
+              "[low, high] in that range (the Raft paper's). Raised to 100 wall ms (x time_scale) if below."),
+    Field("heartbeat_ms", float, 2500.0, check=positive, unit="emulated ms", against=_below_election,
+          doc="Between a leader's heartbeats (etcd's --heartbeat-interval); below election_ms. An idle group "
+              "costs one heartbeat round per interval. Raised to 10 wall ms (x time_scale) if below."),
     Field("snapshot_threshold", int, 1000, check=lambda v: None if v > 0 else "must be > 0", schema={"minimum": 1},
           doc="Log entries between two snapshots of a replica's state."),
 )

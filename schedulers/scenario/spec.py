@@ -59,9 +59,8 @@ class CoordinatorSpec:
     state as a Raft-replicated state machine on coordinator replicas."""
 
     replicas: int = 1
-    tick_ms: float = 15.0  # wall milliseconds per Raft tick
-    election_ticks: tuple[int, int] = (10, 20)
-    heartbeat_ticks: int = 3
+    election_ms: float | tuple[float, float] = 7500.0  # emulated ms: x draws in [x, 2x); (low, high) in that range
+    heartbeat_ms: float = 2500.0  # emulated ms between a leader's heartbeats
     snapshot_threshold: int = 1000
 
 
