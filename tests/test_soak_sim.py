@@ -112,3 +112,13 @@ def test_a_scheduler_restarted_while_cut_off_from_its_node_monitors_places_nothi
     untraced). A node monitor that did not answer is asked again."""
     row = soak_sim(scenario("sparrow", 1330.0), tmp_path, every=5.0, seed=7)
     assert_invariants_hold(row["invariants"], tmp_path, "sim-soak-sparrow-seed-7")
+
+
+def test_a_schedd_restarted_while_a_startd_is_cut_off_runs_nothing_twice(tmp_path: Path) -> None:
+    """Seed 17's monkey, the first 3,530 emulated s: schedd-1 is restarted
+    (then paused), and recovers while startd-3 is cut off from the schedds;
+    it took the silent startd for running nothing of its own and ran job
+    13's task again elsewhere (double_placement). Every startd is asked
+    again until it answers (actors.common.roll_call)."""
+    row = soak_sim(scenario("htcondor", 3530.0), tmp_path, every=5.0, seed=17)
+    assert_invariants_hold(row["invariants"], tmp_path, "sim-soak-htcondor-seed-17")

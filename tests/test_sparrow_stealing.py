@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from schedlab.schedulers.archs.sparrow.holdings import (HoldingsQuery, add_long_work, merge_holdings, missing, not_started,
+from schedlab.schedulers.archs.sparrow.holdings import (add_long_work, merge_holdings, missing, not_started,
                                                         reservations_to_add)
 from schedlab.schedulers.archs.sparrow.stealing import Stealing
 from schedlab.schedulers.archs.sparrow.worker import QueueView, Reservation, Task, Worker
@@ -66,21 +66,6 @@ def test_holdings_merge_every_reply() -> None:
     h = merge_holdings(replies)
     assert h.started == {1: {0, 2}, 2: {0}} and h.queued == {1: {3, 4}}
     assert h.reservations == {2: 3, 3: 1} and h.running == [[0, 1, 0], [5, 2, 0]]
-
-
-def test_a_node_monitor_that_did_not_answer_is_asked_again_until_it_does() -> None:
-    """A failed call says nothing of what that node monitor holds: taking it
-    for "nothing" made a restarted scheduler place running tasks again."""
-    q = HoldingsQuery(3)
-    assert q.to_ask() == [0, 1, 2]
-    q.take(0, {"started": [[1, 0]], "queued": {}, "reservations": {}, "running": []})
-    q.take(1, TimeoutError("nodemon-1 cut off"))
-    q.take(2, {"started": [], "queued": {1: [1]}, "reservations": {}, "running": []})
-    assert q.to_ask() == [1]
-    q.take(1, {"started": [[1, 2]], "queued": {}, "reservations": {}, "running": []})
-    assert q.to_ask() == []
-    h = q.holdings()
-    assert h.started == {1: {0, 2}} and missing(3, h.started[1], h.queued[1]) == []
 
 
 def test_what_a_restarted_scheduler_places_again() -> None:

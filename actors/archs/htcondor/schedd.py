@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from schedlab.actors.common.events import span_stamp
+from schedlab.actors.common.roll_call import ask_everyone
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.htcondor.claims import Activate, ClaimReply, ClaimRequest, Match, Release, Schedd, Vacated
@@ -86,12 +87,14 @@ class ScheddActor(ActorShell):
         """A restarted schedd: its queue from the submitter, its running jobs
         and completions from the startds (the shadows reconnect)."""
         queued = self._queue([Job.from_wire(j) for j in jobs])
-        reports = await asyncio.gather(*(self._call(startd_name(h), "claims_of", self.name) for h in range(self.cfg.hosts)),
-                                       return_exceptions=True)
+        # Every startd's answer first (``actors.common.roll_call``): one cut
+        # off may still run our jobs, and a job taken for idle would run twice.
+        reports = await ask_everyone(self.cfg.hosts, lambda h: self._call(startd_name(h), "claims_of", self.name),
+                                     lambda: self.nap(CALL_WALL_S * self.rt.scale))
+        if reports is None:
+            return  # stopped first: the submitter reports the jobs of a restarted schedd
         running, finished = [], set(self.early_done)
         for rep in reports:
-            if isinstance(rep, BaseException):
-                continue
             finished.update(rep["finished"])
             running += [Running(k, c, slot, u, ad, started) for k, c, slot, u, ad, started in rep["running"]]
         # Jobs submitted to this incarnation before the recovery are already in the core.

@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.actors.common.roll_call import ask_everyone
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.sparrow.events import SPARROW_JOB, SPARROW_PLACED
-from schedlab.schedulers.archs.sparrow.holdings import (Holdings, HoldingsQuery, add_long_work, missing, not_started,
+from schedlab.schedulers.archs.sparrow.holdings import (Holdings, add_long_work, merge_holdings, missing, not_started,
                                                         reservations_to_add)
 from schedlab.schedulers.archs.sparrow.hybrid import LongScheduler, partition
 from schedlab.schedulers.archs.sparrow.nodes import mean_duration, rebuild_book
@@ -135,19 +136,12 @@ class _Base(ActorShell):
 
     async def _holdings(self) -> Holdings | None:
         """What every node monitor holds of ours, once each has answered
-        (``holdings.HoldingsQuery``: those that did not are asked again, a
-        call's timeout apart); None if we stop first."""
-        query = HoldingsQuery(self.cfg.hosts)
-        while True:
-            ask = query.to_ask()
-            got = await asyncio.gather(*(self._call(nodemon_name(h), "owned", self.name, self.cfg.index) for h in ask),
-                                       return_exceptions=True)
-            for h, reply in zip(ask, got):
-                query.take(h, reply)
-            if not query.to_ask():
-                return query.holdings()
-            if not await self.nap(CALL_WALL_S * self.rt.scale):
-                return None
+        (``actors.common.roll_call``: a silent one may still run our
+        tasks); None if we stop first."""
+        replies = await ask_everyone(
+            self.cfg.hosts, lambda h: self._call(nodemon_name(h), "owned", self.name, self.cfg.index),
+            lambda: self.nap(CALL_WALL_S * self.rt.scale))
+        return None if replies is None else merge_holdings(replies)
 
     async def on_stop(self) -> dict:
         for t in list(self.work):

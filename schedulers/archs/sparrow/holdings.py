@@ -38,33 +38,6 @@ def merge_holdings(replies: Iterable[Mapping]) -> Holdings:
     return out
 
 
-class HoldingsQuery:
-    """A restarted scheduler asking every node monitor what it holds of
-    ours. Only a complete view may decide what to place again: a node
-    monitor that did not answer (cut off, paused, slowed: it cannot die
-    while its machines live) may still run our tasks, and a task placed
-    again would run twice (a sim soak, seed 7: a scheduler restarted while
-    cut off from every node monitor re-placed a running service job). So
-    whoever failed to answer is asked again until each has."""
-
-    def __init__(self, hosts: int) -> None:
-        self.hosts = hosts
-        self.replies: dict[int, Mapping] = {}
-
-    def to_ask(self) -> list[int]:
-        """The node monitors (by host) that still owe an answer."""
-        return [h for h in range(self.hosts) if h not in self.replies]
-
-    def take(self, host: int, reply: Mapping | BaseException) -> None:
-        """A call's outcome: a failed call (an exception) leaves ``host`` to ask again."""
-        if not isinstance(reply, BaseException):
-            self.replies[host] = reply
-
-    def holdings(self) -> Holdings:
-        """The merged view; complete once ``to_ask()`` is empty."""
-        return merge_holdings(self.replies[h] for h in sorted(self.replies))
-
-
 def not_started(tasks: int, started: Iterable[int]) -> list[int]:
     """A job's task indices no node monitor has started, in order."""
     done = set(started)
