@@ -155,21 +155,26 @@ class BorgmasterReplica(HearingReplica):  # Borglets are heard on their polls
                 report_down(self.log, silent, *result, by="borgmaster", watch=self.watch)
 
     async def on_stop(self) -> dict:
-        if self.node.is_leader:
-            sm = self.node.sm.inner
-            # The replicated record of every job ever fully placed: a leader
-            # killed mid-run took its unflushed job_scheduled events with it.
-            self.log.emit(JOBS_FINAL, scheduled=sorted(sm.placed), queued=list(sm.queue.order()))
-            self.log.emit(WRITTEN_OFF_FINAL, tasks=sm.written_off)
-            # A task evicted whose Borglet had not yet confirmed the kill is
-            # pending too: it would be queued again at the confirmation.
-            evicting = collections.Counter(j for j, _t in sm.evicted)
-            for job_id in sm.queue.order():
-                job = sm.jobs[job_id]
-                self.log.emit(JOB_PENDING, job_id=job_id, scheduler="borgmaster",
-                              unplaced=len(job["pending"]) + evicting.pop(job_id, 0), attempts=job["attempts"])
-            for job_id, n in sorted(evicting.items()):
-                job = sm.jobs.get(job_id)
-                self.log.emit(JOB_PENDING, job_id=job_id, scheduler="borgmaster", unplaced=n,
-                              attempts=job["attempts"] if job else 0, evicting=n)
+        # Every live replica says what its applied state holds, leader or
+        # not: a follower's applied entries are committed, a prefix of the
+        # leader's, so what it reports is true (the summary counts by job),
+        # and a run that ends with no leader (two of three replicas killed
+        # in its last seconds, restarts due after the end) still accounts
+        # for every job in the store instead of losing them all.
+        sm = self.node.sm.inner
+        # The replicated record of every job ever fully placed: a leader
+        # killed mid-run took its unflushed job_scheduled events with it.
+        self.log.emit(JOBS_FINAL, scheduled=sorted(sm.placed), queued=list(sm.queue.order()))
+        self.log.emit(WRITTEN_OFF_FINAL, tasks=sm.written_off)
+        # A task evicted whose Borglet had not yet confirmed the kill is
+        # pending too: it would be queued again at the confirmation.
+        evicting = collections.Counter(j for j, _t in sm.evicted)
+        for job_id in sm.queue.order():
+            job = sm.jobs[job_id]
+            self.log.emit(JOB_PENDING, job_id=job_id, scheduler="borgmaster",
+                          unplaced=len(job["pending"]) + evicting.pop(job_id, 0), attempts=job["attempts"])
+        for job_id, n in sorted(evicting.items()):
+            job = sm.jobs.get(job_id)
+            self.log.emit(JOB_PENDING, job_id=job_id, scheduler="borgmaster", unplaced=n,
+                          attempts=job["attempts"] if job else 0, evicting=n)
         return await super().on_stop()
