@@ -144,7 +144,18 @@ class Submitter(ActorShell):
         calls = [asyncio.ensure_future(self.rt.call(self.handles[n], "submit", b)) for n, b in zip(names, batches)]
         if not calls:
             return
-        await asyncio.wait(calls, timeout=None if self.await_admission else self.DELIVERY_WAIT_S)
+        if self.await_admission:
+            # Until admitted, or until the run stops: a control plane with no
+            # leader at the end never answers, and the batch is then reported
+            # in flight (on_stop) instead of dying with this loop.
+            stopping = asyncio.ensure_future(self._stopping.wait())
+            waiting = set(calls)
+            while waiting and not stopping.done():
+                _done, waiting = await asyncio.wait(waiting | {stopping}, return_when=asyncio.FIRST_COMPLETED)
+                waiting.discard(stopping)
+            stopping.cancel()
+        else:
+            await asyncio.wait(calls, timeout=self.DELIVERY_WAIT_S)
         for n, b, call, inc in zip(names, batches, calls, sent_to):
             if call.done():
                 self._settled(n, b, inc, call)
