@@ -129,3 +129,23 @@ def test_a_standing_task_pending_at_the_end_counts_no_job() -> None:
                    wall_seconds=10.0, machines_per_actor=1, substrate={})
     j = summarize(events, info, cell)["jobs"]
     assert (j["submitted"], j["scheduled"], j["pending"]) == (2, 1, 1)
+
+
+def test_failover_election_time_is_the_winners_role_change_not_the_watchers_poll() -> None:
+    # The driver's watcher polls: under load it saw the new leader (136.357)
+    # after a client's first commit to it (136.268), as a CI run did. The
+    # winner's own raft_role event says when it was elected; an older term's
+    # leader event and the victim's own do not count.
+    ev = {
+        "fault": [{"t": 120.0, "kind": "kill_leader", "target": "coordinator-1", "was_leader": True, "term": 2}],
+        "failover": [{"t": 136.357, "old_leader": "coordinator-1", "new_leader": "coordinator-2"}],
+        "raft_role": [{"t": 50.0, "replica": 1, "term": 2, "role": "leader"},
+                      {"t": 121.0, "replica": 1, "term": 2, "role": "leader"},
+                      {"t": 135.9, "replica": 2, "term": 3, "role": "leader"}],
+        "coord_ack": [{"t": 136.268, "kind": "commit", "replica": 2}],
+    }
+    [rec] = failovers(ev, scale=20.0)
+    assert rec["elected_at_s"] == 135.9 <= rec["first_commit_at_s"] == 136.268
+    assert rec["new_leader"] == "coordinator-2" and rec["election_wall_s"] == round(15.9 / 20, 4)
+    del ev["failover"]
+    assert failovers(ev, scale=20.0)[0]["new_leader"] == "coordinator-2"

@@ -28,9 +28,12 @@ SUMMARY_KEYS = (
 
 
 def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
-    """One record per leader kill: when it died, when the driver saw a new
-    leader, and when a client's write next succeeded (the blackout users
-    feel). Any acknowledged write counts (hosts write every batch interval,
+    """One record per leader kill: when it died, when a new leader was
+    elected, and when a client's write next succeeded (the blackout users
+    feel). The election time is the winner's own role change (``raft_role``,
+    a newer term than the victim's) where replicas log one, else when the
+    driver's watcher saw it: the watcher polls, and on a loaded machine it
+    can see the new leader after a client's first commit to it. Any acknowledged write counts (hosts write every batch interval,
     so the blackout is not stretched by a scheduler that had nothing to
     commit); ``first_txn_at_s`` is the first cell-state commit after it and
     ``first_placement_at_s`` the first decision that placed a task (any
@@ -42,6 +45,7 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     placements = sorted((e["t"], e["actor"]) for e in ev.get(TXN, []) if e["committed"] > 0)
     txns = sorted((e["t"], e.get("replica")) for e in ev.get(COORD_ACK, []) if e["kind"] == "commit")
     elected = sorted(ev.get(FAILOVER, []), key=lambda e: e["t"])
+    won = sorted((e["t"], e["replica"], e["term"]) for e in ev.get(RAFT_ROLE, []) if e["role"] == "leader")
     out = []
     for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"]):
         if not f.get("was_leader") or f.get("role", "coordinator") != "coordinator":
@@ -49,20 +53,24 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
         killed, victim = f["t"], f["target"]
         index = member_index(victim)
         new = next((e for e in elected if e["t"] >= killed and e["old_leader"] == victim), None)
+        term = f.get("term")
+        winner = next(((t, r) for t, r, tm in won if t > killed and r != index and (term is None or tm > term)), None)
+        elected_at = winner[0] if winner else (new["t"] if new else None)
+        new_leader = new["new_leader"] if new else (f"coordinator-{winner[1]}" if winner else None)
         first = next((t for t, r in commits if t > killed and r != index), None)
         first_txn = next((t for t, r in txns if t > killed and r != index), None)
         placed = next((t for t, a in placements if t > killed and a != victim), None)
         rec = {
             "role": "coordinator", "target": f["target"], "killed_at_s": round(killed, 3),
             "recovery": "first write",
-            "elected_at_s": round(new["t"], 3) if new else None,
-            "new_leader": new["new_leader"] if new else None,
+            "elected_at_s": round(elected_at, 3) if elected_at is not None else None,
+            "new_leader": new_leader,
             "first_commit_at_s": round(first, 3) if first is not None else None,
             "first_txn_at_s": round(first_txn, 3) if first_txn is not None else None,
             "first_placement_at_s": round(placed, 3) if placed is not None else None,
             "downtime_emulated_s": round(first - killed, 3) if first is not None else None,
             "downtime_wall_s": round((first - killed) / scale, 4) if first is not None else None,
-            "election_wall_s": round((new["t"] - killed) / scale, 4) if new else None,
+            "election_wall_s": round((elected_at - killed) / scale, 4) if elected_at is not None else None,
         }
         out.append(rec)
     return out

@@ -6,6 +6,7 @@ Commands, results and snapshots cross the wire, so they are msgpack values.
 """
 from __future__ import annotations
 
+import pickle
 from typing import Any, Protocol
 
 import msgpack
@@ -89,12 +90,16 @@ class ExactlyOnce:
         return result, False
 
     def snapshot(self) -> bytes:
-        table = [(c, rid, res) for c, (rid, res) in sorted(self.sessions.items())]
+        # Each kept result is pickled, not packed: a retry must get the
+        # original result exactly, and msgpack does not keep a tuple apart
+        # from a list (a host told () for [] after its cell's leader was
+        # restored from a snapshot could not tell "no launches" from
+        # "(launches, kills)", and its poll loop died). Replicas restore
+        # only snapshots replicas wrote.
+        table = [(c, rid, pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL)) for c, (rid, res) in sorted(self.sessions.items())]
         return msgpack.packb((self.inner.snapshot(), table), use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        # Results may be maps keyed by numbers (a read through the log: job id
-        # -> tasks); msgpack refuses non-string keys unless told.
-        inner, table = msgpack.unpackb(data, raw=False, use_list=False, strict_map_key=False)
+        inner, table = msgpack.unpackb(data, raw=False, use_list=False)
         self.inner.restore(inner)
-        self.sessions = {c: (rid, res) for c, rid, res in table}
+        self.sessions = {c: (rid, pickle.loads(res)) for c, rid, res in table}
