@@ -17,7 +17,7 @@ import numpy as np
 
 from schedlab.actors import interrupt
 from schedlab.actors import engines
-from schedlab.actors.common.events import EventLog
+from schedlab.actors.common.events import EventLog, report_held_at_end
 from schedlab.actors.engines import verbosity
 from schedlab.actors.chaos.inbox import INBOX_NAME, ChaosInbox
 from schedlab.actors.chaos.timeline import FaultTimeline
@@ -310,6 +310,8 @@ class CellRun:
             group.converge()
             applied = group.applied()
             group.stop()
+            for name, launches in group.held_by_dead().items():
+                report_held_at_end(driver_log, name, launches, from_disk=True)
         wall_seconds = eng.time() - self.wall0
         if len(driver_log):
             eng.gather([eng.call(self.metrics, "record", driver_log.drain())])

@@ -42,17 +42,3 @@ def test_not_a_run_directory(tmp_path: Path, capsys) -> None:
     assert main(["check", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "not a schedlab run directory" in err
-
-
-def test_the_replicas_read_at_the_end_are_those_no_carried_out_fault_took() -> None:
-    """A fault aimed at the coordinator's leader by role name that found none
-    (skipped, target 'coordinator-leader') took nobody, and ``check`` on
-    such a run once died on it with a traceback."""
-    from schedlab.actors.analysis.saved_run import _surviving
-
-    faults = [{"t": 1.0, "kind": "kill", "target": "coordinator-1"},
-              {"t": 2.0, "kind": "partition", "target": "coordinator-leader", "skipped": "no coordinator leader"},
-              {"t": 3.0, "kind": "kill", "target": "coordinator-2", "skipped": "coordinator-2 is not running"},
-              {"t": 4.0, "kind": "restart", "target": "coordinator-1"},
-              {"t": 5.0, "kind": "pause", "target": "coordinator-0"}]
-    assert _surviving({"fault": faults}, 3) == {1, 2}

@@ -147,5 +147,5 @@ def test_failover_election_time_is_the_winners_role_change_not_the_watchers_poll
     [rec] = failovers(ev, scale=20.0)
     assert rec["elected_at_s"] == 135.9 <= rec["first_commit_at_s"] == 136.268
     assert rec["new_leader"] == "coordinator-2" and rec["election_wall_s"] == round(15.9 / 20, 4)
-    del ev["failover"]
-    assert failovers(ev, scale=20.0)[0]["new_leader"] == "coordinator-2"
+    unwatched = {k: v for k, v in ev.items() if k != "failover"}  # the driver saw no successor
+    assert failovers(unwatched, scale=20.0)[0]["new_leader"] == "coordinator-2"

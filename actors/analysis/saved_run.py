@@ -16,31 +16,12 @@ from schedlab.actors.analysis.run_info import RunSetup
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.coordinator.raft_disk import read_applied
 from schedlab.actors.analysis.stats import by_event
-from schedlab.schedulers.events.shared import FAULT
 from schedlab.schedulers.model.cluster import Cell
-from schedlab.schedulers.faults.plan import member_index
 from schedlab.schedulers.scenario.toml_table import ScenarioError
 
 
 class NotARun(ValueError):
     """The directory is not a finished schedlab run; str() is one line."""
-
-
-def _surviving(ev: dict[str, list[dict]], replicas: int) -> set[int]:
-    """Replicas alive at the end: the online check reads only those."""
-    alive = set(range(replicas))
-    for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"]):
-        target = str(f.get("target") or "")
-        # A fault not carried out touched nobody; nor does one aimed at a
-        # role's leader by name ("coordinator-leader") that found none.
-        if not target.startswith("coordinator-") or f.get("skipped") or not target.rsplit("-", 1)[1].isdigit():
-            continue
-        i = member_index(target)
-        if f["kind"] == "restart":
-            alive.add(i)
-        else:
-            alive.discard(i)
-    return alive
 
 
 def check_saved(out: str | Path) -> dict[str, int]:
@@ -64,5 +45,8 @@ def check_saved(out: str | Path) -> dict[str, int]:
     applied = None
     replicas = setup.replicas
     if replicas > 1 and (d / "coordinator").is_dir():
-        applied = {i: read_applied(d / "coordinator" / f"coordinator-{i}") for i in sorted(_surviving(ev, replicas))}
+        # Dead replicas too: their disks hold what they applied (the run's own
+        # check reads them the same way, actors.coordinator.group.applied).
+        applied = {i: read_applied(d / "coordinator" / f"coordinator-{i}") for i in range(replicas)
+                   if (d / "coordinator" / f"coordinator-{i}").is_dir()}
     return invariants(ev, cell, setup.machines_per_actor, applied)

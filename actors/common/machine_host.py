@@ -40,6 +40,11 @@ Launch = Sequence[Any]
 
 
 class MachineHost(ActorShell):
+    # The last exchange at stop is given up after this long: a cell with a
+    # leader answers in milliseconds, one with none (quorum lost at the end)
+    # never does, and the host's stop must not hang on it.
+    FINAL_EXCHANGE_WALL_S = 5.0
+
     def __init__(
         self,
         rt: Runtime,
@@ -259,10 +264,16 @@ class MachineHost(ActorShell):
             # follow a kill.
             await self._ship_events()
             self._kill_unshipped = False
+        if final:
+            # Out before the last exchange: with no leader left to answer it
+            # (a replicated cell that lost its quorum at the end) that call
+            # is given up below, and events still buffered would go with it.
+            await self._ship_events()
         # Awaited: one exchange in flight per host, so hand-outs and returns
         # stay in order and a slow cell state slows the polls.
         try:
-            reply = await self.cell.exchange(self.host_id, self._unsent)
+            call = self.cell.exchange(self.host_id, self._unsent)
+            reply = await (asyncio.wait_for(call, self.FINAL_EXCHANGE_WALL_S) if final else call)
         except Exception as e:  # the cell state is gone: keep the returns for the next poll
             self.log.emit(EXCHANGE_FAILED, host=self.host_id, error=f"{type(e).__name__}: {e}")
             self._failed = True

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from schedlab.actors import engines
+from schedlab.actors.coordinator.raft_disk import applied_state, read_applied
 from schedlab.actors.coordinator.replica import CoordinatorReplica, ReplicaConfig, replica_name
 from schedlab.actors.coordinator.replica_set import ReplicaSet
+from schedlab.schedulers.consensus.statemachine import ExactlyOnce
 from schedlab.schedulers.scenario.parse import CoordinatorSpec
 
 
@@ -113,8 +115,35 @@ class CoordinatorGroup(ReplicaSet):
             eng.sleep(0.05)
 
     def applied(self) -> dict[int, list[tuple]]:
+        """Every replica's applied record: the live ones ask their own, a dead
+        one's is read from its disk. A write a majority acknowledged is durable
+        there even when that majority died in the run's last seconds and the
+        survivor had not caught up: it is not lost, a restart recovers it."""
         refs = {i: engines.current().call(h, "applied") for i, h in self.live.items()}
-        return {i: engines.current().gather([r], timeout=30)[0] for i, r in refs.items()}
+        out = {i: engines.current().gather([r], timeout=30)[0] for i, r in refs.items()}
+        for i in range(self.spec.replicas):
+            if i not in out and (self.dir / replica_name(i)).is_dir():
+                out[i] = read_applied(self.dir / replica_name(i))
+        return dict(sorted(out.items()))
+
+    def held_by_dead(self) -> dict[str, list[list]]:
+        """Launches a dead replica's durable state held for hosts that never
+        pulled them, by replica name: its disk's snapshot and log replayed to
+        where it had applied (raft_disk.applied_state). A leader killed in the
+        run's last seconds with the survivors not yet told its last commits
+        leaves those placements committed on a majority's disks and handed
+        to nobody: in flight, as a restart would find them, not lost. Live
+        replicas say the same of their own state when they stop."""
+        out: dict[str, list[list]] = {}
+        for i in range(self.spec.replicas):
+            d = self.dir / replica_name(i)
+            if i in self.live or not d.is_dir():
+                continue
+            sm = applied_state(d, ExactlyOnce(self.make_sm())).inner
+            held = getattr(sm, "held_launches", None)
+            if held is not None and (launches := held()):
+                out[replica_name(i)] = launches
+        return out
 
     def stop(self) -> list[Any]:
         return engines.current().gather([engines.current().call(h, "stop") for h in self.live.values()], timeout=60)

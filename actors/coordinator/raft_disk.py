@@ -51,6 +51,45 @@ def read_applied(directory: str | Path) -> list[tuple]:
     return list(_read_stream(Path(directory) / "applied"))
 
 
+def _load(directory: Path) -> tuple[HardState | None, Snapshot | None, list[LogEntry]]:
+    """What a replica's directory holds: hard state, snapshot, and the log
+    entries past the snapshot (a later record for an index supersedes)."""
+    hard_state = snapshot = None
+    hs = directory / "hard_state"
+    if hs.exists():
+        term, voted = msgpack.unpackb(hs.read_bytes(), raw=False)
+        hard_state = HardState(term, voted)
+    sp = directory / "snapshot"
+    if sp.exists():
+        index, term, data = msgpack.unpackb(sp.read_bytes(), raw=False)
+        snapshot = Snapshot(index, term, data)
+    entries: dict[int, LogEntry] = {}
+    for t in _read_stream(directory / "log"):
+        e = LogEntry(*t)
+        # A later record for an index supersedes earlier ones (truncation).
+        entries = {i: x for i, x in entries.items() if i < e.index}
+        entries[e.index] = e
+    floor = snapshot.index if snapshot else 0
+    return hard_state, snapshot, [entries[i] for i in sorted(entries) if i > floor]
+
+
+def applied_state(directory: str | Path, sm: Any) -> Any:
+    """``sm`` (a fresh state machine, ExactlyOnce-wrapped as the replica's
+    was) brought to the state the replica in ``directory`` had applied when
+    it stopped: its snapshot, then its log entries up to its last applied
+    index. Read-only: for the driver, about a replica that is dead."""
+    d = Path(directory)
+    _hs, snapshot, entries = _load(d)
+    last = max((r[0] for r in read_applied(d)), default=0)
+    if snapshot is not None:
+        sm.restore(snapshot.data)
+    floor = snapshot.index if snapshot else 0
+    for e in entries:
+        if floor < e.index <= last:
+            sm.apply(e)
+    return sm
+
+
 class DiskStorage:
     def __init__(self, directory: str | Path) -> None:
         self.dir = Path(directory)
@@ -63,22 +102,7 @@ class DiskStorage:
         self._applied = (self.dir / "applied").open("ab")
 
     def _load(self) -> None:
-        hs = self.dir / "hard_state"
-        if hs.exists():
-            term, voted = msgpack.unpackb(hs.read_bytes(), raw=False)
-            self.hard_state = HardState(term, voted)
-        sp = self.dir / "snapshot"
-        if sp.exists():
-            index, term, data = msgpack.unpackb(sp.read_bytes(), raw=False)
-            self.snapshot = Snapshot(index, term, data)
-        entries: dict[int, LogEntry] = {}
-        for t in _read_stream(self.dir / "log"):
-            e = LogEntry(*t)
-            # A later record for an index supersedes earlier ones (truncation).
-            entries = {i: x for i, x in entries.items() if i < e.index}
-            entries[e.index] = e
-        floor = self.snapshot.index if self.snapshot else 0
-        self.entries = [entries[i] for i in sorted(entries) if i > floor]
+        self.hard_state, self.snapshot, self.entries = _load(self.dir)
 
     def _atomic(self, name: str, payload: Any) -> None:
         tmp = self.dir / f".{name}.tmp"

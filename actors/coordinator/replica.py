@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from schedlab.actors.common.events import report_held_at_end
 from schedlab.actors.common.shell import ActorShell
 from schedlab.schedulers.consensus.core import RaftNode
 from schedlab.schedulers.consensus.messages import ClientReply, ClientRequest, decode, encode
@@ -238,4 +239,11 @@ class CoordinatorReplica(ActorShell):
         for fut in self.waiting.values():
             if not fut.done():
                 fut.cancel()
+        # Launches this replica's applied state holds for hosts that never
+        # pulled them (the cell left without a leader at the end, or a host's
+        # last poll came too late): committed and in flight, not lost. Every
+        # live replica says so, leader or not: its applied state is committed.
+        held = getattr(self.node.sm.inner, "held_launches", None)
+        if held is not None:
+            report_held_at_end(self.log, self.name, held())
         return await self.status()

@@ -24,6 +24,10 @@ class StateMachine(Protocol):
     def restore(self, data: bytes) -> None:
         """Replace the whole state with a ``snapshot()``."""
 
+    # Optional: ``held_launches() -> list[list]``, the launches (rows start
+    # [job, task, machine]) the state holds for hosts that have not pulled
+    # them; a replica reports them when the run stops (in flight, not lost).
+
 
 class KVStateMachine:
     """A dict of key -> value. Commands: ("set", k, v) -> v, ("incr", k) ->

@@ -133,6 +133,8 @@ COMMITS_DROPPED = EventType("commits_dropped", "a control plane that stopped lea
     opt("reason", "str", "it was deposed", "why ('run ended': still held for their hosts when the run stopped; "
                                               "'agent re-registered': its host came back without them)"),
     req("tasks", "list", "[job, task, machine] per dropped launch"),
+    opt("from_disk", "bool", "the holder was alive at the end", "the holder was a replica dead at the end, its "
+                                                                "state replayed from its disk by the driver"),
 ))
 WRITTEN_OFF_FINAL = EventType("written_off_final", "a replicated control plane's record of placements taken back "
                               "(machine written off, preempted before launch)", (

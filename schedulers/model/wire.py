@@ -106,6 +106,13 @@ def unpack_tasks(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
     return tasks, durations
 
 
+def held_launches(to_launch: dict[int, list]) -> list[list]:
+    """Every launch still queued for its host, in host order: what a state
+    machine holds that no host pulled (``held_launches`` of a replicated
+    state machine, reported when the run stops)."""
+    return [ln for _h, queued in sorted(to_launch.items()) for ln in queued]
+
+
 def withdraw_launch(to_launch: dict[int, list], host: int, key: tuple[int, int]) -> bool:
     """Take (job, task) ``key`` out of ``host``'s queue of launches not yet
     handed out; True if it was there (then there is nothing to kill)."""

@@ -161,7 +161,13 @@ class OmegaScheduler(ActorShell):
             # sync could make it; skipping the sync then saves a round trip
             # per attempt for a busy scheduler without making it see less.
             w0 = self.rt.wall_clock()
-            core.local.apply(unpack_delta(await self.cell.sync(core.local.version)))
+            try:
+                delta = await self.cell.sync(core.local.version)
+            except Exception as e:  # no leader answered (a cell between leaders, or with none at the end): the job waits
+                self.log.emit(COMMIT_FAILED, job_id=jp.job.job_id, error=f"sync: {type(e).__name__}: {e}")
+                core.put_back(jp)  # the next sync waits its own deadline: no spin
+                return
+            core.local.apply(unpack_delta(delta))
             self._refreshed(w0)
 
         think = core.think_time(jp)

@@ -32,7 +32,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from schedlab.schedulers.model.wire import withdraw_launch
+from schedlab.schedulers.model.wire import held_launches, withdraw_launch
 from schedlab.schedulers.archs.borg.priority import PendingQueue, may_preempt
 from schedlab.schedulers.archs.borg.quota import QuotaBook
 from schedlab.schedulers.model.resources import EPS
@@ -267,6 +267,10 @@ class BorgStateMachine:
         return out
 
     # ------------------------------------------------------------ snapshots
+
+    def held_launches(self) -> list[list]:
+        """Launches committed and not yet pulled by their hosts."""
+        return held_launches(self.to_launch)
 
     def snapshot(self) -> bytes:
         queue = [[j, self.jobs[j]["priority"], self.jobs[j]["user"]] for j in self.queue.order()]

@@ -70,6 +70,7 @@ import numpy as np
 from schedlab.schedulers.archs.kubernetes.api_store import APIStoreMachine
 from schedlab.schedulers.archs.kubernetes.workloads import crash_loop_backoff, on_end
 from schedlab.schedulers.model.resources import EPS
+from schedlab.schedulers.model.wire import held_launches
 
 PODS, NODES = "pods", "nodes"
 BOUND, TERMINATING = "Bound", "Terminating"
@@ -339,6 +340,10 @@ class KubeAPIMachine:
         return [*(float(x) for x in used.sum(axis=0) / np.maximum(total, 1e-12)), revision]
 
     # ------------------------------------------------------------ snapshots
+
+    def held_launches(self) -> list[list]:
+        """Launches committed and not yet pulled by their hosts."""
+        return held_launches(self.to_launch)
 
     def snapshot(self) -> bytes:
         return msgpack.packb([self.store.snapshot(), sorted(self.to_launch.items()), sorted(self.to_kill.items()),

@@ -13,7 +13,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from schedlab.schedulers.model.wire import pack_delta, unpack_claims, unpack_release, unpack_release_keys, unpack_tasks
+from schedlab.schedulers.model.wire import held_launches, pack_delta, unpack_claims, unpack_release, unpack_release_keys, unpack_tasks
 from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
 from schedlab.schedulers.shared_state.cell import SharedCell
 
@@ -158,6 +158,10 @@ class CellStateMachine:
         return [h for h, ls in self.to_launch.items() if ls] + sorted(self.down)
 
     # ------------------------------------------------------------ snapshots
+
+    def held_launches(self) -> list[list]:
+        """Launches committed and not yet pulled by their hosts."""
+        return held_launches(self.to_launch)
 
     def snapshot(self) -> bytes:
         c = self.cell

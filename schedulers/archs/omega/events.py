@@ -8,7 +8,7 @@ TASKS_REQUEUED = EventType("tasks_requeued", "a scheduler queued tasks again (lo
     req("tasks", "int", "tasks requeued", "tasks"),
     req("jobs", "int", "jobs they belong to"),
 ))
-COMMIT_FAILED = EventType("commit_failed", "a scheduler's commit to the cell state raised (it retries the job)", (
+COMMIT_FAILED = EventType("commit_failed", "a scheduler's commit to (or sync with) the cell state raised (it retries the job)", (
     req("job_id", "int", "the job"),
     req("error", "str", "what failed"),
 ))
