@@ -26,6 +26,9 @@ def test_short_soak_keeps_every_invariant(ray_session: None, tmp_path: Path, arc
     row = soak_one(sc, tmp_path / arch, every=1.5, seed=5, address=None)
     assert_invariants_hold(row["invariants"], tmp_path / arch, f"soak-{arch}")  # first: a bad run is kept whichever check fails
     assert row["monkey_exit"] == 0, row["monkey_error"]
-    assert row["faults"] >= 5, row  # the monkey really ran
+    # The monkey really ran. Not a pace: it is a separate process that starts
+    # after the run has, and beside a CPU hog its start ate 5-6 of the 11
+    # wall seconds (2-4 faults instead of ~7): the invariants above are the test.
+    assert row["faults"] >= 1, row
     jobs = row["jobs"]
     assert jobs["submitted"] == jobs["scheduled"] + jobs["pending"] + jobs["abandoned"] + jobs["rejected"]
