@@ -47,9 +47,11 @@ def build(b: Build) -> Topology:
     standing = [[job.job_id, t, m, list(job.request)]
                 for job, ms in zip(plan.prefill.jobs, plan.prefill.machines) for t, m in enumerate(ms.tolist())]
     group = b.coordinator_group(KubeAPIMachineFactory(plan.cell.capacity, k, standing), sc.metrics.sample_interval,
-                                WatchingReplica, {"hosts": host_count(plan.cell.size, k), "liveness": sc.liveness})
+                                WatchingReplica, {"hosts": host_count(plan.cell.size, k), "liveness": sc.liveness,
+                                                  "heartbeat": ks.heartbeat})
     topo = Topology(BorgletEndpoint(replicas), group.spawn_all(), group,
-                    info={"racks": [int(r) for r in plan.cell.rack]})  # the summary's pods per rack
+                    info={"racks": [int(r) for r in plan.cell.rack]},  # the summary's pods per rack
+                    heartbeat=ks.heartbeat)  # the API store's leader rings the kubelets its writes give work
     pods = PodFactory(ks)
     controller = b.members.spawn(CONTROLLER_ROLE, KubeControllerManager, CONTROLLER, b.rt, pods, replicas, b.metrics,
                                  flush)

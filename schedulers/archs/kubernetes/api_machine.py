@@ -98,6 +98,7 @@ class KubeAPIMachine:
         self.restarting: dict[int, list[list]] = {}  # host -> [due, launch]: restarts in CrashLoopBackOff
         self.lost: list[list] = []  # [job, task, reason]: pods a controller must recreate
         self.down: set[int] = set()  # hosts written off, until they sync again
+        self._sampled: tuple[tuple, list] | None = None  # the last sample, by (store revision, down hosts)
         self.done: dict[int, set[int]] = {}  # job -> tasks that ran to their end
         req = np.zeros_like(self.capacity)
         pods = []
@@ -332,14 +333,27 @@ class KubeAPIMachine:
         """[cpu, mem, store revision]: the used fraction of ready nodes (the
         coordinator leader's cell sample)."""
         revision = self.store.revision
+        # Kept while the store and the written-off hosts are unchanged: an
+        # idle cell's samples were most of its CPU (10,000 node reads each).
+        key = (revision, tuple(sorted(self.down)))
+        if self._sampled is not None and self._sampled[0] == key:
+            return list(self._sampled[1])
         ready = [n for n in range(self.capacity.shape[0]) if self._host(n) not in self.down]
         if not ready:
             return [0.0, 0.0, revision]
         used = np.array([self._get(NODES, node_name(n))[0]["req"] for n in ready], dtype=np.float64)  # type: ignore[index]
         total = self.capacity[ready].sum(axis=0)
-        return [*(float(x) for x in used.sum(axis=0) / np.maximum(total, 1e-12)), revision]
+        sample = [*(float(x) for x in used.sum(axis=0) / np.maximum(total, 1e-12)), revision]
+        self._sampled = (key, sample)
+        return list(sample)
 
     # ------------------------------------------------------------ snapshots
+
+    def waiting(self) -> list[int]:
+        """Hosts something waits for: launches or kills not pulled, a reset
+        (written off), or a container restart in back-off (rung until it is
+        due and pulled); their keeper rings them (``actors.common.doorbell``)."""
+        return sorted({h for q in (self.to_launch, self.to_kill, self.restarting) for h, xs in q.items() if xs} | self.down)
 
     def held_launches(self) -> list[list]:
         """Launches committed and not yet pulled by their hosts."""
@@ -360,6 +374,7 @@ class KubeAPIMachine:
         self.lost = [list(x) for x in lost]
         self.down = {int(h) for h in down}
         self.done = {int(j): set(ts) for j, ts in done}
+        self._sampled = None
 
 
 class KubeAPIMachineFactory:

@@ -45,7 +45,7 @@ from schedlab.schedulers.archs.kubernetes.objects import (
 )
 from schedlab.schedulers.archs.kubernetes.workloads import KINDS
 from schedlab.schedulers.scenario.fields import Field, parse_fields, read_field
-from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, table_array
+from schedlab.schedulers.scenario.toml_table import Table, non_negative, one_of, positive, table_array
 
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 OPERATORS = ("Equal", "Exists")
@@ -122,6 +122,7 @@ class KubeSpec:
     templates: tuple[PodTemplate, ...] = ()
     profiles: tuple[ProfileSpec, ...] = (ProfileSpec(),)
     racks_per_zone: int = 1
+    heartbeat: float = 10.0  # emulated s: the kubelet's nodeStatusUpdateFrequency
 
     def template_of(self, job_class: str) -> PodTemplate:
         for tpl in self.templates:
@@ -250,6 +251,9 @@ FIELDS = (
     Field("workloads", list, (), nested=True, of=WORKLOAD_FIELDS, doc="[[kubernetes.workloads]]: a pod template per job class."),
     Field("racks_per_zone", int, 1, check=lambda v: None if v >= 1 else "must be >= 1", schema={"minimum": 1},
           doc="Racks grouped into one zone (topology.kubernetes.io/zone)."),
+    Field("heartbeat", float, 10.0, unit="emulated s", check=positive,
+          doc="A kubelet's node status to the API server when nothing else is to sync (binds and deletions ring "
+              "the kubelet; nodeStatusUpdateFrequency; its node is written off after 3 missed)."),
 )
 PROFILE = {f.name: f for f in PROFILE_FIELDS}
 WORKLOAD = {f.name: f for f in WORKLOAD_FIELDS}
