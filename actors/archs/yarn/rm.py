@@ -243,7 +243,7 @@ class ResourceManager(RestartingRM):
         am_started: list[tuple[int, int]] = []
         handed = 0  # launches[:handed] are logged
         slices = Slices(self.rt)
-        for m in self._machines(host):
+        for m in core.hearing(self._machines(host), by_machine):
             if slices.due():
                 self._handed_out(launches[handed:], am_started, now)
                 self._drain()

@@ -351,6 +351,25 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
             self._granted(self.scheduler.allocate_on_node(node, now), now)
         return self._reply(node, now, reset)
 
+    def hearing(self, machines: range, finished: Iterable[int]) -> Iterable[int]:
+        """The machines of ``machines`` whose heartbeats can change anything,
+        in order: every one while the scheduler allocates node by node and
+        something is asked; else those that reported a finished container
+        (``finished``), are not registered, or have a kill or launch waiting
+        or a kill unconfirmed. A heartbeat from any other would hand out
+        nothing and change nothing, so the RM's shell skips it: an idle
+        cell's heartbeats cost the RM nothing per machine (its host watch
+        still hears the host)."""
+        if not (self.global_scheduling or self.recovering) and self.scheduler.state.has_pending():
+            return machines
+        lo, hi = machines.start, machines.stop
+        some = set(finished)
+        for queued in (self.kills, self.kills_sent, self.to_launch):
+            some.update(m for m, xs in queued.items() if xs and lo <= m < hi)
+        if len(self.registered) < self.state.n_nodes:
+            some.update(m for m in machines if m not in self.registered)
+        return sorted(some)
+
     def _register(self, node: int) -> None:
         self.written_off.pop(node, None)
         self.registered[node] = None

@@ -29,7 +29,7 @@ from schedlab.schedulers.archs.yarn.locality import (
     LocalityCounters,
     LocalityDelay,
 )
-from schedlab.schedulers.archs.yarn.queues import QueueTree
+from schedlab.schedulers.archs.yarn.queues import ROOT, QueueTree
 from schedlab.schedulers.archs.yarn.requests import Asks, TaskAsk
 from schedlab.schedulers.model.resources import EPS, NDIM, RESOURCES, fits
 
@@ -116,6 +116,12 @@ class ClusterState:
         self._paths = {q: tree.path(q) for q in tree}
         self._seq = 0
         self._next_container = 1
+
+    def has_pending(self) -> bool:
+        """Any outstanding ask anywhere (the root's pending demand: the walk
+        skips every queue whose pending demand is nil, so with none at the
+        root a node's heartbeat would allocate nothing)."""
+        return bool(np.any(self.queue_pending[ROOT] > EPS))
 
     @property
     def n_nodes(self) -> int:
