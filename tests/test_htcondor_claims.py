@@ -143,6 +143,8 @@ EVENTS = st.lists(st.tuples(st.sampled_from(["match", "claim", "activate", "exit
 @given(events=EVENTS)
 def test_startd_invariants_under_any_event_order(events):
     sd, now = slot(), 0.0
+    told: list[tuple[str, str]] = []
+    sd.on_change = lambda s: told.append((s.state, s.activity))  # the shell's index of slots on a clock
     for n, (kind, dt) in enumerate(events):
         now += dt
         if kind == "match":
@@ -173,6 +175,9 @@ def test_startd_invariants_under_any_event_order(events):
         assert (sd.job_id is not None) == (sd.activity in (BUSY, SUSPENDED))
         assert sd.activity != BUSY or not sd.owner_present  # the owner never shares a running slot
         assert sd.state != OWNER or sd.owner_present
+        # Every change of state or activity is told: a shell indexing the
+        # slots whose state runs on a clock (suspended, matched) misses none.
+        assert (told[-1] if told else (UNCLAIMED, IDLE)) == (sd.state, sd.activity)
 
 
 # -- the schedd, with the startds and the negotiator -----------------------------------

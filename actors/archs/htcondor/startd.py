@@ -89,11 +89,18 @@ class StartdService(ActorShell):
         self.cfg = cfg
         self.slots: dict[str, _Slot] = {}
         self.by_machine: dict[int, list[str]] = {}
+        # Slots whose state runs on a clock (Matched: its match times out;
+        # Preempting; Suspended: its owner may stay), by slot order: the
+        # per-poll checks visit these, not every slot of the host.
+        self.ticking: dict[str, None] = {}
+        self.order: dict[str, int] = {}
         for m, specs in zip(cfg.machines, cfg.slots):
             self.by_machine[m] = [s.name for s in specs]
             for s in specs:
-                self.slots[s.name] = _Slot(s, Startd(s.name, s.ad, suspend_grace=cfg.suspend_grace))
+                self.order[s.name] = len(self.order)
+                self.slots[s.name] = _Slot(s, Startd(s.name, s.ad, suspend_grace=cfg.suspend_grace, on_change=self._changed))
         self.owners = {m: OwnerSchedule.for_machine(cfg.seed, m, p, a) for m, (p, a) in zip(cfg.machines, cfg.owners)}
+        self.owned = [(m, sched) for m, sched in self.owners.items() if sched is not None]
         self.standing: dict[int, dict[tuple[int, int], np.ndarray]] = {
             m: {(j, t): np.asarray(r, dtype=np.float64) for j, t, r in tasks} for m, tasks in zip(cfg.machines, cfg.prefill)}
         self.by_key: dict[tuple[int, int], str] = {}  # task on the host -> slot
@@ -247,10 +254,19 @@ class StartdService(ActorShell):
 
     # ---------------------------------------------------------------- owners
 
+    def _changed(self, core: Startd) -> None:
+        if core.state in (MATCHED, PREEMPTING) or core.activity == SUSPENDED:
+            self.ticking[core.name] = None
+        else:
+            self.ticking.pop(core.name, None)
+
+    def _ticking(self) -> list[_Slot]:
+        """The slots whose state runs on a clock, in slot order (the order a
+        scan of every slot visited them in)."""
+        return [self.slots[n] for n in sorted(self.ticking, key=self.order.__getitem__)]
+
     def _owners(self, now: float) -> None:
-        for m, sched in self.owners.items():
-            if sched is None:
-                continue
+        for m, sched in self.owned:
             for _at, present in sched.due(now):
                 for name in self.by_machine[m]:
                     s = self.slots[name]
@@ -258,7 +274,7 @@ class StartdService(ActorShell):
                         self._owner_returns(s, now)
                     else:
                         self._owner_leaves(s, now)
-        for s in self.slots.values():
+        for s in self._ticking():
             if s.core.activity == SUSPENDED:
                 v = s.core.owner_still_there(now)
                 if v is not None:
@@ -309,7 +325,7 @@ class StartdService(ActorShell):
         stays its schedd's (a slow schedd's shadows queue; HTCondor's claim
         keepalives): a dead schedd's claims are released when a call to it
         fails or when its successor reconnects (``claims_of``)."""
-        for s in self.slots.values():
+        for s in self._ticking():
             if s.core.state == MATCHED and now - s.since > self.cfg.match_timeout:
                 s.core.release(now)
                 s.schedd = None

@@ -23,7 +23,7 @@ an owner leaving within the grace resumes the job.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
 from schedlab.schedulers.archs.htcondor.classad import evaluate
@@ -70,13 +70,24 @@ class Startd:
     ran: float = 0.0  # the running job's busy seconds before ``busy_since``
     busy_since: float | None = None
     suspended_at: float | None = None
+    # Told of every state change (its shell keeps the few slots whose state
+    # runs on a clock, instead of scanning every slot on every poll).
+    on_change: Callable[[Startd], None] | None = field(default=None, repr=False, compare=False)
 
     def _to(self, state: str, activity: str = IDLE) -> None:
         self.state, self.activity = state, activity
+        if self.on_change is not None:
+            self.on_change(self)
         if state in (OWNER, UNCLAIMED):
             self.match_id = self.claim_id = self.user = self.job_id = self.job_ad = None
             self.busy_since = self.suspended_at = None
             self.ran = 0.0
+
+    def _act(self, activity: str) -> None:
+        """A new activity within the same state (every change is told)."""
+        self.activity = activity
+        if self.on_change is not None:
+            self.on_change(self)
 
     def machine(self) -> Machine:
         """This slot as the collector's ad for the negotiator."""
@@ -113,7 +124,8 @@ class Startd:
         """Start a job on an idle claim (Busy). False: no such idle claim."""
         if self.state != CLAIMED or self.activity != IDLE or claim_id != self.claim_id:
             return False
-        self.activity, self.job_id, self.job_ad, self.ran, self.busy_since = BUSY, job_id, job_ad, 0.0, now
+        self.job_id, self.job_ad, self.ran, self.busy_since = job_id, job_ad, 0.0, now
+        self._act(BUSY)
         return True
 
     def job_exited(self, now: float) -> float | None:
@@ -122,7 +134,8 @@ class Startd:
         if self.state != CLAIMED or self.activity != BUSY or self.busy_since is None:
             return None
         ran = self.ran + now - self.busy_since
-        self.activity, self.job_id, self.busy_since, self.ran = IDLE, None, None, 0.0
+        self.job_id, self.busy_since, self.ran = None, None, 0.0
+        self._act(IDLE)
         return ran
 
     def can_reuse(self, job_ad: Ad, user: str | None = None) -> bool:
@@ -152,7 +165,8 @@ class Startd:
         self.owner_present = True
         if self.state == CLAIMED and self.activity == BUSY and self.busy_since is not None:
             self.ran += now - self.busy_since
-            self.activity, self.busy_since, self.suspended_at = SUSPENDED, None, now
+            self.busy_since, self.suspended_at = None, now
+            self._act(SUSPENDED)
             return "suspended"
         if self.state == PREEMPTING or (self.state == CLAIMED and self.activity == SUSPENDED):
             return ""
@@ -186,7 +200,8 @@ class Startd:
             return out
         self.owner_present = False
         if self.activity == SUSPENDED:
-            self.activity, self.busy_since, self.suspended_at = BUSY, now, None
+            self.busy_since, self.suspended_at = now, None
+            self._act(BUSY)
         elif self.state == OWNER:
             self._to(UNCLAIMED)
         return None

@@ -185,15 +185,25 @@ def _canon(raw: object) -> object:
     return (type(raw).__name__, raw)
 
 
+def _literal(text: str) -> bool:
+    """A plain string literal (no quote inside) mentions no name: most of a
+    pool's ad values (Name, Machine, State), unique per slot, which would
+    otherwise each be tokenized on every cycle."""
+    return len(text) >= 2 and text[0] == '"' and text[-1] == '"' and '"' not in text[1:-1] and "\\" not in text
+
+
 def machine_references(machine_ads: Iterable[Ad]) -> frozenset[str]:
     """Every name any machine ad's expressions mention (its own attributes'
     names included, as an unscoped name may fall through to the job)."""
     out: set[str] = set()
+    texts: set[str] = set()
     for ad in machine_ads:
         for value in ad.values():
             text = _text(value)
-            if text is not None:
-                out |= references(text)
+            if text is not None and not _literal(text):
+                texts.add(text)
+    for text in texts:
+        out |= references(text)
     return frozenset(out)
 
 
@@ -236,7 +246,7 @@ def negotiate(machines: Sequence[Machine], idle: Mapping[str, Mapping[str, Seque
     taken: set[str] = set()
     cands = [m for m in sorted(machines, key=lambda m: m.name)
              if m.state == "Unclaimed" or (rank_preemption and m.state == "Claimed" and m.current_job is not None)]
-    refs = machine_references(m.ad for m in machines) if autoclusters else frozenset()
+    refs: frozenset[str] | None = None if autoclusters else frozenset()  # computed for the cycle's first job
     kinds: dict[tuple, _Kind] = {}
     failed: set[tuple] = set()
     jobs: dict[str, list[tuple[str, JobId, Ad]]] = {}
@@ -266,6 +276,9 @@ def negotiate(machines: Sequence[Machine], idle: Mapping[str, Mapping[str, Seque
         return _Kind(found)
 
     def match_one(user: str, schedd: str, job_id: JobId, job_ad: Ad, spin: int) -> bool:
+        nonlocal refs
+        if refs is None:
+            refs = machine_references(m.ad for m in machines)
         key = autocluster_key(job_ad, refs) if autoclusters else None
         if key is not None and key in failed:
             out.stats.autocluster_skips += 1
