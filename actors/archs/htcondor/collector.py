@@ -51,7 +51,7 @@ class Collector(ActorShell):
     def __init__(self, rt: Runtime, cfg: CollectorConfig, metrics: Any, flush_interval: float) -> None:
         super().__init__(rt, COLLECTOR, metrics, flush_interval)
         self.cfg = cfg
-        self.slots: dict[int, list] = {}  # host -> its slot ads (name, state, ad, job ad, user)
+        self.slots: dict[int, dict[str, tuple]] = {}  # host -> slot name -> its ad (name, state, ad, job ad, user)
         self.used: dict[int, list[float]] = {}
         self.prio = UserPrio(half_life=cfg.priority_halflife)
         self.cycles = 0
@@ -66,9 +66,24 @@ class Collector(ActorShell):
 
     # ------------------------------------------------------------- collector
 
-    async def advertise(self, host: int, slots: list, used: list[float]) -> None:
-        self.slots[host] = slots
+    async def advertise(self, host: int, slots: list, used: list[float], gone: list[str] | None = None) -> bool:
+        """A startd's update: every slot in its pool (``gone`` None), or only
+        the slots changed since its last update and ``gone``, those that left
+        the pool (HTCondor's startds send an ad when a slot changes state).
+        False: this collector has no full update from the host yet (it
+        restarted): the startd sends every slot next."""
+        if gone is None:
+            self.slots[host] = {ad[0]: tuple(ad) for ad in slots}
+        elif host not in self.slots:
+            return False
+        else:
+            table = self.slots[host]
+            for name in gone:
+                table.pop(name, None)
+            for ad in slots:
+                table[ad[0]] = tuple(ad)
         self.used[host] = used
+        return True
 
     # ------------------------------------------------------------ negotiator
 
@@ -90,8 +105,9 @@ class Collector(ActorShell):
 
     async def _cycle(self) -> None:
         started = self.rt.now()
-        machines = [Machine(name, state, ad, job) for host in sorted(self.slots) for name, state, ad, job, _u in self.slots[host]]
-        usage = Counter(u for host in self.slots.values() for _n, state, _a, _j, u in host if state == "Claimed" and u)
+        machines = [Machine(name, state, ad, job) for host in sorted(self.slots)
+                    for name, state, ad, job, _u in self.slots[host].values()]
+        usage = Counter(u for host in self.slots.values() for _n, state, _a, _j, u in host.values() if state == "Claimed" and u)
         names = [schedd_name(i) for i in range(self.cfg.schedds)]
         got = await asyncio.gather(*(self._call(n, "idle") for n in names), return_exceptions=True)
         idle = {n: g for n, g in zip(names, got) if isinstance(g, dict) and g}

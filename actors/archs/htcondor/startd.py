@@ -93,6 +93,7 @@ class StartdService(ActorShell):
         # Preempting; Suspended: its owner may stay), by slot order: the
         # per-poll checks visit these, not every slot of the host.
         self.ticking: dict[str, None] = {}
+        self.dirty: dict[str, None] = {}  # slots whose ad changed since the collector's last update
         self.order: dict[str, int] = {}
         for m, specs in zip(cfg.machines, cfg.slots):
             self.by_machine[m] = [s.name for s in specs]
@@ -126,8 +127,10 @@ class StartdService(ActorShell):
             want = i >= len(names) - r
             if want and not s.held and s.core.state in ("Unclaimed", "Owner"):
                 s.held = True
+                self.dirty[name] = None
             elif not want and s.held:
                 s.held = False
+                self.dirty[name] = None
 
     async def _call(self, name: str, method: str, *args: Any) -> Any:
         handle = self.rt.lookup(name)
@@ -194,7 +197,9 @@ class StartdService(ActorShell):
                 self.log.emit(JOB_VACATED, slot=s.spec.name, key=r.key, schedd=r.schedd, ran=round(ran, 6), reason="host_lost")
                 self._tell_vacated(r, ran)
             owner = s.core.owner_present
-            s.core = Startd(s.spec.name, s.spec.ad, suspend_grace=self.cfg.suspend_grace)
+            self.ticking.pop(s.spec.name, None)
+            self.dirty[s.spec.name] = None  # held or not, it is in the pool again
+            s.core = Startd(s.spec.name, s.spec.ad, suspend_grace=self.cfg.suspend_grace, on_change=self._changed)
             if owner:
                 s.core.owner_returns(now)
             s.run, s.schedd, s.held = None, None, False
@@ -255,6 +260,7 @@ class StartdService(ActorShell):
     # ---------------------------------------------------------------- owners
 
     def _changed(self, core: Startd) -> None:
+        self.dirty[core.name] = None
         if core.state in (MATCHED, PREEMPTING) or core.activity == SUSPENDED:
             self.ticking[core.name] = None
         else:
@@ -384,30 +390,40 @@ class StartdService(ActorShell):
 
     # -------------------------------------------------------------- the collector
 
-    def ads(self) -> tuple[list, list[float]]:
-        """Every slot in the pool as (name, state, ad, current job ad, user),
-        and what the machines use (running jobs and standing tasks)."""
-        out = []
+    def _ad(self, s: _Slot) -> tuple:
+        c = s.core
+        return (s.spec.name, c.state, s.spec.ad, c.job_ad if c.state == CLAIMED else None, c.user)
+
+    def ads(self, full: bool) -> tuple[list, list[float], list[str] | None]:
+        """(slot ads, what the machines use, slots gone from the pool): every
+        slot in the pool as (name, state, ad, current job ad, user) and gone
+        None when ``full``, else only the slots changed since the last update
+        (``dirty``) and those of them now out of the pool. Use counts running
+        jobs and standing tasks."""
         used = np.zeros(self.cfg.capacity.shape[1])
         for tasks in self.standing.values():
             for r in tasks.values():
                 used += r
-        for s in self.slots.values():
-            c = s.core
-            if s.run is not None and c.activity == BUSY:
+        for name in self.by_key.values():
+            s = self.slots[name]
+            if s.run is not None and s.core.activity == BUSY:
                 used += np.asarray(s.run.request, dtype=np.float64)
-            if s.held:
-                continue
-            out.append((s.spec.name, c.state, s.spec.ad, c.job_ad if c.state == CLAIMED else None, c.user))
-        return out, used.tolist()
+        if full:
+            return [self._ad(s) for s in self.slots.values() if not s.held], used.tolist(), None
+        changed = [self.slots[n] for n in sorted(self.dirty, key=self.order.__getitem__)]
+        return [self._ad(s) for s in changed if not s.held], used.tolist(), [s.spec.name for s in changed if s.held]
 
     async def _advertise_loop(self) -> None:
+        full = True  # the first update, and after any that failed: the collector may be a new one
         while True:
-            slots, used = self.ads()
+            slots, used, gone = self.ads(full)
+            dirty, self.dirty = self.dirty, {}
             try:
-                await self._call(COLLECTOR, "advertise", self.cfg.host, slots, used)
+                full = not await self._call(COLLECTOR, "advertise", self.cfg.host, slots, used, gone)
             except Exception:
-                pass  # the collector is down: the next update finds its successor
+                full = True  # the collector is down: the next update finds its successor
+            if full:
+                self.dirty.update(dirty)
             if not await self.nap(self.cfg.update_interval):
                 return
 
