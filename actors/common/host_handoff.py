@@ -20,10 +20,13 @@ class HostHandoff:
     def __init__(self, machines: Iterable[int]) -> None:
         self.held: dict[int, list[list]] = {m: [] for m in machines}  # launch rows, in start order
         self.on_host: dict[int, set[tuple[int, int]]] = {m: set() for m in self.held}
+        self.order = {m: i for i, m in enumerate(self.held)}
+        self.waiting: set[int] = set()  # machines with held rows: a poll visits these, not every machine
 
     def hold(self, machine: int, row: list) -> None:
         """A launch row ([job, task, machine, request, duration, start, ...])."""
         self.held[machine].append(row)
+        self.waiting.add(machine)
 
     def returned(self, finished: bytes) -> list[tuple[int, int, int]]:
         """The host's report of what ended: each ended task of ours leaves
@@ -44,13 +47,16 @@ class HostHandoff:
         """The held launches the host has room for (``room(machine)``: slots
         the service gives the machine), in order."""
         launches = []
-        for m, rows in self.held.items():
+        for m in sorted(self.waiting, key=self.order.__getitem__):  # machine order, as a scan of all would go
+            rows = self.held[m]
             free = room(m) - len(self.on_host[m])
             while rows and free > 0:
                 row = rows.pop(0)
                 self.on_host[m].add((row[0], row[1]))
                 launches.append(row)
                 free -= 1
+            if not rows:
+                self.waiting.discard(m)
         return launches
 
     def drop(self, machine: int) -> tuple[list[list[int]], list[list[int]]]:
@@ -59,6 +65,7 @@ class HostHandoff:
         lost = [[j, t] for j, t in sorted(self.on_host[machine])]
         unpulled = [[row[0], row[1]] for row in sorted(self.held[machine], key=lambda r: (r[0], r[1]))]
         self.held[machine], self.on_host[machine] = [], set()
+        self.waiting.discard(machine)
         return lost, unpulled
 
     def never_pulled(self) -> list[list[int]]:

@@ -27,6 +27,7 @@ were taken in since the last, and ``fence`` answers which of a list were.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -93,6 +94,11 @@ class Httpd(ActorShell):
         self.last_poll = 0.0
         self.frozen = False  # the hosts are stopping: nothing more starts
         self.wake = asyncio.Event()
+        # (a server's next event, its machine), pushed at every change to a
+        # server: stale entries are skipped. A poll or a clock turn looks at
+        # the servers due, not at every server of the host.
+        self.events: list[tuple[float, int]] = []
+        self.order = {m: i for i, m in enumerate(cfg.machines)}
         self.counts = {"accepted": 0, "refused": 0, "crashed": 0, "reports": 0, "checks": 0, "client_gone": 0}
 
     async def on_start(self) -> None:
@@ -100,6 +106,7 @@ class Httpd(ActorShell):
         self.last_poll = now
         for m in self.cfg.machines:
             self._took(self.servers[m].resize(self._workers(m), now), now)
+            self._moved(m)
         self.spawn_loop(self._clock_loop())
         self.spawn_loop(self._report_loop())
         if self.cfg.host == 0 and self.cfg.total:
@@ -129,6 +136,7 @@ class Httpd(ActorShell):
                 continue
             srv = self.servers[int(m)]
             rec = srv.arrive(rid_of(int(job), int(task)), float(demand), now, bool(state))
+            self._moved(int(m))
             if rec.dropped:
                 self.counts["refused"] += 1
                 refused.setdefault(int(job), "queue_full" if srv.up else "server_down")
@@ -171,18 +179,35 @@ class Httpd(ActorShell):
         if records:
             self.wake.set()
 
+    def _moved(self, m: int) -> None:
+        """Server ``m`` changed: its next event (if any) goes on the heap."""
+        t = self.servers[m].next_event()
+        if math.isfinite(t):
+            heapq.heappush(self.events, (t, m))
+
+    def _next_event(self) -> float:
+        """The earliest next event of any server (stale heap entries dropped)."""
+        while self.events and self.events[0][0] != self.servers[self.events[0][1]].next_event():
+            heapq.heappop(self.events)
+        return self.events[0][0] if self.events else math.inf
+
     def _complete_due(self, now: float) -> None:
-        for srv in self.servers.values():
-            if srv.next_event() <= now:
-                _finished, started = srv.complete(now)
-                self._took(started, now)
+        due: set[int] = set()
+        while self.events and self.events[0][0] <= now:
+            _t, m = heapq.heappop(self.events)
+            if self.servers[m].next_event() <= now:
+                due.add(m)
+        for m in sorted(due, key=self.order.__getitem__):  # machine order, as a scan of every server went
+            _finished, started = self.servers[m].complete(now)
+            self._took(started, now)
+            self._moved(m)
 
     async def _clock_loop(self) -> None:
         cap = self.flush_interval * 4
         while self.running:
             now = self.rt.now()
             self._complete_due(now)
-            nxt = min((s.next_event() for s in self.servers.values()), default=math.inf)
+            nxt = self._next_event()
             wait = cap if not math.isfinite(nxt) else min(cap, max(0.0, self.rt.wall(nxt - self.rt.now())))
             self.wake.clear()
             try:
@@ -258,6 +283,7 @@ class Httpd(ActorShell):
             if job < 0:
                 if self.standing.get(m, {}).pop((job, task), None) is not None:
                     self._took(self.servers[m].resize(self._workers(m), now), now)
+                    self._moved(m)
             else:
                 self.req.pop((job, task), None)
         return self.handoff.hand_out(lambda m: self.servers[m].workers)
@@ -285,6 +311,7 @@ class Httpd(ActorShell):
             self.standing[m] = {}
             srv.restart()
             srv.resize(self._workers(m), now)
+            self._moved(m)
         return [lost, unpulled]
 
     async def hosts_stopping(self) -> None:
