@@ -16,11 +16,12 @@ def build(b: Build) -> Topology:
     cfg = HeadConfig(
         capacity=plan.cell.capacity, free=plan.prefill.free, machines_per_host=sc.cell.machines_per_actor,
         queue=d.queue, placement=b.policies[NAME], t_job=d.t_job, t_task=d.t_task, seed=sc.seed,
-        liveness=sc.liveness, sample_interval=sc.metrics.sample_interval, view=d.view,
+        liveness=sc.liveness, sample_interval=sc.metrics.sample_interval, view=d.view, heartbeat=d.heartbeat,
     )
     # A restarted head knows nothing: it rebuilds from its workers and the submitter.
     head = b.members.spawn(ROLE, Dispatcher, NAME, b.rt, cfg, b.metrics, flush,
                            again=(b.rt, dataclasses.replace(cfg, restarted=True), b.metrics, flush))
-    topo = Topology(HeadEndpoint(head, NAME, "register_worker"), [head], None)
+    topo = Topology(HeadEndpoint(head, NAME, "register_worker"), [head], None,
+                    heartbeat=d.heartbeat)  # the head rings the workers it dispatches to
     topo.route([jc.name for jc in sc.workload.classes], NAME, head)
     return topo

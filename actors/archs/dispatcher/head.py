@@ -18,7 +18,8 @@ from typing import Any, Callable
 import numpy as np
 
 from schedlab.actors.common.events import report_held_at_end, span_stamp
-from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, report_down, watch_for
+from schedlab.actors.common.doorbell import Doorbells
+from schedlab.actors.common.host_watch import host_timeout, judge, report_down, watch_for
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.dispatcher.events import HEAD_BLOCKED, QUEUE_SAMPLE, WORKER_REGISTERED
@@ -49,6 +50,7 @@ class HeadConfig:
     sample_interval: float
     restarted: bool = False  # a new incarnation: rebuild from the workers, not from ``free``
     view: str = "reported"  # "omniscient": the reference (exact durations, a slot free at its task's end)
+    heartbeat: float | None = None  # emulated s: the workers' (None: they poll every batch interval)
 
 
 class Dispatcher(ActorShell):
@@ -58,7 +60,8 @@ class Dispatcher(ActorShell):
         self.core = HeadNode(cfg.capacity, cfg.free, cfg.machines_per_host, cfg.queue, cfg.placement,
                              rng_for(cfg.seed, NAME), registered=not cfg.restarted, view=cfg.view)
         scale = rt.scale
-        self.watch = watch_for(self.core.hosts, HOST_TIMEOUT_WALL_S * scale, cfg.liveness, scale)
+        self.watch = watch_for(self.core.hosts, host_timeout(scale, cfg.heartbeat), cfg.liveness, scale)
+        self.bells = Doorbells(rt)
         self.wakeup = asyncio.Event()
         self.blocked = False
         self.dispatched = 0
@@ -100,6 +103,7 @@ class Dispatcher(ActorShell):
     async def exchange(self, host: int, finished: bytes) -> Any:
         """A worker's poll (see HeadNode.exchange for the replies)."""
         self.watch.heard(host, self.rt.now())
+        self.bells.heard(host)
         machines, requests = unpack_release(finished) if finished else (np.zeros(0, np.int64), np.zeros((0, 2)))
         keys = unpack_release_keys(finished) if finished else []
         reply = self.core.exchange(host, machines, requests, keys)
@@ -109,6 +113,7 @@ class Dispatcher(ActorShell):
 
     async def register_worker(self, host: int, report: dict) -> None:
         self.watch.heard(host, self.rt.now())
+        self.bells.heard(host)
         self.core.register(host, [(int(j), int(t), int(m), req) for j, t, m, req, *_ in report["tasks"]],
                            [(int(j), int(t)) for j, t in report["finished"]],
                            unreported=[(int(j), int(t)) for j, t, *_ in report["unreported"]])
@@ -120,6 +125,7 @@ class Dispatcher(ActorShell):
     async def rejoin(self, host: int) -> list:
         """A restarted worker's first word: what it ran is written off."""
         self.watch.heard(host, self.rt.now())
+        self.bells.rejoined(host)
         lost, unpulled = self.core.rejoin(host)
         self.wakeup.set()
         return [lost, unpulled]
@@ -131,6 +137,7 @@ class Dispatcher(ActorShell):
             if silent:
                 lost, unpulled = self.core.write_off(silent)
                 report_down(self.log, silent, lost, unpulled, by=NAME, watch=self.watch)
+                self.bells.ring(self.core.waiting())  # alive after all: told to start over
                 if self.core.awaiting_recovery:
                     self._recovered(self.core.try_recover(), 1)
                 self.wakeup.set()
@@ -170,6 +177,7 @@ class Dispatcher(ActorShell):
                           **span_stamp(started, self.rt.now()))
             if turn.now_scheduled:
                 self.log.emit(JOB_SCHEDULED, job_id=jp.job.job_id, scheduler=NAME, attempts=1)
+            self.bells.ring(self.core.waiting())
 
     def _note_blocked(self, blocked: bool) -> None:
         """Head-of-line blocking starts or ends: the head is stuck while a

@@ -295,6 +295,11 @@ class HeadNode:
                     self.finished.add((job, task))
         return self._hand_out(host)
 
+    def waiting(self) -> list[int]:
+        """Workers something waits for: launches decided for them, or a
+        reset (written off); the head rings them (``actors.common.doorbell``)."""
+        return sorted({h for h, ls in self.to_launch.items() if ls} | self.down)
+
     def held_launches(self) -> list[Launch]:
         """Every launch decided and not handed out yet, host by host: what
         the head still holds for workers that have not polled for it."""

@@ -21,7 +21,7 @@ from schedlab.schedulers.archs.dispatcher.head import QUEUES, VIEWS
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
 from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.toml_table import Table, non_negative
+from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive
 from schedlab.schedulers.archs.dispatcher.events import EVENTS
 
 NAME = "dispatcher"  # the head node's actor
@@ -35,6 +35,7 @@ class DispatcherSpec:
     t_job: float = 0.01  # emulated s the head thinks per dispatch turn
     t_task: float = 0.001  # ... and per task it places
     view: str = "reported"  # "omniscient": the reference scheduler (a slot free at its task's exact end)
+    heartbeat: float = 10.0  # emulated s: an idle worker's liveness poll (a dispatch rings the worker)
 
 
 _D = DispatcherSpec()
@@ -58,6 +59,9 @@ FIELDS = (
           unit="emulated s", check=non_negative, doc="The head's think time per dispatch turn."),
     Field("t_task", float, Computed(lambda v: 0.0 if _ideal(v) else _D.t_task, "0.001; 0 when omniscient"),
           unit="emulated s", check=non_negative, doc="... and per task it places."),
+    Field("heartbeat", float, _D.heartbeat, unit="emulated s", check=positive,
+          doc="A worker's liveness poll when nothing else is to exchange (a dispatch to it rings the worker; "
+              "written off after 3 missed)."),
 )
 
 
