@@ -99,6 +99,7 @@ class KubeAPIMachine:
         self.lost: list[list] = []  # [job, task, reason]: pods a controller must recreate
         self.down: set[int] = set()  # hosts written off, until they sync again
         self._sampled: tuple[tuple, list] | None = None  # the last sample, by (store revision, down hosts)
+        self._requests: tuple[np.ndarray, int] | None = None  # every node's requests, as of a store revision
         self.done: dict[int, set[int]] = {}  # job -> tasks that ran to their end
         req = np.zeros_like(self.capacity)
         pods = []
@@ -329,6 +330,24 @@ class KubeAPIMachine:
             return self._sample()
         return self.store.query(command)
 
+    def _node_requests(self) -> np.ndarray:
+        """Every node's requested resources [M, R], brought up to date from
+        the store's node changes since the last call (an informer's watch;
+        a relist when the store's history no longer reaches back), instead
+        of 10,000 reads per sample."""
+        w = None if self._requests is None else self.store.query(("watch", NODES, self._requests[1], None))
+        if w is None or w["gone"]:
+            req = np.zeros_like(self.capacity)
+            for _name, value, _rev in self.store.query(("list", NODES))["items"]:
+                req[int(value["i"])] = value["req"]
+            self._requests = (req, self.store.revision)
+            return req
+        req = self._requests[0]
+        for _rev, _type, _kind, _name, value in w["events"]:
+            req[int(value["i"])] = value["req"]
+        self._requests = (req, int(w["revision"]))
+        return req
+
     def _sample(self) -> list[float]:
         """[cpu, mem, store revision]: the used fraction of ready nodes (the
         coordinator leader's cell sample)."""
@@ -338,10 +357,12 @@ class KubeAPIMachine:
         key = (revision, tuple(sorted(self.down)))
         if self._sampled is not None and self._sampled[0] == key:
             return list(self._sampled[1])
-        ready = [n for n in range(self.capacity.shape[0]) if self._host(n) not in self.down]
-        if not ready:
+        ready = np.ones(self.capacity.shape[0], dtype=bool)
+        for h in self.down:
+            ready[self._machines(h).start:self._machines(h).stop] = False
+        if not ready.any():
             return [0.0, 0.0, revision]
-        used = np.array([self._get(NODES, node_name(n))[0]["req"] for n in ready], dtype=np.float64)  # type: ignore[index]
+        used = self._node_requests()[ready]
         total = self.capacity[ready].sum(axis=0)
         sample = [*(float(x) for x in used.sum(axis=0) / np.maximum(total, 1e-12)), revision]
         self._sampled = (key, sample)
@@ -374,7 +395,7 @@ class KubeAPIMachine:
         self.lost = [list(x) for x in lost]
         self.down = {int(h) for h in down}
         self.done = {int(j): set(ts) for j, ts in done}
-        self._sampled = None
+        self._sampled = self._requests = None
 
 
 class KubeAPIMachineFactory:
