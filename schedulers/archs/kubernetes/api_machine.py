@@ -335,14 +335,15 @@ class KubeAPIMachine:
         the store's node changes since the last call (an informer's watch;
         a relist when the store's history no longer reaches back), instead
         of 10,000 reads per sample."""
-        w = None if self._requests is None else self.store.query(("watch", NODES, self._requests[1], None))
-        if w is None or w["gone"]:
+        kept = self._requests
+        w = None if kept is None else self.store.query(("watch", NODES, kept[1], None))
+        if kept is None or w is None or w["gone"]:
             req = np.zeros_like(self.capacity)
             for _name, value, _rev in self.store.query(("list", NODES))["items"]:
                 req[int(value["i"])] = value["req"]
             self._requests = (req, self.store.revision)
             return req
-        req = self._requests[0]
+        req = kept[0]
         for _rev, _type, _kind, _name, value in w["events"]:
             req[int(value["i"])] = value["req"]
         self._requests = (req, int(w["revision"]))
