@@ -308,7 +308,7 @@ class CellRun:
         applied: dict[int, list[tuple]] = {}
         if group is not None:
             group.converge()
-            applied = group.applied()
+            applied = group.applied_everywhere()
             group.stop()
             for name, launches in group.held_by_dead().items():
                 report_held_at_end(driver_log, name, launches, from_disk=True)
