@@ -158,6 +158,11 @@ def test_steal_targets_are_k_distinct_random_candidates_other_than_the_thief(n: 
     others = [w for w in general if w != thief]
     assert len(got) == min(k, len(others)) and len(set(got)) == len(got)
     assert set(got) <= set(others)
+    # Ascending candidates skip the copy and draw the same workers (the
+    # thief in the list or not).
+    assert steal_targets(thief, general, k, np.random.default_rng(seed), ascending=True) == got
+    assert steal_targets(n + 5, general, k, np.random.default_rng(seed), ascending=True) == \
+        steal_targets(n + 5, general, k, np.random.default_rng(seed))
 
 
 def test_hawk_steals_only_from_the_general_partition() -> None:

@@ -25,6 +25,8 @@ Decisions are given views (``worker.QueueView``); the shell moves entries
 """
 from __future__ import annotations
 
+import bisect
+
 from dataclasses import dataclass
 from collections.abc import Sequence
 
@@ -160,9 +162,23 @@ class Steal:
     entries: tuple[Entry, ...]
 
 
-def steal_targets(thief: int, candidates: Sequence[int], k: int, rng: np.random.Generator) -> list[int]:
+def steal_targets(thief: int, candidates: Sequence[int], k: int, rng: np.random.Generator,
+                  ascending: bool = False) -> list[int]:
     """The workers an idle ``thief`` contacts, in order: ``k`` distinct
-    random ``candidates`` other than itself (all of them if fewer)."""
+    random ``candidates`` other than itself (all of them if fewer).
+    ``ascending`` (the caller knows ``candidates`` strictly increase, as a
+    partition's workers do): not copied, the draw maps past the thief's
+    place, the same workers from the same random stream as a copy without
+    it (an idle 10,000-worker cell's tries copied 10,000 candidates each)."""
+    n = len(candidates)
+    if ascending:
+        at = bisect.bisect_left(candidates, thief)
+        here = at < n and candidates[at] == thief
+        size = n - here
+        if not size or k <= 0:
+            return []
+        picks = rng.choice(size, size=min(k, size), replace=False)
+        return [candidates[int(i) + (here and int(i) >= at)] for i in picks]
     others = [w for w in candidates if w != thief]
     if not others or k <= 0:
         return []
