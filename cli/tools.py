@@ -41,11 +41,11 @@ def _declared(folder: str, pattern: str, strip: str = "") -> tuple[Tool, ...]:
                   for t in n.targets if isinstance(t, ast.Name)}
         if "TOOL_HELP" in consts and any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body):
             name = str(consts.get("TOOL_NAME") or f.stem.removeprefix(strip).replace("_", "-"))
-            out.append(Tool(name, f"schedlab.{folder}.{f.stem}", str(consts["TOOL_HELP"])))
+            out.append(Tool(name, f"schedlab.{folder.replace('/', '.')}.{f.stem}", str(consts["TOOL_HELP"])))
     return tuple(out)
 
 
-TOOLS: tuple[Tool, ...] = _declared("experiments", "*.py")
+TOOLS: tuple[Tool, ...] = _declared("experiments", "*.py") + _declared("experiments/paper", "*.py")
 # The benchmarks (the project's speed targets) stay scripts (scripts/bench*.py): `schedlab bench NAME`.
 BENCHES: tuple[Tool, ...] = _declared("scripts", "bench*.py", strip="bench_")
 BENCH = Tool("bench", "", "a benchmark by name: " + ", ".join(b.name for b in BENCHES))

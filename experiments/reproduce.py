@@ -26,7 +26,7 @@ import traceback
 from pathlib import Path
 
 from schedlab.experiments.fidelity import Context, Finding, Result, render, update_readme
-from schedlab.experiments.findings import FINDINGS
+from schedlab.experiments.paper.findings import FINDINGS
 from schedlab.cli.command import error
 
 TOOL_HELP = "reproduce published scheduler findings; write the Fidelity table"  # one line in `schedlab --help` (cli.tools)

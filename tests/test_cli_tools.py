@@ -20,7 +20,8 @@ def _has_main(path: Path) -> bool:
 
 
 def test_every_experiment_and_benchmark_with_a_main_is_a_subcommand() -> None:
-    experiments = {f"schedlab.experiments.{f.stem}" for f in (ROOT / "experiments").glob("*.py") if _has_main(f)}
+    experiments = {"schedlab." + ".".join(f.relative_to(ROOT).with_suffix("").parts)
+                   for f in (ROOT / "experiments").rglob("*.py") if _has_main(f)}  # experiments/paper/ too
     assert experiments == {t.module for t in tools.TOOLS}
     benches = {f"schedlab.scripts.{f.stem}" for f in (ROOT / "scripts").glob("bench*.py")}
     assert benches == {b.module for b in tools.BENCHES}

@@ -1,6 +1,6 @@
 """``scenarios/paper/css_example.toml`` (CSS's default experiment) shrunk to
 300 machines and 5 emulated minutes on the sim engine, and the pure parts
-of ``experiments/css_compare.py``. Seconds of wall time; no Ray."""
+of ``experiments/paper/css_compare.py``. Seconds of wall time; no Ray."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,7 @@ import pytest
 
 import schedlab
 from schedlab.actors.analysis.kept_runs import violated
-from schedlab.experiments import css_compare
+from schedlab.experiments.paper import css_compare
 
 # The default batch interval: fewer exchanges to run (the file's 0.1 emulated
 # s sharpens waits to first attempt, which these tests do not measure).

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from schedlab.experiments.fidelity import README_END, README_START, Context, render, update_readme
-from schedlab.experiments.findings import FINDINGS, drf_example
+from schedlab.experiments.paper.findings import FINDINGS, drf_example
 from schedlab.experiments.reproduce import main
 
 

@@ -35,7 +35,7 @@ from schedlab.cli.sweep import Sweep, finish, plan_sweep, run_dir, run_inline
 
 TOOL_HELP = "the Omega paper simulator's (CSS) default experiment on sim"  # one line in `schedlab --help` (cli.tools)
 
-SCENARIO = str(Path(__file__).resolve().parents[1] / "scenarios" / "paper" / "css_example.toml")
+SCENARIO = str(Path(__file__).resolve().parents[2] / "scenarios" / "paper" / "css_example.toml")
 T_JOB = ("0.1", "1", "10")  # CSS's constantRange
 T_TASK = "0.005"  # CSS's perTaskThinkTimeRange
 CLASSES = ("batch", "service")

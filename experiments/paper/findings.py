@@ -14,7 +14,7 @@ import numpy as np
 from schedlab.schedulers.archs.yarn.events import QUEUE_USAGE
 from schedlab.schedulers.archs.mesos import analytic_model as mesos_model
 from schedlab.experiments.fidelity import Context, Finding, Result, metric, schedulers
-from schedlab.experiments.findings_sampling import multicluster_imbalance, sparrow_vs_omniscient, supermarket
+from schedlab.experiments.paper.findings_sampling import multicluster_imbalance, sparrow_vs_omniscient, supermarket
 
 BORG = ['architectures=["borg"]', "coordinator.replicas=3"]
 MESOS = ['architectures=["mesos"]']
