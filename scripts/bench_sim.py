@@ -21,7 +21,7 @@ Printed, in one run:
 * the same for **CSS's default experiment itself** (``paper/css_example``:
   10,000 machines, CSS's example workload, its t_job 0.1 point) run for
   ``--css-seconds`` emulated per registered architecture (``--arch``
-  narrows; one CSS's file has no section for runs its registry example);
+  narrows; one that CSS's file has no section for runs its registry example);
 * **the idle clock**: CSS's cell and its prefill with no job arriving
   (``--idle-seconds`` emulated per registered architecture): what the substrate, the
   leaders and the samplers cost when nothing changes, per cell-day;
@@ -54,7 +54,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from schedlab.schedulers import arch as registry
 from schedlab.schedulers.events.shared import TASKS_LAUNCHED
@@ -106,15 +106,22 @@ def parse_bench(machines: int, duration: float, engine: str, arch: str, per_acto
     a coordinator group (standby masters elect through one)."""
     from schedlab.actors.engines.limits import local_limits
     from schedlab.schedulers.scenario.parse import parse_scenario
+
+    return with_replicas(arch, lambda n: parse_scenario(bench_scenario(machines, duration, engine, arch, n, per_actor),
+                                                        "bench_sim", local_limits()))
+
+
+def with_replicas(arch: str, parse: Callable[[int], Any]) -> Any:
+    """``parse(replicas)`` with the architecture's default replica count, or
+    3 (the conformance suite's) when its example section needs a coordinator
+    group (standby masters elect through one) and the default is refused."""
     from schedlab.schedulers.scenario.toml_table import ScenarioError
 
     spec = registry.spec_of(arch)
     try:
-        return parse_scenario(bench_scenario(machines, duration, engine, arch, spec.default_replicas, per_actor), "bench_sim",
-                              local_limits())
+        return parse(spec.default_replicas)
     except ScenarioError:
-        return parse_scenario(bench_scenario(machines, duration, engine, arch, min(3, spec.max_replicas), per_actor),
-                              "bench_sim", local_limits())
+        return parse(min(3, spec.max_replicas))
 
 
 @dataclass(frozen=True)
@@ -198,20 +205,16 @@ def css_scenario(arch: str, seconds: float) -> Any:
     """CSS's default experiment (``paper/css_example``: 10,000 machines, its
     example workload; the t_job 0.1 point) for ``seconds`` emulated, run by
     ``arch``. An architecture CSS's file has no section for runs its
-    registry example (three coordinator replicas where the example needs a
-    group, as the conformance suite runs it)."""
+    registry example (``with_replicas``: as the bench scenario does)."""
     from schedlab.api.scenario_files import load_data
     from schedlab.schedulers.scenario.parse import parse_comparison
-    from schedlab.schedulers.scenario.toml_table import ScenarioError
 
     data = load_data(CSS_SCENARIO, None)
     d = {**data, "architectures": [arch], "engine": "sim", "duration": seconds}
     d.setdefault(arch, copy.deepcopy(registry.spec_of(arch).example(("batch", "service"))))  # CSS's job classes
-    try:
-        (sc,) = parse_comparison(d, CSS_SCENARIO)
-    except ScenarioError:
-        (sc,) = parse_comparison({**d, "coordinator": {**d.get("coordinator", {}), "replicas": 3}}, CSS_SCENARIO)
-    return sc
+    if "coordinator" in d:  # the file's own set-up
+        return parse_comparison(d, CSS_SCENARIO)[0]
+    return with_replicas(arch, lambda n: parse_comparison({**d, "coordinator": {"replicas": n}}, CSS_SCENARIO)[0])
 
 
 def css_runs(seconds: float, only: list[str] | None = None) -> list[Measured]:

@@ -46,7 +46,7 @@ def check_saved(out: str | Path) -> dict[str, int]:
     replicas = setup.replicas
     if replicas > 1 and (d / "coordinator").is_dir():
         # Dead replicas too: their disks hold what they applied (the run's own
-        # check reads them the same way, actors.coordinator.group.applied).
+        # check reads them the same way, CoordinatorGroup.applied_everywhere).
         applied = {i: read_applied(d / "coordinator" / f"coordinator-{i}") for i in range(replicas)
                    if (d / "coordinator" / f"coordinator-{i}").is_dir()}
     return invariants(ev, cell, setup.machines_per_actor, applied)

@@ -33,9 +33,9 @@ def failovers(ev: dict[str, list[dict]], scale: float) -> list[dict]:
     feel). The election time is the winner's own role change (``raft_role``,
     a newer term than the victim's) where replicas log one, else when the
     driver's watcher saw it: the watcher polls, and on a loaded machine it
-    can see the new leader after a client's first commit to it. Any acknowledged write counts (hosts write every batch interval,
-    so the blackout is not stretched by a scheduler that had nothing to
-    commit); ``first_txn_at_s`` is the first cell-state commit after it and
+    can see the new leader after a client's first commit to it. Any
+    acknowledged write counts (hosts write every batch interval, so the
+    blackout is not stretched by a scheduler that had nothing to commit); ``first_txn_at_s`` is the first cell-state commit after it and
     ``first_placement_at_s`` the first decision that placed a task (any
     scheduler: a replica's own scheduling writes are not client acks)."""
     # (t, the replica that answered / the actor that placed). ray.kill is

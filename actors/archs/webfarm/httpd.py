@@ -98,7 +98,6 @@ class Httpd(ActorShell):
         # server: stale entries are skipped. A poll or a clock turn looks at
         # the servers due, not at every server of the host.
         self.events: list[tuple[float, int]] = []
-        self.order = {m: i for i, m in enumerate(cfg.machines)}
         self.counts = {"accepted": 0, "refused": 0, "crashed": 0, "reports": 0, "checks": 0, "client_gone": 0}
 
     async def on_start(self) -> None:
@@ -197,7 +196,7 @@ class Httpd(ActorShell):
             _t, m = heapq.heappop(self.events)
             if self.servers[m].next_event() <= now:
                 due.add(m)
-        for m in sorted(due, key=self.order.__getitem__):  # machine order, as a scan of every server went
+        for m in sorted(due, key=self.handoff.order.__getitem__):  # machine order, as a scan of every server went
             _finished, started = self.servers[m].complete(now)
             self._took(started, now)
             self._moved(m)

@@ -58,6 +58,7 @@ import numpy as np
 from schedlab.schedulers.model.host_roll import HostRoll
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.resources import fits
+from schedlab.schedulers.model.wire import held_launches
 
 QUEUES = ("fifo", "fair")
 VIEWS = ("reported", "omniscient")
@@ -303,7 +304,7 @@ class HeadNode:
     def held_launches(self) -> list[Launch]:
         """Every launch decided and not handed out yet, host by host: what
         the head still holds for workers that have not polled for it."""
-        return [ln for host in sorted(self.to_launch) for ln in self.to_launch[host]]
+        return held_launches(self.to_launch)
 
     def _hand_out(self, host: int) -> list[Launch]:
         """The launches decided for ``host``, in order. The omniscient view

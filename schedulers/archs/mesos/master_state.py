@@ -33,7 +33,7 @@ import numpy as np
 from schedlab.schedulers.archs.mesos.allocator import Allocator, Launch, Offer, TaskKey
 from schedlab.schedulers.archs.mesos.order_policies import OrderPolicy
 from schedlab.schedulers.faults.liveness import LivenessSpec
-from schedlab.schedulers.model.wire import withdraw_launch
+from schedlab.schedulers.model.wire import held_launches, withdraw_launch
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class MasterState:
         with it; their frameworks learn it by reconciling with the next
         leader. Returned so the shell can say so: a framework that dies
         before it reconciles leaves no other trace of where its commit went."""
-        dropped = [[int(ln[0]), int(ln[1]), int(ln[2])] for host in sorted(self.to_launch) for ln in self.to_launch[host]]
+        dropped = [[int(ln[0]), int(ln[1]), int(ln[2])] for ln in held_launches(self.to_launch)]
         self.to_launch.clear()
         return dropped
 
