@@ -3,14 +3,12 @@ their timing.
 
 An actor is one event loop (on Ray one per actor; on the sim engine one
 for all): while a pass over a thousand machines or a few thousand
-applications runs, nothing else of that actor does, and a leader's lease
-renewal (``actors.coordinator.lease``) that waits behind it lets the
-lease run out, though the leader is alive and working. Real systems keep
-the renewal off the scheduling thread (a coordination-service client
-renews its session from its own thread; an etcd keepalive is its own
-stream); an asyncio actor has one thread, so instead every long pass
-hands the loop back once per ``SLICE_WALL_S`` of wall time it has run: a
-due renewal then goes out at most one slice per concurrent pass late.
+applications runs, nothing else of that actor does. A leader's lease
+renewal no longer waits behind it (``actors.coordinator.lease`` renews
+from its own thread, ``Runtime.beside``, as real systems keep it off the
+scheduling thread), but the calls that pass holds up do: hosts' exchanges,
+heartbeats, submissions. So every long pass hands the loop back once per
+``SLICE_WALL_S`` of wall time it has run.
 
 The slice is measured in **wall** time. On the sim engine the clock does
 not move while code runs (a pass takes no virtual time), so a pass there
@@ -27,9 +25,8 @@ from __future__ import annotations
 
 from schedlab.actors.engines.runtime import Runtime
 
-# Wall seconds a pass runs before it hands the loop back: well under the
-# campaign period of the shortest lease (a 1 s lease is renewed every
-# 250 ms), with room for a round of other passes cut the same way.
+# Wall seconds a pass runs before it hands the loop back: a host's
+# exchange waits at most a round of such slices, well under a batch interval.
 SLICE_WALL_S = 0.02
 
 

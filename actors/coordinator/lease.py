@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from schedlab.actors.coordinator.client import CoordinatorClient
-from schedlab.actors.engines.runtime import Runtime
+from schedlab.actors.engines.runtime import Beside, Runtime
 from schedlab.schedulers.consensus.lease import campaign_wait
 
 
@@ -86,6 +86,17 @@ class LeaseCampaign:
 
     async def run(self, shell: Any, leads: Callable[[], bool], epoch: Callable[[], int],
                   take_over: Callable[[int], None], step_down: Callable[[], None]) -> None:
+        """Campaign until the shell stops, beside its event loop
+        (``Runtime.beside``): a member busy with a long pass still renews
+        on time, as a real one does from its coordination client's own
+        thread. What the campaign reads of the shell (``leads``, ``epoch``,
+        ``running``) it reads across threads; what it changes besides
+        ``lease_until`` and ``leader_hint`` (a float and a name, each
+        written whole) it changes on the shell's own loop."""
+        await self.rt.beside(lambda beside: self._keep(beside, shell, leads, epoch, take_over, step_down))
+
+    async def _keep(self, beside: Beside, shell: Any, leads: Callable[[], bool], epoch: Callable[[], int],
+                    take_over: Callable[[int], None], step_down: Callable[[], None]) -> None:
         lease_e = self.lease_wall_s * self.rt.scale
         while shell.running:
             sent = self.rt.now()
@@ -96,13 +107,31 @@ class LeaseCampaign:
                 holder, won, expires = None, epoch(), 0.0
             if holder == self.me:
                 # Counted from when we asked: the lease might have been granted then.
-                shell.lease_until = sent + lease_e
-                if not leads() or won != epoch():
-                    take_over(won)
+                if leads() and won == epoch():
+                    shell.lease_until = sent + lease_e  # a renewal
+                else:
+                    beside.to_actor(_won, shell, leads, epoch, take_over, won, sent + lease_e)
             else:
                 shell.leader_hint = lease_holder_name(holder)
                 if leads() and (holder is not None or self.rt.now() >= shell.lease_until):
-                    step_down()
-            wait = campaign_wait(self.me, holder, float(expires), self.rt.now(), lease_e)
-            if not await shell.nap_wall(self.rt.wall(wait)):
+                    beside.to_actor(_lost, shell, leads, holder, step_down)
+            wait = self.rt.wall(campaign_wait(self.me, holder, float(expires), self.rt.now(), lease_e))
+            if beside.threaded:
+                await beside.nap(wait)
+            elif not await shell.nap_wall(wait):
                 return
+
+
+def _won(shell: Any, leads: Callable[[], bool], epoch: Callable[[], int], take_over: Callable[[int], None],
+         won: int, until: float) -> None:
+    """On the shell's loop: the lease is ours (``won``) until ``until``."""
+    shell.lease_until = until
+    if not leads() or won != epoch():
+        take_over(won)
+
+
+def _lost(shell: Any, leads: Callable[[], bool], holder: str | None, step_down: Callable[[], None]) -> None:
+    """On the shell's loop: another holds the lease, or ours ran out
+    unrenewed (looked at again here: a renewal may have landed since)."""
+    if leads() and (holder is not None or shell.rt.now() >= shell.lease_until):
+        step_down()

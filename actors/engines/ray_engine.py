@@ -8,12 +8,14 @@ point joins or starts Ray through ``connect``, never ``ray.init``.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Iterable
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
 
 if "RAY_AUTH_MODE" not in os.environ and (Path.home() / ".ray" / "auth_token").is_file():
     # Ray starts local clusters with token auth and keeps the token there; a
@@ -29,6 +31,36 @@ from schedlab.actors.engines.clock import Clock  # noqa: E402
 from schedlab.actors.engines.link_faults import UNREACHABLE_AFTER_S, LinkFaults, Unreachable
 
 
+T = TypeVar("T")
+
+
+class ThreadBeside:
+    """``RayRuntime.beside``'s handle for a loop on its own thread."""
+
+    threaded = True
+
+    def __init__(self, rt: RayRuntime, actor_loop: asyncio.AbstractEventLoop) -> None:
+        self._rt = rt
+        self._actor_loop = actor_loop
+        self._failed: BaseException | None = None
+
+    def to_actor(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._actor_loop.call_soon_threadsafe(self._run, fn, args)
+
+    def _run(self, fn: Callable[..., Any], args: tuple) -> None:
+        try:
+            fn(*args)
+        except Exception as e:  # the threaded loop ends with it at its next nap, and is reported
+            self._failed = e
+
+    async def nap(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        while (left := self._rt.frozen_until - time.monotonic()) > 0:
+            await asyncio.sleep(left)
+        if self._failed is not None:
+            raise self._failed
+
+
 class RayRuntime:
     """The Runtime (``actors.engines.runtime``) for actors living on Ray, in
     the run's namespace. Picklable: holds the clock, the namespace and the
@@ -38,6 +70,7 @@ class RayRuntime:
         self.clock = Clock(scale)
         self.namespace = namespace
         self.links = LinkFaults()
+        self.frozen_until = 0.0  # monotonic wall s: loops beside the actor's (``beside``) wait for it too
 
     @property
     def scale(self) -> float:
@@ -65,7 +98,24 @@ class RayRuntime:
         await asyncio.sleep(seconds)
 
     def freeze(self, seconds: float) -> None:
+        self.frozen_until = max(self.frozen_until, time.monotonic() + seconds)
         time.sleep(seconds)  # blocks the actor's event loop: nothing runs, as in a stopped process
+
+    def beside(self, make: Callable[[Any], Awaitable[T]]) -> Awaitable[T]:
+        """See ``Runtime.beside``: a daemon thread running its own event
+        loop; its result or error comes back to the actor's loop (a loop
+        that dies of an error is reported like any other)."""
+        actor_loop = asyncio.get_running_loop()
+        done: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                done.set_result(asyncio.run(make(ThreadBeside(self, actor_loop))))  # type: ignore[arg-type]
+            except BaseException as e:  # handed to the awaiting loop, which reports it
+                done.set_exception(e)
+
+        threading.Thread(target=run, name="schedlab-beside", daemon=True).start()
+        return asyncio.wrap_future(done)
 
     def lookup(self, name: str) -> Any | None:
         return lookup(name, self.namespace)

@@ -18,9 +18,28 @@ wall second is gone" are wall seconds, turned into emulated ones with
 """
 from __future__ import annotations
 
-from typing import Any, Awaitable, Protocol
+from typing import Any, Awaitable, Callable, Protocol, TypeVar
 
 from schedlab.actors.engines.link_faults import LinkFaults
+
+
+T = TypeVar("T")
+
+
+class Beside(Protocol):
+    """What a loop run by ``Runtime.beside`` uses of its actor."""
+
+    threaded: bool  # True: on its own thread and event loop, beside the actor's
+
+    def to_actor(self, fn: Callable[..., Any], *args: Any) -> None:
+        """``fn(*args)`` on the actor's own event loop (its state is that
+        loop's: a threaded loop reads it, and changes it only through this)."""
+        ...
+
+    async def nap(self, seconds: float) -> None:
+        """Sleep ``seconds`` of wall time, and on while the actor is frozen
+        (a stopped process stops every thread)."""
+        ...
 
 
 class Runtime(Protocol):
@@ -69,4 +88,16 @@ class Runtime(Protocol):
 
     def lookup(self, name: str) -> Any | None:
         """The actor named ``name`` in this run, or None if there is none now."""
+        ...
+
+    def beside(self, make: Callable[[Beside], Awaitable[T]]) -> Awaitable[T]:
+        """Run ``make(beside)`` where a busy actor does not delay it, and
+        await its end: live, on its own thread with its own event loop (a
+        long pass holds the actor's loop, and only the GIL's switch interval
+        stands between such a thread and the CPU), as real systems keep a
+        lease's renewal off the scheduling thread (a ZooKeeper client's
+        session thread, an etcd keepalive stream); on the sim engine, where
+        code takes no virtual time and nothing can be late, inline on the
+        actor's loop (``threaded`` False: the same decisions, in the same
+        order, as before this existed)."""
         ...

@@ -29,7 +29,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from schedlab.actors.common.events import span_stamp
+from schedlab.actors.common.events import report_held_at_end, span_stamp
 from schedlab.actors.common.host_watch import HOST_TIMEOUT_WALL_S, judge, report_down, watch_for
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.common.slices import Slices
@@ -48,7 +48,7 @@ from schedlab.schedulers.events.shared import (
 )
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.jobs import Job
-from schedlab.schedulers.model.wire import unpack_release_keys
+from schedlab.schedulers.model.wire import held_launches, unpack_release_keys
 
 
 @dataclass(frozen=True)
@@ -328,7 +328,7 @@ class SlurmController(ActorShell):
                 self._log_starts(started, now)
             if slices.due():
                 await slices.cut()
-                if self.ctld is not ctld:
+                if self.ctld is not ctld or not self.running:  # deposed, or the run ended meanwhile
                     steps.close()
                     return
         self._drain()
@@ -412,4 +412,7 @@ class SlurmController(ActorShell):
             self.log.emit(JOB_PENDING, job_id=jid, scheduler=NAME, unplaced=ctld.specs[jid].tasks, attempts=0)
         for w in self.unrecovered or []:
             self.log.emit(JOB_PENDING, job_id=w["job_id"], scheduler=NAME, unplaced=len(w["durations"]), attempts=0)
+        # Started and never pulled (a daemon's last poll came before the
+        # start: a pass still running when the run ended): in flight, not lost.
+        report_held_at_end(self.log, self.name, held_launches(ctld.to_launch))
         return {"controller": self.name, "active": True, "scheduled": len(self.scheduled)}
