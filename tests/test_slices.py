@@ -102,3 +102,34 @@ def test_a_sim_run_is_never_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(Slices, "cut", counted)
     summary, _ = _sim("slurm_failover", tmp_path)
     assert not cuts and summary["jobs"]["scheduled"] > 0
+
+
+def test_a_slurm_pass_still_running_when_the_run_ends_starts_nothing_more(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """As live at 10,000 nodes: a pass takes wall time (here each slice a
+    fifth of a virtual wall second, 5 emulated s), so the run can end in the
+    middle of one. The controller stops before the daemons' last poll: a
+    pass that went on would start jobs no daemon pulls any more (live,
+    thousands of lost commits). It ends at its next cut instead."""
+    from schedlab.actors.archs.slurm.slurmctld import SlurmController
+
+    monkeypatch.setattr(slices_mod, "SLICE_WALL_S", 0.0)
+
+    async def slow_cut(self: Slices) -> None:
+        await self.rt.sleep_wall(0.2)
+        self.cuts += 1
+
+    monkeypatch.setattr(Slices, "cut", slow_cut)
+    late: list[int] = []
+    log_starts = SlurmController._log_starts
+
+    def logged(self: SlurmController, started: list, now: float) -> None:
+        if not self.running:
+            late.append(len(started))
+        log_starts(self, started, now)
+
+    monkeypatch.setattr(SlurmController, "_log_starts", logged)
+    summary, kinds = _sim("slurm_failover", tmp_path)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    assert kinds["slurm_start"] > 10 and summary["jobs"]["pending"] > 10  # passes were long: a queue stood at the end
+    assert late == []

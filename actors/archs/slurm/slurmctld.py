@@ -412,7 +412,8 @@ class SlurmController(ActorShell):
             self.log.emit(JOB_PENDING, job_id=jid, scheduler=NAME, unplaced=ctld.specs[jid].tasks, attempts=0)
         for w in self.unrecovered or []:
             self.log.emit(JOB_PENDING, job_id=w["job_id"], scheduler=NAME, unplaced=len(w["durations"]), attempts=0)
-        # Started and never pulled (a daemon's last poll came before the
-        # start: a pass still running when the run ended): in flight, not lost.
+        # Started and never pulled (a pass still running when the run
+        # ended): in flight, not lost, and no daemon's last poll takes them now.
         report_held_at_end(self.log, self.name, held_launches(ctld.to_launch))
+        ctld.to_launch.clear()
         return {"controller": self.name, "active": True, "scheduled": len(self.scheduled)}
