@@ -2,12 +2,13 @@
 its offered-load ladder), beside raw Ray actor calls per second.
 
     python scripts/bench.py [--repeats 3] [--machines 1000] [--per-actor 50 250] [--batch 0.05 0.2]
-                            [--schedulers 2] [--duration 3] [--loads 2000 4000 ...] [--ladder] [--json PATH] [--quick]
+                            [--schedulers 2] [--duration 3] [--loads 2000 4000 ...] [--tasks-per-job 40]
+                            [--ladder] [--json PATH] [--quick]
 
 Both numbers are measured in one run on one Ray, and their ratio printed, so
 the result survives a noisy shared machine better than either alone.
 
-**What is offered.** One batch job class of ``TASKS_PER_JOB`` tasks per job,
+**What is offered.** One batch job class of ``--tasks-per-job`` tasks per job (40; 1 measures the per-commit path at one task a commit),
 arriving at a fixed interarrival, to Omega schedulers with zero think time.
 The offered load (tasks/s) is tasks per job / interarrival; the ladder raises
 it by shrinking the interarrival only, so every step offers the same jobs
@@ -72,7 +73,9 @@ TOOL_NAME = "placements"  # its `schedlab` subcommand (default: the file name)
 TOOL_HELP = "placements per second live on Ray, beside raw actor calls"  # one line in `schedlab --help` (cli.tools)
 
 # The scenario's shape (printed with the results, so they can be reproduced).
-TASKS_PER_JOB = 40  # fixed across runs so results compare: a job's message (40 durations) stays cheap; one job is one commit
+TASKS_PER_JOB = 40  # the default: fixed across runs so results compare; a job's message (40 durations) stays cheap; one job is one commit
+# Issue 27's live targets, placements per wall second at the knee, by tasks per job.
+KNEE_TARGETS = {40: 25000.0, 1: 10000.0}
 MACHINE_CPU, MACHINE_MEM = 16.0, 64.0
 TASK_CPU, TASK_MEM = 0.05, 0.1  # 320 tasks per machine (cpu-bound): 320,000 slots on 1,000 machines
 TASK_MEAN_S = 2.0  # exponential: most tasks end within a step, so hosts also release at steady state
@@ -172,7 +175,8 @@ def warmup(duration: float) -> float:
     return min(1.0, 0.25 * duration)
 
 
-def bench_scenario(machines: int, per_actor: int, schedulers: int, duration: float, batch: float, load: float) -> dict:
+def bench_scenario(machines: int, per_actor: int, schedulers: int, duration: float, batch: float, load: float,
+                   tasks_per_job: int = TASKS_PER_JOB) -> dict:
     """A cell that never fills, schedulers with no think time, and ``load``
     tasks/s offered: what is measured is the commit path itself (sync,
     place, commit, launch) on the substrate, up to its capacity."""
@@ -184,8 +188,8 @@ def bench_scenario(machines: int, per_actor: int, schedulers: int, duration: flo
         "cell": {"machines_per_actor": per_actor,
                  "machine_classes": [{"name": "m", "count": machines, "cpu": MACHINE_CPU, "mem": MACHINE_MEM, "racks": 20}]},
         "workload": {"classes": [{
-            "name": "batch", "kind": "batch", "interarrival": TASKS_PER_JOB / load, "interarrival_mode": "fixed",
-            "tasks": float(TASKS_PER_JOB), "duration": {"dist": "exponential", "mean": TASK_MEAN_S},
+            "name": "batch", "kind": "batch", "interarrival": tasks_per_job / load, "interarrival_mode": "fixed",
+            "tasks": float(tasks_per_job), "duration": {"dist": "exponential", "mean": TASK_MEAN_S},
             "cpu": TASK_CPU, "mem": TASK_MEM,
         }]},
         "omega": {"schedulers": [{"name": "batch", "classes": ["batch"], "count": schedulers, "t_job": 0.0, "t_task": 0.0}]},
@@ -212,12 +216,14 @@ def window_rates(events: Path, t0: float, t1: float) -> tuple[float, float]:
     return placed / (t1 - t0), released / (t1 - t0)
 
 
-def run_step(machines: int, per_actor: int, schedulers: int, duration: float, batch: float, load: float) -> dict:
+def run_step(machines: int, per_actor: int, schedulers: int, duration: float, batch: float, load: float,
+             tasks_per_job: int = TASKS_PER_JOB) -> dict:
     """One placement run at ``load`` tasks/s offered, in a temporary
     directory deleted unless the run broke an invariant: then it is kept
     (actors.analysis.kept_runs) and its path is in the result as ``kept``."""
     w0 = time.perf_counter()
-    sc = parse_scenario(bench_scenario(machines, per_actor, schedulers, duration, batch, load), "bench", local_limits())
+    sc = parse_scenario(bench_scenario(machines, per_actor, schedulers, duration, batch, load, tasks_per_job), "bench",
+                        local_limits())
     with tempfile.TemporaryDirectory() as out:
         s = run_scenario(sc, out)
         placed, released = window_rates(Path(out) / "events.jsonl", warmup(duration), duration)
@@ -247,7 +253,8 @@ def climb(args: argparse.Namespace, per_actor: int, batch: float) -> dict:
     of each step."""
     steps: list[dict] = []
     for load in args.loads:
-        runs = [run_step(args.machines, per_actor, args.schedulers, args.duration, batch, load) for _ in range(args.repeats)]
+        runs = [run_step(args.machines, per_actor, args.schedulers, args.duration, batch, load, args.tasks_per_job)
+                for _ in range(args.repeats)]
         for r in runs:
             if r["bad"]:
                 raise SystemExit(f"invariants violated during bench: {r['bad']}; run kept in {r['kept']}")
@@ -280,6 +287,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--loads", type=float, nargs="+", default=None,
                    help=f"the offered-load ladder, tasks/s, rising by >= {MIN_STEP:g}x a step "
                         f"(default {' '.join(str(x) for x in DEFAULT_LOADS)})")
+    p.add_argument("--tasks-per-job", type=int, default=TASKS_PER_JOB,
+                   help=f"tasks per job (default {TASKS_PER_JOB}; 1: one task per commit)")
     p.add_argument("--ladder", action="store_true", help="print every step of every ladder")
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the results as JSON to PATH")
     p.add_argument("--quick", action="store_true",
@@ -307,9 +316,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         p.error(f"--loads up to {top:g} tasks/s would keep ~{expected_running(top):,.0f} tasks running, over "
                 f"{MAX_CELL_SHARE:.0%} of the {slots:,} task slots of {args.machines} machines: the cell would measure "
                 f"itself. Offer at most {MAX_CELL_SHARE * slots / TASK_MEAN_S:,.0f} tasks/s or raise --machines")
-    jobs = top / TASKS_PER_JOB * args.duration + 1
-    if jobs > MAX_JOBS or jobs * TASKS_PER_JOB > MAX_TASKS:
-        p.error(f"a step at {top:g} tasks/s for {args.duration:g} s is {jobs:,.0f} jobs of {TASKS_PER_JOB} tasks: over "
+    if args.tasks_per_job < 1:
+        p.error("--tasks-per-job must be at least 1")
+    jobs = top / args.tasks_per_job * args.duration + 1
+    if jobs > MAX_JOBS or jobs * args.tasks_per_job > MAX_TASKS:
+        p.error(f"a step at {top:g} tasks/s for {args.duration:g} s is {jobs:,.0f} jobs of {args.tasks_per_job} tasks: over "
                 f"the scenario limits ({MAX_JOBS:,} jobs, {MAX_TASKS:,} tasks per run)")
     return args
 
@@ -318,8 +329,8 @@ def shape(args: argparse.Namespace) -> str:
     slots = cell_slots(args.machines)
     top = max(args.loads)
     return (f"scenario: {args.machines} machines ({MACHINE_CPU:g} cpu, {MACHINE_MEM:g} mem), {args.schedulers} Omega "
-            f"schedulers with zero think time, time_scale 1; jobs of {TASKS_PER_JOB} tasks ({TASK_CPU:g} cpu, {TASK_MEM:g} mem, "
-            f"exponential duration mean {TASK_MEAN_S:g} s) at a fixed interarrival of {TASKS_PER_JOB}/load\n"
+            f"schedulers with zero think time, time_scale 1; jobs of {args.tasks_per_job} tasks ({TASK_CPU:g} cpu, "
+            f"{TASK_MEM:g} mem, exponential duration mean {TASK_MEAN_S:g} s) at a fixed interarrival of {args.tasks_per_job}/load\n"
             f"cell: {slots:,} task slots; at the top load ({top:g} tasks/s) ~{expected_running(top):,.0f} running "
             f"({expected_running(top) / slots:.0%}, limit {MAX_CELL_SHARE:.0%}): the cell never fills\n"
             f"ladder (tasks/s offered): {', '.join(f'{x:g}' for x in args.loads)}; {args.duration:g} s steps "
@@ -357,8 +368,15 @@ def render(result: dict, show_ladder: bool) -> str:
     where = f"at {k['offered']:.0f} offered" if k["reached"] else f"knee not reached by {k['offered']:.0f} offered"
     lines += ["", f"best knee: machines_per_actor {b['machines_per_actor']}, batch_interval {b['batch_interval']:g} s: "
                   f"{k['placed']:.0f} placements/s {where} ({k['placed'] / r:.2f}x raw calls/s); "
-                  f"target >= 2000 placements/s: {'met' if k['placed'] >= 2000 else 'NOT met'}"]
+                  f"{_target(result['scenario']['tasks_per_job'], k['placed'])}"]
     return "\n".join(lines)
+
+
+def _target(tasks_per_job: int, placed: float) -> str:
+    target = KNEE_TARGETS.get(tasks_per_job)
+    if target is None:
+        return f"no target for jobs of {tasks_per_job} tasks"
+    return f"target >= {target:,.0f} placements/s with jobs of {tasks_per_job} tasks: {'met' if placed >= target else 'NOT met'}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -384,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         c["knee"]["commit_rtt_ms_p50"] = c["ladder"][c["knee"]["index"]]["commit_rtt_ms_p50"]
     result = {
         "shape": shape(args),
-        "scenario": {"machines": args.machines, "schedulers": args.schedulers, "tasks_per_job": TASKS_PER_JOB,
+        "scenario": {"machines": args.machines, "schedulers": args.schedulers, "tasks_per_job": args.tasks_per_job,
                      "task_cpu": TASK_CPU, "task_mem": TASK_MEM, "task_mean_s": TASK_MEAN_S, "machine_cpu": MACHINE_CPU,
                      "machine_mem": MACHINE_MEM, "cell_slots": cell_slots(args.machines), "duration_s": args.duration,
                      "warmup_s": warmup(args.duration), "repeats": args.repeats, "loads": list(args.loads)},

@@ -3,6 +3,7 @@ per registered architecture, beside the live engine on the same scenario.
 
     python scripts/bench_sim.py [--machines 1000 10000] [--duration 600 120] [--repeats 1] [--per-actor 100 ...]
                                 [--live-machines 1000] [--live-duration 120] [--no-live] [--css-seconds 600]
+                                [--idle-seconds 1800] [--live-cell 10000] [--live-cell-duration 600]
                                 [--arch NAME ...] [--json PATH] [--quick]
 
 Printed, in one run:
@@ -25,6 +26,12 @@ Printed, in one run:
 * **the idle clock**: CSS's cell and its prefill with no job arriving
   (``--idle-seconds`` emulated per registered architecture): what the substrate, the
   leaders and the samplers cost when nothing changes, per cell-day;
+* **a live cell** (``--live-cell`` machines, ``--live-cell-duration``
+  emulated s at time scale 50, 1,000 machines per host actor): every
+  registered architecture on the live engine at that size, with the jobs it
+  scheduled, its placements per wall second, its leader elections (events
+  named ``*_elected``, and the coordinator group's Raft leader terms: with
+  no fault in the run, each should be at most one) and its invariants;
 * the ratio to the live engine: both engines on one **smaller, shorter**
   scenario (``--live-machines``, ``--live-duration``: a live run pays
   ~0.3 s of wall per actor started and runs at its time scale), emulated
@@ -40,8 +47,9 @@ are the tasks hosts launched (``tasks_launched`` events, prefill excluded),
 counted the same way for every architecture.
 
 Rates are medians over ``--repeats``. No speed target is asserted here or
-in tests (tests/test_bench_sim.py runs ``--quick`` for shape only): a target
-is read off this output.
+in tests (tests/test_bench_sim.py runs ``--quick`` for shape only): the
+targets of issue 27 are printed beside the numbers (``CSS_TARGETS``,
+``IDLE_TARGET``: the only place this script names an architecture).
 """
 from __future__ import annotations
 
@@ -57,7 +65,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from schedlab.schedulers import arch as registry
-from schedlab.schedulers.events.shared import TASKS_LAUNCHED
+from schedlab.schedulers.events.shared import RAFT_ROLE, TASKS_LAUNCHED
 from schedlab.scripts.options import parse_bench_args
 
 TOOL_HELP = "the sim engine's speed per architecture, beside live"  # one line in `schedlab --help` (cli.tools)
@@ -69,6 +77,12 @@ PER_ACTOR = 100
 TIME_SCALE = 50.0
 CLASSES = ("batch", "service")
 CSS_SCENARIO = "paper/css_example"
+# Issue 27's targets, CPU s per cell-day: CSS's experiment (CSS's own speed
+# for the monolithic and shared-state schedulers, twice it for the two-level
+# and replicated ones), and the idle clock for every architecture.
+CSS_TARGETS = {"omega": 14.0, "dispatcher": 14.0, "mesos": 28.0, "borg": 28.0, "kubernetes": 28.0}
+IDLE_TARGET = 2.0
+LIVE_CELL_PER_ACTOR = 1000
 QUICK = {"machines": [100, 300], "duration": [60.0, 30.0], "repeats": 1, "live": False, "css_seconds": 0.0, "idle_seconds": 0.0}
 
 
@@ -142,6 +156,8 @@ class Measured:
     jobs_scheduled: int
     invariants_ok: bool
     per_actor: int = PER_ACTOR
+    elections: int = 0  # events named *_elected (a leader by lease, a Borgmaster)
+    raft_terms: int = 0  # the coordinator group's terms that had a leader
 
     @property
     def emulated_per_wall(self) -> float:
@@ -163,16 +179,24 @@ class Measured:
         return self.emul_cpu_s / self.emulated_s * CELL_DAY_S
 
 
-def placements(events: Path) -> int:
-    """Tasks hosts launched, prefill excluded (only tasks_launched lines parsed)."""
-    n = 0
+def tally(events: Path) -> tuple[int, int, int]:
+    """(tasks hosts launched, prefill excluded; leader elections: events
+    named ``*_elected``; Raft terms that had a leader). Only the lines that
+    can match are parsed."""
+    n, elected, terms = 0, 0, set()
     with events.open() as f:
         for line in f:
             if '"tasks_launched"' in line:
                 e = json.loads(line)
                 if e.get("event") == TASKS_LAUNCHED and not e.get("prefill"):
                     n += len(e["tasks"])
-    return n
+            elif '_elected"' in line or '"raft_role"' in line:
+                e = json.loads(line)
+                if e["event"].endswith("_elected"):
+                    elected += 1
+                elif e["event"] == RAFT_ROLE and e["role"] == "leader":
+                    terms.add(e["term"])
+    return n, elected, len(terms)
 
 
 def measure(machines: int, duration: float, engine: str, arch: str, per_actor: int = PER_ACTOR) -> Measured:
@@ -193,12 +217,13 @@ def measure_scenario(sc: Any) -> Measured:
         w0, c0 = time.perf_counter(), time.process_time()
         s = run_scenario(sc, out, on_started=started)
         w1, c1 = time.perf_counter(), time.process_time()
-        placed = placements(Path(out) / "events.jsonl")
+        placed, elected, terms = tally(Path(out) / "events.jsonl")
     inv = s["invariants"]
     ok = all(not v for k, v in inv.items() if isinstance(v, (int, float)))
     machines = sum(mc.count for mc in sc.cell.machine_classes)
     return Measured(sc.engine, sc.architecture, machines, sc.duration, w1 - w0, c1 - c0, w1 - mark["wall"],
-                    c1 - mark["cpu"], placed, s["jobs"]["submitted"], s["jobs"]["scheduled"], ok, sc.cell.machines_per_actor)
+                    c1 - mark["cpu"], placed, s["jobs"]["submitted"], s["jobs"]["scheduled"], ok, sc.cell.machines_per_actor,
+                    elected, terms)
 
 
 def css_scenario(arch: str, seconds: float) -> Any:
@@ -236,6 +261,22 @@ def idle_runs(seconds: float, only: list[str] | None = None) -> list[Measured]:
     return runs
 
 
+def live_cell_runs(machines: int, duration: float, only: list[str] | None = None) -> tuple[list[Measured], list[str]]:
+    """Every registered architecture on the live engine at ``machines``
+    (the bench scenario, ``LIVE_CELL_PER_ACTOR`` machines per host actor),
+    and what could not be measured (Ray failing to start on a loaded machine)."""
+    runs, failed = [], []
+    for a in registry.names():
+        if only is not None and a not in only:
+            continue
+        try:
+            runs.append(measure(machines, duration, "ray", a, LIVE_CELL_PER_ACTOR))
+        except Exception as e:  # say so, keep the rest
+            failed.append(f"live cell {a}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            log(failed[-1])
+    return runs, failed
+
+
 def median_run(machines: int, duration: float, engine: str, arch: str, repeats: int, per_actor: int = PER_ACTOR) -> Measured:
     """The repeat with the median emulation wall time (its numbers all from one run)."""
     runs = sorted((measure(machines, duration, engine, arch, per_actor) for _ in range(repeats)), key=lambda m: m.emul_wall_s)
@@ -253,8 +294,14 @@ def _row(m: Measured) -> str:
             f"{m.jobs_scheduled}/{m.jobs_submitted} | {'ok' if m.invariants_ok else 'VIOLATED'} |")
 
 
+def _verdict(value: float, target: float | None) -> str:
+    if target is None:
+        return "-"
+    return f"<= {target:g}: {'met' if value <= target else 'NOT met'}"
+
+
 def report(sim: list[Measured], live: list[tuple[Measured, Measured]], css: list[Measured] | None = None,
-           idle: list[Measured] | None = None) -> str:
+           idle: list[Measured] | None = None, cell: list[Measured] | None = None) -> str:
     """The results as markdown tables (what README's Performance section shows)."""
     out = ["sim engine (emulation phase: wall and CPU after every actor started):", "",
            "| machines | per host actor | architecture | emulated s | wall s | CPU s | emulated s / wall s | placements / wall s "
@@ -271,17 +318,29 @@ def report(sim: list[Measured], live: list[tuple[Measured, Measured]], css: list
         out += ["", f"CSS's default experiment ({CSS_SCENARIO}, {css[0].machines:,} machines, t_job 0.1 point, "
                     f"{css[0].emulated_s:g} emulated s per run), CPU s per cell-day extrapolated, next to CSS's "
                     f"~{CSS_CPU_S_PER_CELL_DAY:g} s:", "",
-                "| architecture | emulated s / wall s | emulation CPU s | CPU s per cell-day | x CSS | jobs scheduled/submitted | invariants |",
-                "| --- | ---: | ---: | ---: | ---: | --- | --- |"]
+                "| architecture | emulated s / wall s | emulation CPU s | CPU s per cell-day | x CSS | target | "
+                "jobs scheduled/submitted | invariants |",
+                "| --- | ---: | ---: | ---: | ---: | --- | --- | --- |"]
         out += [f"| {m.architecture} | {m.emulated_per_wall:,.0f} | {m.emul_cpu_s:.2f} | {m.cpu_per_cell_day:,.0f} | "
-                f"{m.cpu_per_cell_day / CSS_CPU_S_PER_CELL_DAY:.0f} | {m.jobs_scheduled}/{m.jobs_submitted} | "
-                f"{'ok' if m.invariants_ok else 'VIOLATED'} |" for m in css]
+                f"{m.cpu_per_cell_day / CSS_CPU_S_PER_CELL_DAY:.0f} | {_verdict(m.cpu_per_cell_day, CSS_TARGETS.get(m.architecture))} | "
+                f"{m.jobs_scheduled}/{m.jobs_submitted} | {'ok' if m.invariants_ok else 'VIOLATED'} |" for m in css]
     if idle:
         out += ["", f"The idle clock: CSS's cell and prefill, no job arriving ({idle[0].emulated_s:g} emulated s per run), "
                     "the emulation's CPU s per cell-day extrapolated (set-up left out):", "",
-                "| architecture | emulated s / wall s | emulation CPU s | emulation CPU s per cell-day |", "| --- | ---: | ---: | ---: |"]
-        out += [f"| {m.architecture} | {m.emulated_per_wall:,.0f} | {m.emul_cpu_s:.2f} | {m.emul_cpu_per_cell_day:,.1f} |"
-                for m in idle]
+                "| architecture | emulated s / wall s | emulation CPU s | emulation CPU s per cell-day | target |",
+                "| --- | ---: | ---: | ---: | --- |"]
+        out += [f"| {m.architecture} | {m.emulated_per_wall:,.0f} | {m.emul_cpu_s:.2f} | {m.emul_cpu_per_cell_day:,.1f} | "
+                f"{_verdict(m.emul_cpu_per_cell_day, IDLE_TARGET)} |" for m in idle]
+    if cell:
+        c0 = cell[0]
+        out += ["", f"The live engine on a {c0.machines:,}-machine cell ({c0.per_actor:,} machines per host actor, "
+                    f"{c0.emulated_s:g} emulated s at time scale {TIME_SCALE:g}, no fault; emulation phase):", "",
+                "| architecture | emulated s / wall s | placements / wall s | jobs scheduled/submitted | elections "
+                "| Raft leader terms | invariants |",
+                "| --- | ---: | ---: | --- | ---: | ---: | --- |"]
+        out += [f"| {m.architecture} | {m.emulated_per_wall:,.1f} | {m.placements_per_wall:,.0f} | "
+                f"{m.jobs_scheduled}/{m.jobs_submitted} | {m.elections} | {m.raft_terms} | "
+                f"{'ok' if m.invariants_ok else 'VIOLATED'} |" for m in cell]
     if live:
         s0, l0 = live[0]
         out += ["", f"sim vs live on one smaller scenario ({l0.machines:,} machines, {l0.emulated_s:g} emulated s, "
@@ -311,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="emulated seconds of CSS's default experiment per architecture (0: skip it)")
     ap.add_argument("--idle-seconds", type=float, default=1800.0,
                     help="emulated seconds of CSS's cell with no jobs per architecture (0: skip it)")
+    ap.add_argument("--live-cell", type=int, default=0,
+                    help="machines of a live cell run by every architecture (0: skip; issue 27's is 10000)")
+    ap.add_argument("--live-cell-duration", type=float, default=600.0, help="emulated seconds of each live cell run")
     ap.add_argument("--arch", nargs="+", default=None, help="these registered architectures only (default: all)")
     args = parse_bench_args(ap, argv, QUICK, "small cells, short runs, sim only: for tests")
     if len(args.duration) == 1:
@@ -332,7 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     for m in idle:
         log(f"idle {m.architecture}: {m.emul_cpu_per_cell_day:,.1f} CPU s per cell-day")
     live: list[tuple[Measured, Measured]] = []
-    failed: list[str] = []
+    cell, failed = live_cell_runs(args.live_cell, args.live_cell_duration, args.arch) if args.live_cell > 0 else ([], [])
+    for m in cell:
+        log(f"live cell {m.machines} {m.architecture}: {m.jobs_scheduled}/{m.jobs_submitted} jobs, {m.elections} elections")
     if args.live:
         for a in archs:
             s = median_run(args.live_machines, args.live_duration, "sim", a, args.repeats, args.per_actor[0])
@@ -344,13 +408,13 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             log(f"live {args.live_machines} {a}: {lv.emulated_per_wall:,.1f} emulated s/wall s")
             live.append((s, lv))
-    print(report(sim, live, css, idle))
+    print(report(sim, live, css, idle, cell))
     for f in failed:
         print(f"not measured: {f}")
-    bad = [m for m in sim + css + idle + [x for pair in live for x in pair] if not m.invariants_ok]
+    bad = [m for m in sim + css + idle + cell + [x for pair in live for x in pair] if not m.invariants_ok]
     if args.json is not None:
         args.json.write_text(json.dumps({"sim": [asdict(m) for m in sim], "css": [asdict(m) for m in css],
-                                         "idle": [asdict(m) for m in idle],
+                                         "idle": [asdict(m) for m in idle], "live_cell": [asdict(m) for m in cell],
                                          "live": [{"sim": asdict(s), "live": asdict(lv)} for s, lv in live]}, indent=2) + "\n")
     if bad:
         print(f"invariants violated in: {', '.join(f'{m.engine} {m.architecture} {m.machines}' for m in bad)}")

@@ -74,11 +74,22 @@ def test_the_default_ladder_never_fills_the_cell_and_fits_the_scenario_limits() 
     ["--machines", "100"],  # the default ladder would fill 100 machines
     ["--repeats", "0"],
     ["--duration", "0.5"],
+    ["--tasks-per-job", "0"],
 ])
 def test_bad_arguments_exit_2(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as e:
         bench._parse(argv)
     assert e.value.code == 2
+
+
+def test_the_target_line_names_the_target_for_the_job_size() -> None:
+    assert bench._target(40, 30000.0).endswith("with jobs of 40 tasks: met")
+    assert bench._target(1, 9000.0).endswith("with jobs of 1 tasks: NOT met")
+    assert bench._target(7, 1.0) == "no target for jobs of 7 tasks"
+    one = bench._parse(["--tasks-per-job", "1"])
+    sc = bench.bench_scenario(one.machines, 250, 2, 3.0, 0.05, 4000.0, one.tasks_per_job)
+    (cls,) = sc["workload"]["classes"]
+    assert cls["tasks"] == 1.0 and cls["interarrival"] == 1 / 4000.0  # the same tasks/s, one task a commit
 
 
 def _row(line: str) -> list[str]:

@@ -45,3 +45,38 @@ def test_the_idle_clock_runs_css_cell_with_no_job() -> None:
     (m,) = bench_sim.idle_runs(60.0, only=["omega"])
     assert m.architecture == "omega" and m.jobs_submitted == 0 and m.placements == 0 and m.invariants_ok
     assert m.emul_cpu_per_cell_day == pytest.approx(m.emul_cpu_s / 60.0 * 86400)
+
+
+def test_tally_counts_placements_elections_and_raft_leader_terms(tmp_path: Path) -> None:
+    lines = [
+        {"event": "tasks_launched", "prefill": True, "tasks": [[1, 0, 0]], "t": 0.0},
+        {"event": "tasks_launched", "tasks": [[2, 0, 0], [2, 1, 3]], "t": 1.0},
+        {"event": "raft_role", "role": "leader", "term": 1, "t": 0.1},
+        {"event": "raft_role", "role": "follower", "term": 2, "t": 5.0},
+        {"event": "raft_role", "role": "leader", "term": 2, "t": 5.1},
+        {"event": "raft_role", "role": "leader", "term": 2, "t": 5.2},  # the same term said twice
+        {"event": "rm_elected", "rm": "rm-0", "t": 0.5},
+        {"event": "lb_elected", "lb": "lb-1", "t": 9.0},
+        {"event": "job_scheduled", "job_id": 2, "t": 1.0},
+    ]
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    assert bench_sim.tally(events) == (2, 2, 2)
+
+
+def test_the_report_prints_targets_and_the_live_cell_table() -> None:
+    def m(arch: str, per_day_cpu: float, **kw: object) -> bench_sim.Measured:
+        base = dict(engine="sim", architecture=arch, machines=10000, emulated_s=86400.0, wall_s=1.0, cpu_s=per_day_cpu,
+                    emul_wall_s=1.0, emul_cpu_s=per_day_cpu, placements=10, jobs_submitted=5, jobs_scheduled=5,
+                    invariants_ok=True)
+        return bench_sim.Measured(**{**base, **kw})  # type: ignore[arg-type]
+
+    out = bench_sim.report([], [], css=[m("omega", 10.0), m("borg", 40.0), m("yarn", 5.0)], idle=[m("omega", 3.0)],
+                           cell=[m("yarn", 1.0, engine="ray", elections=1, raft_terms=1, per_actor=1000)])
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    assert "<= 14: met" in out.split("The idle clock")[0].split("| omega |")[1].splitlines()[0]
+    assert "<= 28: NOT met" in [x for x in out.splitlines() if x.startswith("| borg |")][0]
+    assert "| - |" in [x for x in out.splitlines() if x.startswith("| yarn |")][0]  # no target set for it
+    assert "<= 2: NOT met" in out.split("The idle clock")[1].splitlines()[4]
+    assert "1,000 machines per host actor" in out and rows["architecture"]
+    assert out.splitlines()[-1] == "| yarn | 86,400.0 | 10 | 5/5 | 1 | 1 | ok |"
