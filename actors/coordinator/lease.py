@@ -17,6 +17,8 @@ from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.engines.runtime import Beside, Runtime
 from schedlab.schedulers.consensus.lease import campaign_wait
 
+STOP_POLL_WALL_S = 0.05  # a campaign on its own thread looks this often whether its member stopped
+
 
 def lease_identity(name: str, incarnation: int) -> str:
     """A member incarnation's identity in the lease: its name, and a number
@@ -116,8 +118,10 @@ class LeaseCampaign:
                 if leads() and (holder is not None or self.rt.now() >= shell.lease_until):
                     beside.to_actor(_lost, shell, leads, holder, step_down)
             wait = self.rt.wall(campaign_wait(self.me, holder, float(expires), self.rt.now(), lease_e))
-            if beside.threaded:
-                await beside.nap(wait)
+            if beside.threaded:  # in steps, so a stopping member's campaign ends promptly
+                end = self.rt.wall_clock() + wait
+                while shell.running and (left := end - self.rt.wall_clock()) > 0:
+                    await beside.nap(min(left, STOP_POLL_WALL_S))
             elif not await shell.nap_wall(wait):
                 return
 
