@@ -133,3 +133,25 @@ def test_a_slurm_pass_still_running_when_the_run_ends_starts_nothing_more(tmp_pa
     assert not any(summary["invariants"].values()), summary["invariants"]
     assert kinds["slurm_start"] > 10 and summary["jobs"]["pending"] > 10  # passes were long: a queue stood at the end
     assert late == []
+
+
+def test_a_job_started_by_a_killed_controller_whose_events_died_is_still_scheduled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A controller killed before it shipped its events takes the
+    job_scheduled of every job it started with it (live, the crosscheck's
+    slurm_failover seed 6 lost one so). The controller that restores the
+    saved state finds them started and says so again (``recovered``): here
+    the controllers ship their events only every 500 emulated s, so the
+    whole first incarnation's events die with it at t = 300."""
+    from schedlab.actors.archs.slurm.slurmctld import SlurmController
+
+    monkeypatch.setattr(SlurmController, "EVENT_FLUSH_EVERY", 400)  # x 1.25 emulated s per batch interval
+    _summary, kinds = _sim("slurm_failover", tmp_path)
+    events = read_events(tmp_path / "events.jsonl")
+    restored = next(e for e in events if e["event"] == "slurmctld_restored")
+    started_after = {e["job_id"] for e in events if e["event"] == "slurm_start"}
+    ran_through = {e["job_id"] for e in events if e["event"] == "slurm_end" and e["actor"] == restored["actor"]
+                   and e["job_id"] not in started_after}  # started by the killed controller, ended under the new one
+    scheduled = {e["job_id"] for e in events if e["event"] == "job_scheduled"}
+    assert ran_through and kinds["slurmctld_restored"] == 1
+    assert ran_through <= scheduled, sorted(ran_through - scheduled)

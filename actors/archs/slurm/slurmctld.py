@@ -170,6 +170,10 @@ class SlurmController(ActorShell):
             self.partition_of[j.job_id] = j.partition
             if j.started is not None:
                 self.scheduled.add(j.job_id)
+                # Its job_scheduled event may have died with the controller
+                # that started it (killed before its events shipped); the
+                # summary counts an original over this one.
+                self.log.emit(JOB_SCHEDULED, job_id=j.job_id, scheduler=NAME, attempts=1, recovered=True)
         self.scheduled |= r.ended
         self.log.emit(SLURMCTLD_RESTORED, controller=self.name, jobs=len(r.jobs), ended=len(r.ended))
         jobs, self.unrecovered = self.unrecovered, None
