@@ -302,7 +302,7 @@ def _verdict(value: float, target: float | None) -> str:
 
 def report(sim: list[Measured], live: list[tuple[Measured, Measured]], css: list[Measured] | None = None,
            idle: list[Measured] | None = None, cell: list[Measured] | None = None) -> str:
-    """The results as markdown tables (what README's Performance section shows)."""
+    """The results as markdown tables (what docs/results/performance.md shows)."""
     out = ["sim engine (emulation phase: wall and CPU after every actor started):", "",
            "| machines | per host actor | architecture | emulated s | wall s | CPU s | emulated s / wall s | placements / wall s "
            "| CPU s per cell-day | jobs scheduled/submitted | invariants |",
