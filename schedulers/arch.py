@@ -155,6 +155,12 @@ class ArchSpec:
     # replicated master): what tools that try every architecture run
     # (``schedlab crosscheck``'s default), so they loop over the registry.
     showcase: str = ""
+    # The job classes a synthetic benchmark offers it per 1,000 machines of
+    # 4 cpu x 16 GB (``scripts/bench_sim.py``), where batch and service jobs
+    # do not suit it (a web farm serves pages, not 90 s batch tasks): a
+    # function of the cell's size in thousands of machines, returning
+    # ``[[workload.classes]]`` tables; None: the bench's own.
+    bench_classes: Callable[[float], list[dict[str, Any]]] | None = None
 
 
 def _load(path: str) -> Any:

@@ -39,7 +39,8 @@ Printed, in one run:
   moment every actor has started to the end), sim over live.
 
 **The scenario** (``bench_scenario``): machines of 4 cpu x 16 GB (CSS's),
-100 per host actor, a 30% prefill, a batch class and a service class whose
+100 per host actor, a 30% prefill, a batch class and a service class (or
+the architecture's ``ArchSpec.bench_classes``: a web farm's pages) whose
 arrival rates grow with the cell (the same load per machine at every size),
 and each architecture's own ``ArchSpec.example`` section (the registry's
 small valid set-up): generic code here names no architecture. Placements
@@ -75,7 +76,6 @@ CSS_CPU_S_PER_CELL_DAY = 14.0  # CSS's default experiment here: 21 cell-days of 
 CSS_MACHINES = 10000
 PER_ACTOR = 100
 TIME_SCALE = 50.0
-CLASSES = ("batch", "service")
 CSS_SCENARIO = "paper/css_example"
 # Issue 27's targets, CPU s per cell-day: CSS's experiment (CSS's own speed
 # for the monolithic and shared-state schedulers, twice it for the two-level
@@ -90,8 +90,16 @@ def bench_scenario(machines: int, duration: float, engine: str, arch: str, repli
                    per_actor: int = PER_ACTOR) -> dict[str, Any]:
     """The bench's scenario for ``arch`` (see the module doc). Per 1,000
     machines: a batch job every 2 s (10 tasks on average, 90 s each) and a
-    service job every 30 s (5 tasks, running to the end)."""
+    service job every 30 s (5 tasks, running to the end), or the classes
+    the architecture's ``ArchSpec.bench_classes`` offers instead (a web
+    farm's pages)."""
     per_k = machines / 1000.0
+    spec = registry.spec_of(arch)
+    classes: list[dict[str, Any]] = spec.bench_classes(per_k) if spec.bench_classes is not None else [
+        {"name": "batch", "kind": "batch", "interarrival": 2.0 / per_k, "tasks": {"dist": "exponential", "mean": 10.0},
+         "duration": {"dist": "exponential", "mean": 90.0}, "cpu": 0.25, "mem": 0.5},
+        {"name": "service", "kind": "service", "interarrival": 30.0 / per_k, "tasks": 5.0, "cpu": 0.5, "mem": 1.0},
+    ]
     data: dict[str, Any] = {
         "name": f"bench-sim-{machines}",
         "architecture": arch,
@@ -101,15 +109,10 @@ def bench_scenario(machines: int, duration: float, engine: str, arch: str, repli
         "duration": duration,
         "cell": {"machines_per_actor": per_actor,
                  "machine_classes": [{"name": "m", "count": machines, "cpu": 4.0, "mem": 16.0, "racks": max(1, machines // 500)}]},
-        "workload": {"prefill_utilization": 0.3, "classes": [
-            {"name": "batch", "kind": "batch", "interarrival": 2.0 / per_k, "tasks": {"dist": "exponential", "mean": 10.0},
-             "duration": {"dist": "exponential", "mean": 90.0}, "cpu": 0.25, "mem": 0.5},
-            {"name": "service", "kind": "service", "interarrival": 30.0 / per_k, "tasks": 5.0, "cpu": 0.5, "mem": 1.0},
-        ]},
+        "workload": {"prefill_utilization": 0.3, "classes": classes},
         "metrics": {"sample_interval": 10.0},
     }
-    spec = registry.spec_of(arch)
-    data[arch] = copy.deepcopy(spec.example(CLASSES))
+    data[arch] = copy.deepcopy(spec.example(tuple(str(c["name"]) for c in classes)))
     data["coordinator"] = {"replicas": replicas}
     return data
 

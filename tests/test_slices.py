@@ -18,6 +18,8 @@ import schedlab.actors.common.slices as slices_mod
 from schedlab.actors.common.metrics import read_events
 from schedlab.actors.common.slices import Slices
 from schedlab.actors.run import run_scenario
+from schedlab.schedulers.archs.slurm.events import SLURM_END, SLURM_START, SLURMCTLD_RESTORED
+from schedlab.schedulers.events.shared import JOB_SCHEDULED
 from schedlab.schedulers.scenario.parse import parse_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -148,10 +150,10 @@ def test_a_job_started_by_a_killed_controller_whose_events_died_is_still_schedul
     monkeypatch.setattr(SlurmController, "EVENT_FLUSH_EVERY", 400)  # x 1.25 emulated s per batch interval
     _summary, kinds = _sim("slurm_failover", tmp_path)
     events = read_events(tmp_path / "events.jsonl")
-    restored = next(e for e in events if e["event"] == "slurmctld_restored")
-    started_after = {e["job_id"] for e in events if e["event"] == "slurm_start"}
-    ran_through = {e["job_id"] for e in events if e["event"] == "slurm_end" and e["actor"] == restored["actor"]
+    restored = next(e for e in events if e["event"] == SLURMCTLD_RESTORED)
+    started_after = {e["job_id"] for e in events if e["event"] == SLURM_START}
+    ran_through = {e["job_id"] for e in events if e["event"] == SLURM_END and e["actor"] == restored["actor"]
                    and e["job_id"] not in started_after}  # started by the killed controller, ended under the new one
-    scheduled = {e["job_id"] for e in events if e["event"] == "job_scheduled"}
+    scheduled = {e["job_id"] for e in events if e["event"] == JOB_SCHEDULED}
     assert ran_through and kinds["slurmctld_restored"] == 1
     assert ran_through <= scheduled, sorted(ran_through - scheduled)

@@ -182,6 +182,14 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
             "concurrent_sessions": 20, "lbs": 2, "health_interval": 2.0}
 
 
+def bench_classes(per_k: float) -> list[dict[str, Any]]:
+    """Pages, as ``scenarios/web_failover.toml`` offers them (two requests a
+    page, 4 s of demand each on a speed-1 server), one every 2 s per 1,000
+    machines: as many jobs as the bench offers the other architectures."""
+    return [{"name": "page", "kind": "batch", "interarrival": 2.0 / per_k, "tasks": 2.0,
+             "duration": {"dist": "exponential", "mean": 4.0}, "cpu": 1.0, "mem": 1.0}]
+
+
 SPEC = ArchSpec(
     name="webfarm",
     title="Web farm (load balancers in front of server replicas; sticky or cookie sessions)",
@@ -199,6 +207,7 @@ SPEC = ArchSpec(
     peers={"machine": (ROLE_HTTPD,), ROLE_HTTPD: ("machine", ROLE_LB), ROLE_LB: (ROLE_HTTPD, "coordinator"),
            "coordinator": (ROLE_LB,)},
     example=example,
+    bench_classes=bench_classes,
     live="schedlab.actors.archs.webfarm.architecture:ARCHITECTURE",
     section_required=False,
     fields=FIELDS,
