@@ -53,6 +53,11 @@ class Submitter(ActorShell):
         self.routes = routes  # job class -> [(scheduler name, handle)]
         self.next = 0
         self.routed: dict[str, list[dict]] = {}  # scheduler name -> every job sent its way
+        # scheduler name -> jobs a recovery already said scheduled, its events
+        # shipped before it answered (``reroute``): later recoveries need not
+        # say them again, which over a long run with many restarts would be
+        # every job ever routed, again at each restart.
+        self.said: dict[str, set[int]] = {}
         self.undelivered: dict[str, list[dict]] = {}
         # Batches sent but not answered within DELIVERY_WAIT_S (a paused or
         # slowed scheduler takes them when it can): number -> (scheduler,
@@ -186,10 +191,17 @@ class Submitter(ActorShell):
         if recover:
             self.incarnation[name] = self.incarnation.get(name, 0) + 1
             self.undelivered.pop(name, None)
+            said = self.said.setdefault(name, set())
+            jobs = [{**j, "scheduled_said": True} if j["job_id"] in said else j for j in self.routed.get(name, [])]
             try:
-                await self.rt.call(handle, "recover", self.routed.get(name, []))
+                reply = await self.rt.call(handle, "recover", jobs)
             except Exception as e:  # dead again already: its successor recovers
                 self.log.emit(RECOVER_FAILED, scheduler=name, error=type(e).__name__)
+            else:
+                # A recovery may answer with the jobs it said scheduled
+                # (``job_scheduled``, recovered), its events already shipped.
+                if isinstance(reply, list):
+                    said.update(int(j) for j in reply)
         else:
             await self._deliver()
 

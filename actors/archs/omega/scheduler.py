@@ -50,7 +50,8 @@ class OmegaScheduler(ActorShell):
         self.refreshed_at = 0.0  # perf_counter() of the request that last refreshed the copy
         self.rtt_s = 0.002
         self._early: list[Job] = []
-        self._early_recover: list[dict] | None = None
+        self._core_ready = asyncio.Event()  # on_start has the cell's snapshot: a recovery may begin
+        self._early_recover: list[dict] | None = None  # jobs of recoveries waiting for it (said pending if the run ends first)
         self.jobs: dict[int, Job] = {}  # every job routed here: lost tasks are found by job
 
     async def on_start(self) -> None:
@@ -61,9 +62,7 @@ class OmegaScheduler(ActorShell):
         if self._early:
             self.core.submit(self._early)
             self._early = []
-        if self._early_recover is not None:
-            await self._recover(self._early_recover)
-            self._early_recover = None
+        self._core_ready.set()
         self.spawn_loop(self._loop())
         self.spawn_loop(self._lost_loop())
 
@@ -78,19 +77,25 @@ class OmegaScheduler(ActorShell):
             self.core.submit(parsed)
         self.wakeup.set()
 
-    async def recover(self, jobs: list[dict]) -> None:
+    async def recover(self, jobs: list[dict]) -> list[int] | None:
         """A restarted scheduler's queue, from every job routed to its
         predecessor (the submitter keeps them): what the cell state holds as
-        placed stays placed; the rest is queued again."""
-        if self.core is None:
+        placed stays placed; the rest is queued again. Answers with the jobs
+        it said scheduled, once their events are shipped (None if it said
+        nothing it can vouch for), so the next recovery need not say them
+        again (the submitter marks them ``scheduled_said``)."""
+        if self.core is None:  # came before the cell's snapshot: wait for it
             self._early_recover = (self._early_recover or []) + jobs
-            return
-        await self._recover(jobs)
+            await self._core_ready.wait()
+            self._early_recover = None
+        return await self._recover(jobs)
 
-    async def _recover(self, wire_jobs: list[dict]) -> None:
+    async def _recover(self, wire_jobs: list[dict]) -> list[int] | None:
         core = self.core
         assert core is not None
-        jobs = [j for j in map(Job.from_wire, wire_jobs) if j.job_id not in self.jobs]  # not resubmitted meanwhile
+        fresh = [w for w in wire_jobs if int(w["job_id"]) not in self.jobs]  # not resubmitted meanwhile
+        said = {int(w["job_id"]) for w in fresh if w.get("scheduled_said")}
+        jobs = [Job.from_wire(w) for w in fresh]
         self.jobs.update((j.job_id, j) for j in jobs)
         core.begin_recovery()
         try:
@@ -99,11 +104,20 @@ class OmegaScheduler(ActorShell):
             core.abort_recovery()
             raise
         got = core.recover(jobs, cursor, placed)
+        told = []
         for job in got.placed:
-            # Its job_scheduled event may have died with the old incarnation.
-            self.log.emit(JOB_SCHEDULED, job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+            # Its job_scheduled event may have died with the old incarnation
+            # (unless an earlier recovery said it, and shipped that).
+            if job.job_id not in said:
+                self.log.emit(JOB_SCHEDULED, job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+                told.append(job.job_id)
         self.log.emit(SCHEDULER_RECOVERED, jobs=len(jobs), already_placed=len(got.placed), queued=got.queued)
         self.wakeup.set()
+        try:
+            await self._ship_events()
+        except Exception:  # not shipped: the next recovery says them again
+            return None
+        return told
 
     async def _lost_loop(self) -> None:
         """Tasks written off with a failed machine are placed again by the
