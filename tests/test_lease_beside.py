@@ -21,6 +21,7 @@ import pytest
 from schedlab.actors.coordinator.group import CoordinatorGroup
 from schedlab.actors.coordinator.lease import LeaseCampaign
 from schedlab.actors.engines import ray_engine
+from schedlab.actors.engines.runtime import InlineBeside
 from schedlab.schedulers.consensus.lease import LeaseMachineFactory
 from schedlab.schedulers.scenario.parse import CoordinatorSpec
 
@@ -28,20 +29,6 @@ pytestmark = pytest.mark.ray
 
 LEASE_WALL_S = 0.4
 HELD_FOR_S = 5 * LEASE_WALL_S  # a pass, or a pause, several leases long
-
-
-class _OnItsLoop:
-    """A ``Beside`` that keeps the campaign on the actor's own loop."""
-
-    threaded = False
-
-    @staticmethod
-    def to_actor(fn: Callable[..., Any], *args: Any) -> None:
-        fn(*args)
-
-    @staticmethod
-    async def nap(seconds: float) -> None:
-        await asyncio.sleep(seconds)
 
 
 class Member:
@@ -52,7 +39,7 @@ class Member:
     def __init__(self, rt: Any, name: str, replicas: int, on_its_loop: bool) -> None:
         self.rt = rt
         if on_its_loop:
-            rt.beside = lambda make: make(_OnItsLoop())
+            rt.beside = lambda make: make(InlineBeside(rt))  # the campaign on the actor's own loop
         self.running = True
         self.lease_until = -math.inf
         self.leader_hint: str | None = None

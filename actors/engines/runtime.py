@@ -42,6 +42,23 @@ class Beside(Protocol):
         ...
 
 
+class InlineBeside:
+    """A ``Beside`` on the actor's own loop (``threaded`` False): what the
+    sim engine's ``beside`` hands out, where nothing can make a loop late."""
+
+    threaded = False
+
+    def __init__(self, rt: Runtime) -> None:
+        self._rt = rt
+
+    @staticmethod
+    def to_actor(fn: Callable[..., Any], *args: Any) -> None:
+        fn(*args)
+
+    async def nap(self, seconds: float) -> None:
+        await self._rt.sleep_wall(seconds)
+
+
 class Runtime(Protocol):
     links: LinkFaults  # the chaos tooling's partitions and slow links for this actor
 

@@ -40,6 +40,7 @@ import numpy as np
 from schedlab.actors.engines import ClusterUnreachable
 from schedlab.actors.engines.link_faults import UNREACHABLE_AFTER_S, LinkFaults, Unreachable
 from schedlab.actors.engines.reference_loop import ReferenceLoop
+from schedlab.actors.engines.runtime import InlineBeside
 from schedlab.actors.engines.virtual_loop import Deadlock, VirtualLoop
 from schedlab.schedulers.model.workload import Dist
 
@@ -115,22 +116,6 @@ class SimHandle:
 
 
 T = TypeVar("T")
-
-
-class InlineBeside:
-    """``SimRuntime.beside``'s handle: the loop runs on the actor's own."""
-
-    threaded = False
-
-    def __init__(self, rt: SimRuntime) -> None:
-        self._rt = rt
-
-    @staticmethod
-    def to_actor(fn: Callable[..., Any], *args: Any) -> None:
-        fn(*args)
-
-    async def nap(self, seconds: float) -> None:
-        await self._rt.sleep_wall(seconds)
 
 
 class SimRuntime:
