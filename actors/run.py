@@ -23,7 +23,8 @@ from schedlab.actors.chaos.inbox import INBOX_NAME, ChaosInbox
 from schedlab.actors.chaos.timeline import FaultTimeline
 from schedlab.actors.common.machine_host import MachineHost
 from schedlab.actors.common.members import Members
-from schedlab.actors.common.metrics import MetricsCollector, read_events
+from schedlab.actors.common.event_files import EVENT_FILES, iter_events
+from schedlab.actors.common.metrics import MetricsCollector
 from schedlab.actors.common.submitter import NAME as SUBMITTER, Submitter
 from schedlab.actors.analysis.run_info import RunInfo, RunSetup
 from schedlab.actors.analysis.summary import summarize
@@ -186,7 +187,7 @@ class CellRun:
         # first node, so killing another node takes machines, not the control plane.
         nodes = self.nodes = eng.cluster_nodes()
         eng.set_default_node(nodes[0][1] if len(nodes) > 1 else None)
-        metrics = self.metrics = started.add(eng.spawn(MetricsCollector, "metrics", namespace, str(out / "events.jsonl"),
+        metrics = self.metrics = started.add(eng.spawn(MetricsCollector, "metrics", namespace, str(out / EVENT_FILES[sc.metrics.events]),
                                                          open_ended))
         roster = self.roster = roster_for(sc, tuple(label for label, _ in nodes) if len(nodes) > 1 else ())
         self.inbox = started.add(eng.spawn(ChaosInbox, INBOX_NAME, namespace, rt, {
@@ -317,7 +318,7 @@ class CellRun:
             eng.gather([eng.call(self.metrics, "record", driver_log.drain())])
         eng.gather([eng.call(self.metrics, "close")])
 
-        events = read_events(self.out / "events.jsonl")
+        events = iter_events(self.out)
         info = RunInfo(
             scenario=sc.name, architecture=sc.architecture, engine=eng.name, seed=sc.seed,
             time_scale=sc.time_scale, emulated_seconds=sc.duration, wall_seconds=wall_seconds,

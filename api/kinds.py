@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from schedlab.actors.common.event_files import has_events
 from schedlab.actors.analysis.saved_run import NotARun
 from schedlab.schedulers.scenario.limits import Limits
 from schedlab.schedulers.scenario.parse import ScenarioError
@@ -122,7 +123,7 @@ def is_cell_dir(path: Path) -> bool:
     """One cell's OUT: its events, and its set-up (run.json, written as it
     starts: enough to check) or its summary (written as it ends: enough to
     report)."""
-    return (path / "events.jsonl").is_file() and ((path / "run.json").is_file() or (path / "summary.json").is_file())
+    return has_events(path) and ((path / "run.json").is_file() or (path / "summary.json").is_file())
 
 
 def comparison_runs(path: str | Path) -> list[Path]:

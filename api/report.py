@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import events_file, read_events
 from schedlab.actors.analysis.stats import by_event
 from schedlab.actors.analysis.summary import first_attempts
 from schedlab.actors.analysis import plots
@@ -64,9 +64,9 @@ def directory_kind(path: Path) -> str:
 
 def load_run(path: Path) -> tuple[dict, Events]:
     try:
-        events = read_events(path / "events.jsonl")
+        events = read_events(path)
     except ValueError as e:  # e.g. a last line cut short by a crash
-        raise ReportError(f"{path / 'events.jsonl'}: cannot read: {e}") from e
+        raise ReportError(f"{events_file(path)}: cannot read: {e}") from e
     return load_json(path / "summary.json"), by_event(events)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from schedlab.actors.analysis import tables
 from schedlab.actors.analysis.saved_run import NotARun
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import EVENT_FILES, events_file, export_jsonl, read_events
 from schedlab.api import kinds
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison
 from schedlab.schedulers.scenario.toml_table import read_text
@@ -97,8 +97,9 @@ class Run:
         if self._events is None:
             if self.sites():
                 raise NotARun(f"{self.path}: a federation: its tables are its sites' (Run.sites())")
-            f = self.path / "events.jsonl"
+            f = self.path
             try:
+                f = events_file(self.path)
                 self._events = read_events(f)
             except (OSError, UnicodeDecodeError, ValueError) as e:
                 raise NotARun(f"{f}: not UTF-8 JSON lines ({type(e).__name__}: {str(e)[:200]})") from None
@@ -137,7 +138,17 @@ class Run:
         """Write the tables as ``<name>.csv`` or ``<name>.parquet`` into
         ``out`` (default: the run's directory); returns the files. Parquet
         needs pyarrow (the analysis extra); ImportError says so before
-        anything is written."""
+        anything is written. ``fmt="jsonl"`` writes the events alone, as
+        plain JSON lines (``events.jsonl``: a compressed run's events
+        decompressed, line for line); ``which`` does not apply."""
+        if fmt == "jsonl":
+            dest = Path(out) if out is not None else self.path
+            dest.mkdir(parents=True, exist_ok=True)
+            src = events_file(self.path)
+            if src.resolve() == (dest / EVENT_FILES["jsonl"]).resolve():
+                return [src]  # already plain, where asked
+            export_jsonl(self.path, dest / EVENT_FILES["jsonl"])
+            return [dest / EVENT_FILES["jsonl"]]
         if fmt not in tables.FORMATS:
             raise ValueError(f"unknown format {fmt!r} (one of {', '.join(tables.FORMATS)})")
         if fmt == "parquet":

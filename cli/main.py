@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from schedlab.actors.common.event_files import EVENT_FILES, events_file
 from schedlab.api import kinds
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison, parse_scenario
 from schedlab.actors.engines.limits import limits_for
@@ -60,7 +61,7 @@ def run_cell_file(data: dict, args: argparse.Namespace, console: Console) -> int
         return EXIT_BAD_INPUT
     console.print(f"namespace {summary['namespace']}")
     console.print(summary_table(summary))
-    console.print(f"wrote {out / 'summary.json'} and {out / 'events.jsonl'}")
+    console.print(f"wrote {out / 'summary.json'} and {events_file(out)}")
     if args.report and not _report(out):
         return EXIT_BAD_INPUT
     bad = violations(summary)
@@ -142,7 +143,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not console.is_terminal:  # a file or a pipe: the table at its own width, not squeezed into 80 columns
         console.width = max(console.width, console.measure(table, options=console.options.update_width(1000)).maximum)
     console.print(table)
-    console.print(f"wrote {out}/<architecture>/summary.json and events.jsonl")
+    console.print(f"wrote {out}/<architecture>/summary.json and {EVENT_FILES[scenarios[0].metrics.events]}")
     if args.report and not _report(out):
         return EXIT_BAD_INPUT
     bad = {s["architecture"]: violations(s) for s in summaries if violations(s)}
@@ -187,7 +188,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """A run's tables (jobs, tasks, samples, events) as CSV or Parquet files."""
+    """A run's tables (jobs, tasks, samples, events) as CSV or Parquet files,
+    or its events as plain JSON lines."""
     from schedlab.actors.analysis.tables import need
     from schedlab.api.runs import TABLES, NotARun, Run
 
@@ -283,10 +285,12 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("check", help="recompute a saved run's invariants from its OUT directory")
     k.add_argument("run", help="a run's OUT directory (run.json, events.jsonl, coordinator/)")
     k.set_defaults(fn=cmd_check)
-    x = sub.add_parser("export", help="write a run's tables (jobs, tasks, samples, events) as CSV or Parquet")
-    x.add_argument("run", help="a run's OUT directory (run.json, events.jsonl, summary.json)")
-    x.add_argument("--format", choices=["csv", "parquet"], default="csv",
-                   help="csv (default) or parquet (needs the analysis extra: pip install 'schedlab[analysis]')")
+    x = sub.add_parser("export", help="write a run's tables (jobs, tasks, samples, events) as CSV or Parquet, "
+                                      "or its events as plain JSON lines")
+    x.add_argument("run", help="a run's OUT directory (run.json, events.jsonl or events.jsonl.gz, summary.json)")
+    x.add_argument("--format", choices=["csv", "parquet", "jsonl"], default="csv",
+                   help="csv (default), parquet (needs the analysis extra: pip install 'schedlab[analysis]'), or "
+                        "jsonl: the events alone as events.jsonl (a compressed run's, decompressed)")
     x.add_argument("--out", help="directory to write <table>.<format> into (default: the run directory)")
     x.add_argument("--tables", metavar="LIST", help="comma-separated subset of jobs,tasks,samples,events (default: all)")
     x.set_defaults(fn=cmd_export)

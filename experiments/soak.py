@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.analysis.kept_runs import violated
+from schedlab.actors.common.event_files import EVENT_FILES
 from schedlab.actors.engines.limits import local_limits
 from schedlab.schedulers.scenario.parse import Scenario, ScenarioError, parse_comparison
 from schedlab.cli.command import EXIT_BAD_INPUT, EXIT_INVARIANT, error
@@ -49,7 +50,7 @@ def soak_one(sc: Scenario, out: Path, every: float, seed: int, address: str | No
 
     result: dict[str, Any] = {}
     out.mkdir(parents=True, exist_ok=True)
-    for stale in ("run.json", "events.jsonl"):  # an earlier run's: the monkey must not attach to it
+    for stale in ("run.json", *EVENT_FILES.values()):  # an earlier run's: the monkey must not attach to it
         (out / stale).unlink(missing_ok=True)
 
     def run() -> None:
@@ -110,8 +111,8 @@ def _row(sc: Scenario, s: dict[str, Any], source: str, monkey_exit: int, monkey_
 
 
 def _started(out: Path) -> bool:
-    ev = out / "events.jsonl"
-    return (out / "run.json").exists() and ev.exists() and ev.stat().st_size > 0
+    return (out / "run.json").exists() and any(
+        (out / name).exists() and (out / name).stat().st_size > 0 for name in EVENT_FILES.values())
 
 
 def main(argv: list[str] | None = None) -> int:

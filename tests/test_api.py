@@ -16,7 +16,7 @@ import pytest
 
 import schedlab
 from schedlab.actors.analysis.stats import percentiles
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from tests.conftest import small_scenario_data
 from schedlab.schedulers.events.shared import PREEMPTED, TASKS_COMPLETED, TASKS_LAUNCHED, TASKS_LOST, TXN
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.mesos.events import OFFERS_MADE
 from schedlab.schedulers.events.shared import TASKS_LAUNCHED

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.dispatcher.head import HeadNode
 from schedlab.schedulers.archs.sparrow.omniscient import EarliestStart

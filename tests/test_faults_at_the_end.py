@@ -16,7 +16,7 @@ import pytest
 from schedlab.actors.chaos.timeline import FaultTimeline
 from schedlab.actors.common.events import EventLog
 from schedlab.actors.common.members import Members
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.events.shared import FAULT
 from schedlab.schedulers.faults.plan import FaultSpec, Roster

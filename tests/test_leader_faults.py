@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.scenario.parse import parse_scenario
 from tests.conftest import small_scenario_data

@@ -11,7 +11,7 @@ import copy
 import tomllib
 from pathlib import Path
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.events.shared import JOB_SCHEDULED, SCHEDULER_RECOVERED
 from schedlab.schedulers.scenario.parse import parse_scenario

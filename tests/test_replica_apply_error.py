@@ -8,7 +8,8 @@ from typing import Any
 from schedlab.actors import engines
 from schedlab.actors.coordinator.client import CoordinatorClient
 from schedlab.actors.coordinator.group import CoordinatorGroup
-from schedlab.actors.common.metrics import MetricsCollector, read_events
+from schedlab.actors.common.event_files import read_events
+from schedlab.actors.common.metrics import MetricsCollector
 from schedlab.actors.engines.sim_engine import SimEngine
 from schedlab.schedulers.consensus.statemachine import KVStateMachine
 from schedlab.schedulers.events.shared import LOOP_CRASHED

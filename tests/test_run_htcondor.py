@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.htcondor.events import CLAIM_ACTIVATED, CLAIM_REFUSED, JOB_REQUEUED, JOB_SUSPENDED, JOB_VACATED, NEGOTIATION_CYCLE
 from schedlab.schedulers.events.shared import ACTOR_STARTED, JOB_SCHEDULED, JOB_SUBMITTED, SCHEDULER_RECOVERED

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.actors.analysis.run_info import RunInfo
 from schedlab.actors.analysis.summary import summarize

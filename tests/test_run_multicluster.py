@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.federation.run import run_federation
 from schedlab.schedulers.federation.spec import parse_federation
 from schedlab.schedulers.scenario.parse import ScenarioError

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.events.shared import COORD_ACK, RAFT_ROLE
 from schedlab.schedulers.scenario.parse import parse_scenario

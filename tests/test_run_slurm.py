@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.slurm.events import SLURMCTLD_RESTORED, SLURM_END, SLURM_START
 from schedlab.schedulers.events.shared import JOB_SUBMITTED, TASKS_KILLED, TASKS_LAUNCHED

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.sparrow.events import SPARROW_STEAL
 from schedlab.schedulers.events.shared import TASKS_LAUNCHED, TXN

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 import tomllib
 

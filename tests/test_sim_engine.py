@@ -15,7 +15,7 @@ import pytest
 
 from schedlab.actors.engines.sim_engine import SimActorError, SimEngine, SimTimeout
 from schedlab.actors.engines.virtual_loop import Deadlock, VirtualLoop
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.schedulers.events.shared import FAULT
 from schedlab.schedulers.model.workload import Dist
 

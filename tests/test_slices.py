@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import schedlab.actors.common.slices as slices_mod
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.common.slices import Slices
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.archs.slurm.events import SLURM_END, SLURM_START, SLURMCTLD_RESTORED

@@ -13,7 +13,7 @@ import numpy as np
 
 from schedlab.actors.analysis.invariants import invariants
 from schedlab.actors.analysis.run_info import RunSetup
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import events_file, has_events, read_events
 from schedlab.actors.coordinator.raft_disk import read_applied
 from schedlab.actors.analysis.stats import by_event
 from schedlab.schedulers.model.cluster import Cell
@@ -28,7 +28,7 @@ def check_saved(out: str | Path) -> dict[str, int]:
     """The invariants recomputed from ``out``'s files; NotARun (one line) when
     they are missing or cannot be read, never a traceback."""
     d = Path(out)
-    if not (d / "run.json").is_file() or not (d / "events.jsonl").is_file():
+    if not (d / "run.json").is_file() or not has_events(d):
         raise NotARun(f"{d}: not a schedlab run directory (no run.json and events.jsonl)")
     try:
         setup = RunSetup.read(d / "run.json")
@@ -39,9 +39,9 @@ def check_saved(out: str | Path) -> dict[str, int]:
     except (ValueError, KeyError, TypeError) as e:  # JSONDecodeError is a ValueError
         raise NotARun(f"{d / 'run.json'}: not a run.json ({type(e).__name__}: {e})") from None
     try:
-        ev = by_event(read_events(d / "events.jsonl"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise NotARun(f"{d / 'events.jsonl'}: not UTF-8 JSON lines ({type(e).__name__}: {str(e)[:200]})") from None
+        ev = by_event(read_events(d))
+    except (UnicodeDecodeError, ValueError, OSError) as e:  # gzip's BadGzipFile is an OSError
+        raise NotARun(f"{events_file(d)}: not UTF-8 JSON lines ({type(e).__name__}: {str(e)[:200]})") from None
     applied = None
     replicas = setup.replicas
     if replicas > 1 and (d / "coordinator").is_dir():

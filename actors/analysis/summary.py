@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -141,9 +141,12 @@ def job_fates(ev: dict[str, list[dict]]) -> JobFates:
     return JobFates(submitted, scheduled, final_placed, abandoned, pending, rejected, completed)
 
 
-def summarize(events: list[dict], info: RunInfo, cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
-    """``info`` carries what events do not (``RunInfo``)."""
+def summarize(events: Iterable[dict], info: RunInfo, cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
+    """``info`` carries what events do not (``RunInfo``). ``events`` may be a
+    stream (``event_files.iter_events``): it is read once, into the events
+    grouped by type, and never held as a second list."""
     ev = by_event(events)
+    n_events = sum(len(v) for v in ev.values())
     duration = float(info.emulated_seconds)
     fates = job_fates(ev)
     submitted, scheduled, final_placed = fates.submitted, fates.scheduled, fates.final_placed
@@ -233,7 +236,7 @@ def summarize(events: list[dict], info: RunInfo, cell: Cell, applied: dict[int, 
         # Multi-node clusters: which node each machine host ran on.
         "placement": info.placement,
         "warnings": list(info.warnings),
-        "events": len(events),
+        "events": n_events,
     }
     # The architecture's own failover records and section (its name as the key).
     arch = of_summary(out)

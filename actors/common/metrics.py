@@ -1,10 +1,13 @@
-"""The metrics collector: receives event batches, appends them to events.jsonl
-and keeps running counters for the progress display."""
+"""The metrics collector: receives event batches, appends them to the run's
+events file (``actors.common.event_files``) and keeps running counters for
+the progress display."""
 from __future__ import annotations
 
 import collections
 import json
 from pathlib import Path
+
+from schedlab.actors.common.event_files import open_for_append
 
 from schedlab.schedulers.events.shared import FAULT, JOB_ABANDONED, JOB_REJECTED, JOB_SCHEDULED, JOB_SUBMITTED, TXN
 
@@ -17,8 +20,7 @@ class MetricsCollector:
         """``track_queue``: keep which jobs stopped waiting (``left_queue``),
         for a federation's view of a site; a single run does not pay for it."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("w")
+        self._file = open_for_append(self.path)
         self.counts: collections.Counter[str] = collections.Counter()
         self.conflicted_txns = 0
         self.lines = 0
@@ -64,7 +66,3 @@ class MetricsCollector:
         self._file.close()
         return self.lines
 
-
-def read_events(path: str | Path) -> list[dict]:
-    with Path(path).open() as f:
-        return [json.loads(line) for line in f if line.strip()]

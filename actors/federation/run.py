@@ -12,7 +12,8 @@ from typing import Any
 from schedlab.actors import engines, interrupt
 from schedlab.actors.federation.fronts import BoardActor, Client, Meta, Peer, Sites, Users
 from schedlab.actors.federation.summary import federation_summary
-from schedlab.actors.common.metrics import MetricsCollector, read_events
+from schedlab.actors.common.event_files import read_events
+from schedlab.actors.common.metrics import MetricsCollector
 from schedlab.actors.run import CellRun, Started, connected, plan_run, run_id
 from schedlab.schedulers.arch import spec_of
 from schedlab.schedulers.federation.spec import Federation, client_name, peer_name
@@ -88,8 +89,8 @@ def _drive(fed: Federation, out: Path, run_id: str, home: str, started: Started)
     for name, summ in site_summaries.items():
         (out / "sites" / name / "summary.json").write_text(json.dumps(summ, indent=2) + "\n")
     eng.gather([eng.call(metrics, "close")])
-    events = read_events(out / "events.jsonl")
-    site_events = {name: read_events(out / "sites" / name / "events.jsonl") for name in fed.site_names}
+    events = read_events(out)
+    site_events = {name: read_events(out / "sites" / name) for name in fed.site_names}
     return federation_summary(fed, events, site_events, site_summaries, record, eng.name)
 
 

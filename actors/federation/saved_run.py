@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from schedlab.actors.analysis.saved_run import NotARun, check_saved as check_site
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import has_events, read_events
 from schedlab.actors.federation.summary import lost_jobs, routing
 from schedlab.schedulers.scenario.toml_table import ScenarioError, read_text
 
@@ -17,7 +17,7 @@ from schedlab.schedulers.scenario.toml_table import ScenarioError, read_text
 def is_federation_dir(path: Path) -> bool:
     """A federation's OUT: its own events and summary, its sites beneath, and
     no run.json (that would make it one cell's)."""
-    return ((path / "sites").is_dir() and (path / "events.jsonl").is_file() and (path / "summary.json").is_file()
+    return ((path / "sites").is_dir() and has_events(path) and (path / "summary.json").is_file()
             and not (path / "run.json").exists())
 
 
@@ -40,8 +40,8 @@ def check_saved(out: str | Path) -> dict[str, int]:
         raise NotARun(f"{d}: not a federation's run directory (no sites/, events.jsonl and summary.json)")
     sites = site_dirs(d)
     try:
-        events = read_events(d / "events.jsonl")
-        site_events = [read_events(s / "events.jsonl") for s in sites]
+        events = read_events(d)
+        site_events = [read_events(s) for s in sites]
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise NotARun(f"{d}: a federation's events cannot be read ({type(e).__name__}: {str(e)[:200]})") from None
     released, routed, _ = routing(events, site_events)

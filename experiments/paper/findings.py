@@ -164,7 +164,7 @@ QUANTITIES = ("ramp_up", "completion", "utilization")
 
 
 def mesos_table2(ctx: Context) -> Result:
-    from schedlab.actors.common.metrics import read_events
+    from schedlab.actors.common.event_files import read_events
     from schedlab.actors.analysis.stats import by_event
 
     k, T, beta = TABLE2_K, TABLE2_T, TABLE2_BETA
@@ -318,7 +318,7 @@ def yarn_delay_scheduling(ctx: Context) -> Result:
 
 
 def queue_elasticity(ctx: Context) -> Result:
-    from schedlab.actors.common.metrics import read_events
+    from schedlab.actors.common.event_files import read_events
 
     # scenarios/yarn_queues.toml: adhoc guaranteed 30% (max 100%) of 16 x 16 GB,
     # prod 70%; only adhoc submits until prod's jobs start at 200 s.

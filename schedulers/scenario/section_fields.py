@@ -22,6 +22,8 @@ from schedlab.schedulers.scenario.per_resource import per_resource
 from schedlab.schedulers.scenario.swf_class import SWF_CLASS
 from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, positive, read_dist
 
+# A run's events file formats ([metrics] events); the file is events.<format>.
+EVENT_FORMATS = ("jsonl", "jsonl.gz")
 
 TOP = (
     Field("name", str, Computed(lambda v: v["source"].rsplit("/", 1)[-1].removesuffix(".toml"), "the file's name"),
@@ -66,6 +68,9 @@ CELL = (
 METRICS = (
     Field("sample_interval", float, 5.0, unit="emulated s", check=positive,
           doc="Between two samples of the cell's utilization."),
+    Field("events", str, "jsonl", check=lambda v: None if v in EVENT_FORMATS else f"must be one of {list(EVENT_FORMATS)}",
+          doc="The events file's format: 'jsonl' (events.jsonl) or 'jsonl.gz' (events.jsonl.gz, gzip-compressed, "
+              "~8x smaller: for long or large runs; `schedlab export` writes it out plain)."),
 )
 
 SUBSTRATE = (

@@ -39,6 +39,7 @@ class WorkloadSpec:
 @dataclass(frozen=True)
 class MetricsSpec:
     sample_interval: float = 5.0  # emulated seconds between utilisation samples
+    events: str = "jsonl"  # the events file's format (actors.common.event_files.EVENT_FILES)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import pytest
 from schedlab.actors import engines
 from schedlab.actors.analysis.saved_run import check_saved
 from schedlab.actors.analysis.summary import SUMMARY_KEYS
-from schedlab.actors.common.metrics import read_events
+from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers import arch as registry
 from schedlab.schedulers.events.shared import ACTOR_STARTED, FAULT, JOB_SCHEDULED, JOB_SUBMITTED, TXN
