@@ -37,6 +37,13 @@ def _gated(fn: Callable[..., Any]) -> Callable[..., Any]:
     return gate
 
 
+def said_before(jobs: list[dict]) -> set[int]:
+    """The jobs of a recovery's hand-back that an earlier recovery already
+    said scheduled (``ActorShell.vouch``): a recovering scheduler counts them
+    scheduled without saying so again."""
+    return {int(w["job_id"]) for w in jobs if w.get("scheduled_said")}
+
+
 class ActorShell:
     """Owns the actor's event buffer and its background loops.
 
@@ -177,6 +184,21 @@ class ActorShell:
         lines = self.log.drain()
         if lines and self.metrics is not None:
             await self.rt.call(self.metrics, "record", lines)
+
+    async def vouch(self, told: list[int]) -> list[int] | None:
+        """A recovery's answer to the submitter (``Submitter.reroute``): the
+        jobs it said scheduled, once their events are shipped; None when
+        they could not be (the next recovery says them again). The
+        submitter marks them ``scheduled_said`` (``said_before``) in later
+        recoveries, so a job is re-said at most once, not at every restart:
+        every recovery is handed every job ever routed to the scheduler,
+        and re-saying them all made a long soak's events grow with restarts
+        x jobs."""
+        try:
+            await self._ship_events()
+        except Exception:
+            return None
+        return told
 
     async def nap_wall(self, seconds: float, wakeable: bool | str = False) -> bool:
         """Sleep ``seconds`` of wall time; False if stop() came meanwhile.

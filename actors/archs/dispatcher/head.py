@@ -12,6 +12,7 @@ the submitter (``recover``).
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -20,7 +21,7 @@ import numpy as np
 from schedlab.actors.common.events import report_held_at_end, span_stamp
 from schedlab.actors.common.doorbell import Doorbells
 from schedlab.actors.common.host_watch import host_timeout, judge, report_down, watch_for
-from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.shell import ActorShell, said_before
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.dispatcher.events import HEAD_BLOCKED, QUEUE_SAMPLE, WORKER_REGISTERED
 from schedlab.schedulers.archs.dispatcher.head import HeadNode
@@ -65,6 +66,8 @@ class Dispatcher(ActorShell):
         self.wakeup = asyncio.Event()
         self.blocked = False
         self.dispatched = 0
+        self.said: set[int] = set()  # jobs an earlier recovery said scheduled (said_before)
+        self.told: list[int] = []  # jobs this recovery said scheduled, not yet answered (vouch)
 
     async def on_start(self) -> None:
         # A restarted head gives every worker the time to find it.
@@ -82,20 +85,31 @@ class Dispatcher(ActorShell):
         if self.core.submit([Job.from_wire(j) for j in jobs]):
             self.wakeup.set()
 
-    async def recover(self, jobs: list[dict]) -> None:
+    async def recover(self, jobs: list[dict]) -> list[int] | None:
         """A restarted head's queue, from every job the submitter routed to
-        its predecessor; requeued once every worker registered."""
+        its predecessor; requeued once every worker registered. Answers,
+        once that is done, with the jobs it said scheduled (``vouch``)."""
+        self.said |= said_before(jobs)
         self.core.recover([Job.from_wire(j) for j in jobs])
         self._recovered(self.core.try_recover(), len(jobs))
+        while self.core.awaiting_recovery:  # workers still to register: ``_recovered`` wakes this
+            if not await self.nap_wall(math.inf, wakeable="recovered"):
+                return None
+        told, self.told = self.told, []
+        return await self.vouch(told)
 
     def _recovered(self, done: list, routed: int) -> None:
         if not routed and not done:
             return
         for jp in done:
-            # Its job_scheduled event may have died with the old incarnation.
-            self.log.emit(JOB_SCHEDULED, job_id=jp.job.job_id, scheduler=NAME, attempts=0, recovered=True)
+            # Its job_scheduled event may have died with the old incarnation
+            # (unless an earlier recovery said it, and shipped that).
+            if jp.job.job_id not in self.said:
+                self.log.emit(JOB_SCHEDULED, job_id=jp.job.job_id, scheduler=NAME, attempts=0, recovered=True)
+                self.told.append(jp.job.job_id)
         if not self.core.awaiting_recovery:
             self.log.emit(SCHEDULER_RECOVERED, jobs=len(self.core.jobs), already_placed=len(done), queued=self.core.queued())
+            self.wake_early("recovered")
         self.wakeup.set()
 
     # ------------------------------------------------------------ workers

@@ -23,7 +23,7 @@ from typing import Any
 
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.common.roll_call import ask_everyone
-from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.shell import ActorShell, said_before
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.htcondor.claims import Activate, ClaimReply, ClaimRequest, Match, Release, Schedd, Vacated
 from schedlab.schedulers.archs.htcondor.events import (
@@ -83,16 +83,18 @@ class ScheddActor(ActorShell):
         for key, user, ad in self._queue([Job.from_wire(j) for j in jobs]):
             self.core.submit(key, user, ad, now)
 
-    async def recover(self, jobs: list[dict]) -> None:
+    async def recover(self, jobs: list[dict]) -> list[int] | None:
         """A restarted schedd: its queue from the submitter, its running jobs
-        and completions from the startds (the shadows reconnect)."""
+        and completions from the startds (the shadows reconnect). Answers
+        with the jobs it said scheduled (``vouch``)."""
         queued = self._queue([Job.from_wire(j) for j in jobs])
+        self.scheduled |= said_before(jobs)  # an earlier recovery said so
         # Every startd's answer first (``actors.common.roll_call``): one cut
         # off may still run our jobs, and a job taken for idle would run twice.
         reports = await ask_everyone(self.cfg.hosts, lambda h: self._call(startd_name(h), "claims_of", self.name),
                                      lambda: self.nap(CALL_WALL_S * self.rt.scale))
         if reports is None:
-            return  # stopped first: the submitter reports the jobs of a restarted schedd
+            return None  # stopped first: the submitter reports the jobs of a restarted schedd
         running, finished = [], set(self.early_done)
         for rep in reports:
             finished.update(rep["finished"])
@@ -104,14 +106,17 @@ class ScheddActor(ActorShell):
             j, t = split_key(key)
             if j in self.started:
                 self.started[j].add(t)
+        told = []
         for j in sorted(self.started):
             if len(self.started[j]) >= self.jobs[j].tasks and j not in self.scheduled:
                 self.scheduled.add(j)
                 self.log.emit(JOB_SCHEDULED, job_id=j, scheduler=self.name, attempts=0, recovered=True)
+                told.append(j)
         for claim_id, key, ran in self.early_vacated:
             self._vacate(claim_id, key, ran)
         self.early_vacated = []
         self.log.emit(SCHEDULER_RECOVERED, jobs=len(jobs), running=got.running, finished=got.finished, idle=got.idle)
+        return await self.vouch(told)
 
     async def idle(self) -> dict:
         """This schedd's part of a negotiation cycle: user -> idle jobs."""

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.shell import ActorShell, said_before
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.archs.mesos.link import MasterLink
 from schedlab.actors.engines.runtime import Runtime
@@ -89,17 +89,20 @@ class MesosFramework(ActorShell):
         self.wakeup.set()
         await self._sync_wants()
 
-    async def recover(self, jobs: list[dict]) -> None:
+    async def recover(self, jobs: list[dict]) -> list[int] | None:
         """A restarted framework's queue, from every job routed to its
         predecessor (the submitter keeps them), minus the tasks the master
         knows run, wait to launch or finished (Mesos frameworks keep such
-        state in their own store; the master's view stands in for it)."""
+        state in their own store; the master's view stands in for it).
+        Answers with the jobs it said scheduled (``vouch``), or None when
+        it recovers after answering (asked before it started)."""
         if not self.running:
             self._to_recover.extend(jobs)
-        else:
-            self.spawn_loop(self._recover(jobs))
+            return None
+        return await self._recover(jobs)
 
-    async def _recover(self, wire_jobs: list[dict]) -> None:
+    async def _recover(self, wire_jobs: list[dict]) -> list[int] | None:
+        said = said_before(wire_jobs)
         jobs = [j for j in map(Job.from_wire, wire_jobs) if j.job_id not in self.seen]  # not resubmitted meanwhile
         self.seen.update(j.job_id for j in jobs)
         reply = None
@@ -109,18 +112,22 @@ class MesosFramework(ActorShell):
                 if reply is not None and reply["known"] is None:
                     reply = None  # the master is still hearing from its agents: ask again
             if reply is None and not await self.nap_wall(self.watch_wall):
-                return
-        done = 0
+                return None
+        done, told = 0, []
         for job in jobs:
             pending = np.setdiff1d(np.arange(job.tasks), np.asarray(reply["known"].get(job.job_id, []), dtype=np.int64))
             self.core.resume(job, pending)
             if pending.size == 0:
-                # Its job_scheduled event may have died with the old incarnation.
-                self.log.emit(JOB_SCHEDULED, job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+                # Its job_scheduled event may have died with the old
+                # incarnation (unless an earlier recovery said it, and shipped that).
+                if job.job_id not in said:
+                    self.log.emit(JOB_SCHEDULED, job_id=job.job_id, scheduler=self.name, attempts=0, recovered=True)
+                    told.append(job.job_id)
                 done += 1
         self.log.emit(SCHEDULER_RECOVERED, jobs=len(jobs), already_placed=done, queued=len(jobs) - done)
         self.wakeup.set()
         await self._sync_wants()
+        return await self.vouch(told)
 
     async def _sync_wants(self) -> None:
         """Revive offers when work arrived after we suppressed them (or

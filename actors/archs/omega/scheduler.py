@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.shell import ActorShell, said_before
 from schedlab.actors.common.events import span_stamp
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.omega.events import COMMIT_FAILED, TASKS_REQUEUED
@@ -94,7 +94,7 @@ class OmegaScheduler(ActorShell):
         core = self.core
         assert core is not None
         fresh = [w for w in wire_jobs if int(w["job_id"]) not in self.jobs]  # not resubmitted meanwhile
-        said = {int(w["job_id"]) for w in fresh if w.get("scheduled_said")}
+        said = said_before(fresh)
         jobs = [Job.from_wire(w) for w in fresh]
         self.jobs.update((j.job_id, j) for j in jobs)
         core.begin_recovery()
@@ -113,11 +113,7 @@ class OmegaScheduler(ActorShell):
                 told.append(job.job_id)
         self.log.emit(SCHEDULER_RECOVERED, jobs=len(jobs), already_placed=len(got.placed), queued=got.queued)
         self.wakeup.set()
-        try:
-            await self._ship_events()
-        except Exception:  # not shipped: the next recovery says them again
-            return None
-        return told
+        return await self.vouch(told)
 
     async def _lost_loop(self) -> None:
         """Tasks written off with a failed machine are placed again by the

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from schedlab.actors.common.roll_call import ask_everyone
-from schedlab.actors.common.shell import ActorShell
+from schedlab.actors.common.shell import ActorShell, said_before
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.sparrow.events import SPARROW_JOB, SPARROW_PLACED
 from schedlab.schedulers.archs.sparrow.holdings import (Holdings, add_long_work, merge_holdings, missing, not_started,
@@ -111,14 +111,17 @@ class _Base(ActorShell):
             self.attempted.add(job.job_id)
             self.log.emit(JOB_ATTEMPT, job_id=job.job_id, attempt=1, first=True, scheduler=self.name)
 
-    def _note_started(self, j: int, tasks: Any, recovered: bool = False) -> None:
+    def _note_started(self, j: int, tasks: Any, recovered: bool = False) -> bool:
+        """True when this said the job scheduled."""
         if j not in self.jobs:
-            return
+            return False
         self.started.setdefault(j, set()).update(int(t) for t in tasks)
         if j not in self.scheduled and len(self.started[j]) >= self.jobs[j].tasks:
             self.scheduled.add(j)
             self.log.emit(JOB_SCHEDULED, job_id=j, scheduler=self.name, attempts=1,
                           **({"recovered": True} if recovered else {}))
+            return True
+        return False
 
     async def report(self, started: list, finished: list) -> None:
         """A node monitor's batch: tasks of ours that started, and ended."""
@@ -277,18 +280,26 @@ class SparrowScheduler(_Base):
 
     # ------------------------------------------------------------- recovery
 
-    async def recover(self, jobs: list[dict]) -> None:
+    async def recover(self, jobs: list[dict]) -> list[int] | None:
+        """A restarted scheduler: its jobs from the submitter, what ran and
+        waits from the node monitors. Answers with the jobs it said
+        scheduled (``vouch``)."""
         held = await self._holdings()
         if held is None:
-            return  # stopped while recovering: the jobs stay with the submitter, which reports them
+            return None  # stopped while recovering: the jobs stay with the submitter, which reports them
         started, queued = held.started, held.queued
         replace: list[tuple[Job, list[int]]] = []
+        said = said_before(jobs)
+        told = []
         for w in jobs:
             job = Job.from_wire(w)
             if not self._take(w, job, recovered=True):
                 continue
             j = job.job_id
-            self._note_started(j, started.get(j, ()), recovered=True)
+            if j in said:
+                self.scheduled.add(j)  # an earlier recovery said so
+            if self._note_started(j, started.get(j, ()), recovered=True):
+                told.append(j)
             if j in self.long:
                 continue  # the central scheduler places it (forwarded again; it ignores what it has)
             left = not_started(job.tasks, started.get(j, ()))
@@ -309,6 +320,7 @@ class SparrowScheduler(_Base):
         for job, lost in replace:
             self._spawn(self._place(job, lost))
         self.log.emit(SCHEDULER_RECOVERED, jobs=len(jobs), replaced=len(replace), scheduled=len(self.scheduled))
+        return await self.vouch(told)
 
 
 class CentralScheduler(_Base):
