@@ -2,7 +2,7 @@
 
     schedlab reproduce                      # every finding, full size (~14 wall minutes here)
     schedlab reproduce --only drf_example,raft_election
-    schedlab reproduce --update-readme      # also replace the table in README.md
+    schedlab reproduce --update-docs        # also replace the table in docs/concepts/fidelity.md
     schedlab reproduce --smoke              # shortened runs: checks the pipeline (CI)
     schedlab reproduce --engine ray         # every finding live (default: each finding's own engine)
 
@@ -25,7 +25,7 @@ import time
 import traceback
 from pathlib import Path
 
-from schedlab.experiments.fidelity import Context, Finding, Result, render, update_readme
+from schedlab.experiments.fidelity import Context, Finding, Result, render, update_table
 from schedlab.experiments.paper.findings import FINDINGS
 from schedlab.cli.command import error
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=f"runs/reproduce-{time.strftime('%Y%m%d-%H%M%S')}")
     p.add_argument("--engine", choices=["ray", "sim"], help="run every finding on this engine (default: each finding's own)")
     p.add_argument("--address", help="a Ray cluster for the live findings (default: embedded local Ray)")
-    p.add_argument("--update-readme", action="store_true", help="replace the Fidelity table in README.md")
+    p.add_argument("--update-docs", action="store_true", help="replace the Fidelity table in docs/concepts/fidelity.md")
     p.add_argument("--resume", action="store_true",
                    help="reuse every run already finished in --out (has summary.json): judge again without running it")
     args = p.parse_args(argv)
@@ -102,12 +102,12 @@ def main(argv: list[str] | None = None) -> int:
          for f, r, e, used in rows], indent=2, default=float) + "\n")
     print(table)
     print(f"wrote {out / 'fidelity.md'} and {out / 'fidelity.json'}")
-    if args.update_readme:
+    if args.update_docs:
         if args.smoke or keys:
-            print("error: --update-readme needs a full run of every finding (no --smoke, no --only)", file=sys.stderr)
+            print("error: --update-docs needs a full run of every finding (no --smoke, no --only)", file=sys.stderr)
             return 2
-        update_readme(table)
-        print("updated the Fidelity table in README.md")
+        update_table(table)
+        print("updated the Fidelity table in docs/concepts/fidelity.md")
     bad = [f.key for f, r, _e, _used in rows if r is None or not r.ok]
     if bad:
         error(f"outside tolerance or failed: {', '.join(bad)}")

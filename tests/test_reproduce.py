@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.experiments.fidelity import README_END, README_START, Context, render, update_readme
+from schedlab.experiments.fidelity import TABLE_END, TABLE_START, Context, render, update_table
 from schedlab.experiments.paper.findings import FINDINGS, drf_example
 from schedlab.experiments.reproduce import main
 
@@ -27,10 +27,10 @@ def test_table_and_readme_markers(tmp_path: Path) -> None:
     assert "within tolerance" in lines[2] and "| computed |" in lines[2]
     assert "**error**" in lines[3] and "| sim |" in lines[3]
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{README_START}\nold table\n{README_END}\nafter\n")
-    update_readme(table, readme)
+    readme.write_text(f"intro\n{TABLE_START}\nold table\n{TABLE_END}\nafter\n")
+    update_table(table, readme)
     text = readme.read_text()
-    assert "old table" not in text and table in text and text.endswith(f"{README_END}\nafter\n")
+    assert "old table" not in text and table in text and text.endswith(f"{TABLE_END}\nafter\n")
 
 
 def test_unknown_finding_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
