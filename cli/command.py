@@ -15,6 +15,17 @@ from typing import Any, Callable
 EXIT_BAD_INPUT = 2
 EXIT_INVARIANT = 3
 EXIT_INTERRUPTED = 130
+# What every exit code means, for every command (the reference page lists these).
+EXIT_CODES = {
+    0: "Done: the run (or every run) ended with every invariant holding; a tool did what it was asked.",
+    1: "A tool's own verdict: a finding outside its tolerance (reproduce), a fault the run skipped (chaos), "
+       "a benchmark or check that failed.",
+    EXIT_BAD_INPUT: "Bad input, said in one line naming the file, key or line and the problem, before any actor "
+                    "started (a malformed scenario or trace, an unknown actor, no cluster at the given address).",
+    EXIT_INVARIANT: "A run ended with an invariant violated (overcommit, double placement, lost jobs or commits, "
+                    "split brain, ...) or a job lost (soak).",
+    EXIT_INTERRUPTED: "Interrupted (Ctrl-C): what was started is stopped and torn down.",
+}
 
 
 def error(message: str) -> None:

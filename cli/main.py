@@ -216,6 +216,22 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_schema(args: argparse.Namespace) -> int:
+    """The scenario files' JSON Schema, generated from the parsers' field tables."""
+    from schedlab.schedulers.scenario.schema import schema_text
+
+    if not args.out:
+        sys.stdout.write(schema_text())
+        return 0
+    try:
+        Path(args.out).write_text(schema_text())
+    except OSError as e:
+        _error(f"{args.out}: cannot write there ({type(e).__name__}: {e.strerror or e})")
+        return EXIT_BAD_INPUT
+    print(f"wrote {args.out}")
+    return 0
+
+
 def cmd_scenarios(args: argparse.Namespace) -> int:
     """List the shipped scenarios, or copy them out for editing."""
     from schedlab.api.scenario_files import copy_shipped, shipped
@@ -294,6 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--out", help="directory to write <table>.<format> into (default: the run directory)")
     x.add_argument("--tables", metavar="LIST", help="comma-separated subset of jobs,tasks,samples,events (default: all)")
     x.set_defaults(fn=cmd_export)
+    sm = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors: Even Better TOML / taplo)")
+    sm.add_argument("--out", help="write it to this file instead")
+    sm.set_defaults(fn=cmd_schema)
     sc = sub.add_parser("scenarios", help="list the scenarios shipped with schedlab, or copy them out for editing")
     sc.add_argument("action", nargs="?", choices=["list", "copy"], default="list")
     sc.add_argument("dir", nargs="?", help="copy: the directory to copy them into")

@@ -140,13 +140,13 @@ def json_schema(fields: Sequence[Field], title: str = "") -> dict[str, Any]:
     units and meanings as descriptions; required keys; no other keys. A
     field with ``of`` (or ``any_of``) is described down to its sub-table's
     (or each array item's) keys."""
-    out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **_object(fields)}
+    out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **object_schema(fields)}
     if title:
         out["title"] = title
     return out
 
 
-def _object(fields: Sequence[Field]) -> dict[str, Any]:
+def object_schema(fields: Sequence[Field]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "object", "properties": {f.name: _property(f) for f in fields},
                            "additionalProperties": False}
     required = [f.name for f in fields if f.default is REQUIRED]
@@ -165,14 +165,14 @@ def _property(f: Field) -> dict[str, Any]:
         p["enum"] = list(options)
     p.update(f.schema if f.schema is not None else CHECK_SCHEMA.get(f.check, {}))
     if f.of and "array" in types:
-        p["items"] = _object(f.of)
+        p["items"] = object_schema(f.of)
     elif f.of:
-        p.update({k: v for k, v in _object(f.of).items() if k != "type"})
+        p.update({k: v for k, v in object_schema(f.of).items() if k != "type"})
     if f.any_of:
-        forms = {"anyOf": [_object(x) for x in f.any_of]}
+        forms = {"anyOf": [object_schema(x) for x in f.any_of]}
         p.update({"items": forms} if "array" in types else forms)
     if f.each:
-        p["additionalProperties"] = _object(f.each)
+        p["additionalProperties"] = object_schema(f.each)
     if f.default is not REQUIRED and not isinstance(f.default, Computed) and _plain(f.default):
         p["default"] = f.default
     text = " ".join(x for x in (f.doc, f"Unit: {f.unit}." if f.unit else "",

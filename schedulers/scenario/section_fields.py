@@ -68,7 +68,7 @@ CELL = (
 METRICS = (
     Field("sample_interval", float, 5.0, unit="emulated s", check=positive,
           doc="Between two samples of the cell's utilization."),
-    Field("events", str, "jsonl", check=lambda v: None if v in EVENT_FORMATS else f"must be one of {list(EVENT_FORMATS)}",
+    Field("events", str, "jsonl", choices=EVENT_FORMATS,
           doc="The events file's format: 'jsonl' (events.jsonl) or 'jsonl.gz' (events.jsonl.gz, gzip-compressed, "
               "~8x smaller: for long or large runs; `schedlab export` writes it out plain)."),
 )
