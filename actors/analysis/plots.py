@@ -213,5 +213,9 @@ def sweep_metric(series: dict[tuple[str, str], list[tuple[float, float, float]]]
     if percent:
         percent_axis(ax)
     ax.grid(alpha=0.3)
-    legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2 if len(series) > 4 else len(series), fontsize="small")
+    # As many columns as fit the figure's width: a legend wider than the figure
+    # collapses the layout and is dropped (labels pair a line with a second key).
+    labels = [f"{base}, {second}" if second else base for base, second in series]
+    ncols = max(1, min(len(series), 110 // (max(map(len, labels), default=1) + 8)))
+    legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=ncols, fontsize="small")
     save(fig, path)
