@@ -9,7 +9,7 @@ the built-in worst_fit and once with the new policy.
 What to look at: the two summaries' wait times and conflict fractions, side
 by side at the end.
 
-    python scenarios/custom_policy.py [--out runs/custom]
+    python scenarios/custom_policy.py [--engine sim] [--out runs/custom]
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from schedlab.schedulers.placement.policies import register_policy, slots
 from schedlab.api.scenario_files import load_scenario
 
 
+# --8<-- [start:policy]
 def tightest_cpu(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
     """Same contract as the built-ins: subtract what is placed from ``free``,
     return a machine per task or -1. Packs the least-free-cpu machines first."""
@@ -37,15 +38,17 @@ def tightest_cpu(free: np.ndarray, request: np.ndarray, n_tasks: int, rng: np.ra
         free[m] -= request
         out[t] = m
     return out
+# --8<-- [end:policy]
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default="runs/custom_policy")
     p.add_argument("--duration", type=float, default=600.0)
+    p.add_argument("--engine", default="ray", choices=("ray", "sim"), help="live Ray (default) or the virtual clock")
     args = p.parse_args()
     register_policy("tightest_cpu", tightest_cpu)
-    base = load_scenario(Path(__file__).with_name("quickstart.toml"), [f"duration={args.duration}"])
+    base = load_scenario(Path(__file__).with_name("quickstart.toml"), [f"duration={args.duration}", f'engine="{args.engine}"'])
     results = {}
     for policy in ("worst_fit", "tightest_cpu"):
         scheds = tuple(dataclasses.replace(s, policy=policy) for s in base.section.schedulers)

@@ -26,6 +26,7 @@ from schedlab.api.scenario_files import load_scenario
 CHEAP = "rack-1"
 
 
+# --8<-- [start:plugin]
 class PreferCheapRack:
     """Score: 100 on the cheap rack's nodes, 0 elsewhere (the framework
     normalises and weighs it with the others)."""
@@ -37,6 +38,7 @@ class PreferCheapRack:
 
     def score(self, state, pod, view, node: int) -> int:  # type: ignore[no-untyped-def]
         return int(self.score_all(state, pod, view, np.array([node]))[0])
+# --8<-- [end:plugin]
 
 
 def main() -> None:

@@ -9,13 +9,16 @@ continuations joined, comments dropped), each ``schedlab ...`` command
 in-process (``schedlab.cli.main``) and required to exit 0. A ``run``,
 ``compare`` or ``sweep`` runs on the sim engine for 60 emulated seconds
 (its own ``--engine`` and ``--set duration=`` replaced), so a
-page's example runs in CI as written, only shorter. Blocks of one page run
+page's example runs in CI as written, only shorter; a ``python`` command
+(a script of the checkout's) runs as written, in its own process. Blocks of one page run
 in order in one directory (a later block may read what an earlier wrote).
 A ``python`` block runs with ``exec`` in that directory."""
 from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -49,7 +52,11 @@ def _commands(body: str) -> list[str]:
 
 def _run_command(line: str) -> None:
     words = shlex.split(line, comments=True)
-    assert words[0] == "schedlab", f"not a schedlab command: mark the block not run, with why: {line!r}"
+    if words[0] == "python":  # a script of the checkout's (scenarios/, scripts/), in its own process
+        done = subprocess.run([sys.executable, *words[1:]], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"{line!r} exited {done.returncode}: {done.stderr[-2000:]}"
+        return
+    assert words[0] == "schedlab", f"not a schedlab or python command: mark the block not run, with why: {line!r}"
     argv = words[1:]
     if argv[0] in SHORTENED:  # its own engine and duration give way to the short ones (a sweep refuses a key set twice)
         kept: list[str] = []
