@@ -47,7 +47,7 @@ SUMMARY: tuple[SummaryKey, ...] = (
     SummaryKey("jobs.rejected", "int", "Jobs refused at admission (a quota, a full queue)."),
     SummaryKey("jobs.failed", "int", "Jobs failed (none in the shared model: the architecture's section says where it has some)."),
     SummaryKey("jobs.prefill_tasks", "int", "Tasks of the standing load placed before the run ([workload] prefill_utilization)."),
-    *_waits("wait_time_s.first_attempt", "Submission to the first scheduling attempt (the Omega paper's job wait time)"),
+    *_waits("wait_time_s.first_attempt", "Submission to the first scheduling attempt (the papers' job wait time)"),
     *_waits("wait_time_s.fully_scheduled", "Submission to the last task placed"),
     *_waits("wait_time_s.by_class.<class>.first_attempt", "The same, for the job class"),
     *_waits("wait_time_s.by_class.<class>.fully_scheduled", "The same, for the job class"),
