@@ -208,6 +208,63 @@ def summary_md() -> str:
     return "\n".join(out) + "\n"
 
 
+# ---------------------------------------------------------------- Python API
+
+def _doc(obj: Any) -> str:
+    import inspect
+
+    return inspect.getdoc(obj) or "(no docstring)"
+
+
+def _signature(name: str, obj: Any) -> str:
+    import inspect
+
+    try:
+        return f"{name}{inspect.signature(obj)}"
+    except (TypeError, ValueError):
+        return name
+
+
+def python_api_md() -> str:
+    import inspect
+
+    import schedlab
+    from schedlab import api
+    from schedlab.actors.analysis import tables
+
+    out = ["# Python API\n", GENERATED.strip() + "\n",
+           "`import schedlab`: what `schedlab.api` exports, the most used of it also from the package root "
+           "(lazily: importing schedlab never imports Ray), with the docstrings of the code, and the `Table` "
+           "every table is. A guide with examples: [The Python API and tables](../how-to/python-api.md).\n"]
+    rooted = set(schedlab._API)
+    members = [(f"schedlab.{n}" if n in rooted else f"schedlab.api.{n}", n, getattr(api, n)) for n in api.__all__]
+    members.append(("schedlab.actors.analysis.tables.Table", "Table", tables.Table))
+    for where, name, obj in members:
+        if inspect.isclass(obj) and issubclass(obj, BaseException):
+            out += [f"## `{where}`\n", "*exception*\n", _doc(obj) + "\n"]
+        elif inspect.isclass(obj):
+            out += [f"## `{where}`\n", _doc(obj) + "\n"]
+            for attr, member in vars(obj).items():
+                if attr.startswith("_"):
+                    continue
+                if isinstance(member, property):
+                    out += [f"### `{name}.{attr}` *(property)*\n", _doc(member) + "\n"]
+                elif isinstance(member, (classmethod, staticmethod)) or inspect.isfunction(member):
+                    fn = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+                    out += [f"### `{name}.{_signature(attr, fn)}`\n", _doc(fn) + "\n"]
+        elif callable(obj):
+            out += [f"## `{where.rpartition('.')[0]}.{_signature(name, obj)}`\n", _doc(obj) + "\n"]
+        else:
+            out += [f"## `{where}`\n", f"`{obj!r}`\n"]
+    out += ["## Tables\n", "What `Run.jobs()`, `tasks()`, `samples()` and `events()` hold, column by column "
+            "(`Table.describe()` prints the same). Times are emulated seconds.\n"]
+    for name, columns in (("jobs", tables.JOBS), ("tasks", tables.TASKS), ("samples", tables.SAMPLES), ("events", tables.EVENTS)):
+        out += [f"### `{name}`\n", "| column | type | meaning |", "| --- | --- | --- |"]
+        out += [f"| `{c.name}` | {c.kind} | {_cell(c.doc)} |" for c in columns]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
 # ---------------------------------------------------------------- exit codes
 
 def exit_codes_md() -> str:
@@ -224,6 +281,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/events.md": events_md,
     "reference/summary.md": summary_md,
     "reference/exit-codes.md": exit_codes_md,
+    "reference/python-api.md": python_api_md,
 }
 
 

@@ -114,10 +114,27 @@ def render(rows: list[tuple[Finding, Result | None, str, str | None]]) -> str:
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 
+def measured_stamp() -> str:
+    """When, at which commit and under which load a results table was
+    measured (a results page says so for every table)."""
+    import datetime
+    import os
+    import subprocess
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                                timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown"
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"*Measured {datetime.date.today().isoformat()} at commit {commit}, {os.cpu_count()} cores, load average {load} at the end.*\n"
+
+
 def update_table(table: str, page: Path = ROOT / "docs" / "concepts" / "fidelity.md") -> None:
-    """Replace the table between the markers of the docs' fidelity page."""
+    """Replace the table between the markers of the docs' fidelity page,
+    stamped with when, at which commit and under which load it was measured."""
     text = page.read_text()
     start, end = text.find(TABLE_START), text.find(TABLE_END)
     if start < 0 or end < start:
         raise RuntimeError(f"{page}: no {TABLE_START} ... {TABLE_END} markers")
-    page.write_text(text[: start + len(TABLE_START)] + "\n" + table + text[end:])
+    page.write_text(text[: start + len(TABLE_START)] + "\n" + measured_stamp() + "\n" + table + text[end:])

@@ -1,9 +1,10 @@
-"""The reproduction suite: exact findings judged exactly, the table and the
-README update, and a smoke run of emulated findings on the sim engine."""
+"""The reproduction suite: exact findings judged exactly, the table and its
+update on the fidelity page (stamped with date, commit and load), and a smoke run of emulated findings on the sim engine."""
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,8 @@ def test_table_and_readme_markers(tmp_path: Path) -> None:
     update_table(table, readme)
     text = readme.read_text()
     assert "old table" not in text and table in text and text.endswith(f"{TABLE_END}\nafter\n")
+    stamp = text.split(TABLE_START, 1)[1].lstrip("\n").splitlines()[0]
+    assert re.fullmatch(r"\*Measured \d{4}-\d{2}-\d{2} at commit \S+, \d+ cores, load average [\d., ]+ at the end\.\*", stamp), stamp
 
 
 def test_unknown_finding_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
