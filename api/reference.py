@@ -91,6 +91,7 @@ def scenario_keys_md() -> str:
     from schedlab.schedulers.federation import spec as federation
     from schedlab.schedulers.scenario import section_fields as common
     from schedlab.schedulers.scenario.schema import SECTIONS
+    from schedlab.schedulers.scenario.toml_table import DIST_KEYS
 
     out = ["# Scenario keys\n", GENERATED.strip() + "\n",
            "Every key a scenario file may hold, section by section: its type, its default, its unit, what it "
@@ -106,6 +107,13 @@ def scenario_keys_md() -> str:
             out += _tables(name, spec.fields)
         else:
             out += [f"### `{name}`\n", f"Described on its page ([{name}](../architectures/{name}.md)).\n"]
+    out += ["## Distribution tables\n",
+            "A key whose type is *number or table* takes a number (a constant) or a distribution table: "
+            "`{ dist = \"exponential\", mean = 30.0 }`. A resource request takes only the bounded ones "
+            "(constant, uniform, empirical).\n",
+            "| `dist` | its keys |", "| --- | --- |"]
+    out += [f"| `{kind}` | {'; '.join(f'`{k}`: {_cell(m)}' for k, m in keys)} |" for kind, keys in DIST_KEYS.items()]
+    out.append("")
     out.append("## A federation (`[[sites]]`)\n")
     out += _tables("multicluster", federation.JOIN_FIELDS)
     out += _tables("faults (a federation's)", federation.FAULT_FIELDS)

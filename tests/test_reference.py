@@ -11,7 +11,9 @@ import pytest
 from schedlab.api.reference import PAGES
 from schedlab.schedulers import arch as registry
 from schedlab.schedulers.events import declared
+from schedlab.schedulers.model.workload import DIST_KINDS
 from schedlab.schedulers.scenario import section_fields as common
+from schedlab.schedulers.scenario.toml_table import DIST_KEYS, ScenarioError, Table, read_dist
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -73,3 +75,16 @@ def test_the_summary_schema_is_what_a_run_writes_both_ways(arch: str, tmp_path: 
     assert written - declared_paths == set(), "written, not declared (actors/analysis/summary_schema.py)"
     # placement is written only on a multi-node cluster (null here: a leaf, as declared).
     assert declared_paths - written == set(), "declared, not written"
+
+
+@pytest.mark.parametrize("kind", sorted(DIST_KINDS))
+def test_a_distribution_tables_keys_are_what_its_parser_reads(kind: str) -> None:
+    """Every declared key of a ``dist`` is read (a table with them all
+    parses), and no other is (one more is refused by name)."""
+    assert set(DIST_KEYS) == set(DIST_KINDS)
+    keys = dict(DIST_KEYS[kind])
+    sample = {"value": 2.0, "mean": 2.0, "sigma": 0.5, "low": 1.0, "high": 3.0, "values": [1.0, 2.0], "weights": [1.0, 3.0]}
+    table = {"dist": kind, **{k: sample[k] for k in keys}}
+    read_dist(Table({"x": table}, "", "<test>"), "x")
+    with pytest.raises(ScenarioError, match="extra"):
+        read_dist(Table({"x": {**table, "extra": 1.0}}, "", "<test>"), "x")

@@ -148,8 +148,21 @@ def one_of(options: tuple[str, ...]) -> Callable[[str], str | None]:
     return lambda v: None if v in options else f"must be one of {', '.join(options)}"
 
 
+# The keys of a distribution table besides ``dist``, by its ``dist``: what
+# read_dist reads (tests/test_reference.py holds the two together), and what
+# the key reference lists under "Distribution tables".
+DIST_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+    "constant": (("value", "the value, > 0"),),
+    "exponential": (("mean", "the mean, > 0"),),
+    "lognormal": (("mean", "the mean, > 0"), ("sigma", "sigma of the underlying normal, > 0 (its mu makes the mean `mean`)")),
+    "uniform": (("low", "the lowest value, > 0"), ("high", "the highest, >= low")),
+    "empirical": (("values", "the values drawn from, numbers > 0"),
+                  ("weights", "optional: one non-negative weight per value, not all zero (default: equal)")),
+}
+
+
 def read_dist(t: Table, k: str, bounded: bool = False, default: Any = ...) -> Dist:
-    """A number means constant; a table names the distribution."""
+    """A number means constant; a table names the distribution (its keys: ``DIST_KEYS``)."""
     if k not in t.data and default is not ...:
         t.used.add(k)
         return default
