@@ -82,7 +82,7 @@ class Run:
 
     @property
     def summary(self) -> dict:
-        """summary.json as a dict (its keys: README, "What a run writes")."""
+        """summary.json as a dict (every key: docs/reference/summary.md)."""
         if self._summary is None:
             f = self.path / "summary.json"
             if not f.is_file():

@@ -12,7 +12,7 @@ run each again on the sim engine with ``[substrate] latency`` = the
 measured one-way table in that scenario's emulated seconds (wall x its
 time_scale); print per scenario and metric live against sim, median
 [range over seeds], with a verdict against the tolerance stated in
-``experiments.crosscheck_table``. README "Engines" says what differs and why.
+``experiments.crosscheck_table``. docs/concepts/engines-and-time.md says what differs and why.
 
 Writes OUT/crosscheck.md (the table), OUT/crosscheck.json (every value,
 the calibration's spread and table), OUT/calibration.json (the pooled

@@ -46,7 +46,7 @@ from schedlab.schedulers.model.workload import MAX_TASKS_PER_JOB, JobClass
 if TYPE_CHECKING:
     from schedlab.schedulers.scenario.parse import Scenario
 
-ACTOR_BYTES = 55 << 20  # one idle actor's worker process here (README, Scaling out)
+ACTOR_BYTES = 55 << 20  # one idle actor's worker process here (docs/how-to/ray-cluster.md)
 LOCAL_MEMORY_SHARE = 0.8
 RAY_ACTORS = 10_000  # Ray's release benchmark many_actors: 10,000 actors on one cluster
 MAX_MACHINES = 100_000
