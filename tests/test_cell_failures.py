@@ -76,8 +76,8 @@ def test_down_writes_off_the_hosts_tasks() -> None:
     n, keys = sm.query(("lost", 0))
     assert n == 3 and sorted(keys) == [[JOB, 0], [JOB, 1], [JOB, 4]]
     assert sm.query(("lost", n)) == [3, []]
-    cursor, placed = sm.query(("recover", [JOB]))
-    assert cursor == 3 and placed == {JOB: [2, 3]}
+    cursor, placed, done = sm.query(("recover", [JOB]))
+    assert cursor == 3 and placed == {JOB: [2, 3]} and done == []
     assert sm.query(("pending", 0)) is True  # down: the host must poll to come back
     assert sm.query(("pending", 1)) is True  # tasks 2, 3 await host 1's poll
 
@@ -406,3 +406,43 @@ def test_a_read_through_the_log_answers_as_a_query_and_changes_nothing() -> None
     assert m.apply(("read", ("recover", [1, 2]))) == m.query(("recover", [1, 2]))
     assert m.apply(("read", ("lost", 0))) == m.query(("lost", 0))
     assert m.snapshot() == before
+
+
+def test_a_done_job_leaves_the_cell_state_and_recovers_as_placed() -> None:
+    """The cell state holds jobs in flight, not the run's history: when the
+    last task of a job (its commits said how many) finishes, the job leaves
+    ``placed`` for ``done``, a restarted scheduler still finds it fully
+    placed (not re-queued), and a snapshot carries it to a restored replica.
+    A killed task does not count as finished."""
+    sm = new_machine()
+    n_tasks = 3
+    for task, machine in ((0, 0), (1, 1), (2, 4)):
+        claims = Claims(np.array([machine]), np.array([[1.0, 2.0]]), np.zeros(1, dtype=np.int64))
+        sm.apply(("commit", pack_claims(claims), 0, JOB, pack_tasks(np.array([task]), np.array([10.0])), 0.0, n_tasks))
+    sm.apply(("exchange", 0, b""))
+    sm.apply(("exchange", 1, b""))
+
+    def release(host: int, rows: list[tuple[int, int, bool]]) -> None:
+        keys = np.array([task_key(JOB, t, killed) for t, _m, killed in rows], dtype=np.int64)
+        sm.apply(("exchange", host, pack_release(np.array([m for _t, m, _k in rows]), np.tile([1.0, 2.0], (len(rows), 1)), keys)))
+
+    release(0, [(0, 0, False), (1, 1, True)])  # task 1 killed: not finished
+    assert sm.query(("recover", [JOB])) == [0, {JOB: [0, 1, 2]}, []]
+    release(1, [(2, 4, False)])
+    assert JOB in sm.placed and JOB not in sm.done  # task 1 never finished
+    # Task 1, placed again and finished: the job is done and leaves the state.
+    claims = Claims(np.array([2]), np.array([[1.0, 2.0]]), np.zeros(1, dtype=np.int64))
+    sm.apply(("commit", pack_claims(claims), 0, JOB, pack_tasks(np.array([1]), np.array([10.0])), 1.0, n_tasks))
+    sm.apply(("exchange", 0, b""))
+    release(0, [(1, 2, False)])
+    assert JOB not in sm.placed and JOB not in sm.total and JOB not in sm.finished and sm.done == {JOB}
+    assert sm.query(("recover", [JOB, JOB + 1])) == [0, {}, [JOB]]
+    restored = new_machine()
+    restored.restore(sm.snapshot())
+    assert restored.done == {JOB} and restored.query(("recover", [JOB])) == sm.query(("recover", [JOB]))
+    # The scheduler's core takes a done job as placed, not as a job to run again.
+    params = SchedulerParams(name="batch", t_job=0.0, t_task=0.0, policy=first_fit)
+    core = OmegaSchedulerCore(params, LocalCopy(sm.cell.full()), np.random.default_rng(0))
+    job = Job(JOB, "batch", JobKind.BATCH, 0, 0.0, (1.0, 2.0), (10.0,) * n_tasks)
+    got = core.recover([job], 0, {}, [JOB])
+    assert [j.job_id for j in got.placed] == [JOB] and got.queued == 0

@@ -82,8 +82,9 @@ class CellWithEagerHost:
     async def sync(self, version: int) -> bytes:
         return self.machine.query(("sync", version))
 
-    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float) -> list:
-        reply = self.machine.apply(("commit", claims, since, job_id, tasks, now))
+    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float,
+                     n_tasks: int) -> list:
+        reply = self.machine.apply(("commit", claims, since, job_id, tasks, now, n_tasks))
         for host in list(self.machine.to_launch):
             launches = self.machine.apply(("exchange", host, b""))
             self.host_events.append({"event": TASKS_LAUNCHED, "t": round(now + 0.002, 6), "actor": f"machine-host-{host}",
@@ -317,7 +318,7 @@ def test_a_lost_log_poll_during_recovery_requeues_nothing() -> None:
 
         async def recover(self, job_ids: list[int]) -> list:
             await self.answer.wait()
-            return [5, {4: [0, 1, 2, 3, 4, 5, 6]}]
+            return [5, {4: [0, 1, 2, 3, 4, 5, 6]}, []]
 
     async def main() -> list[list[int]]:
         rt = FakeRuntime()

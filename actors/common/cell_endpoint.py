@@ -30,8 +30,9 @@ class DirectCell:
     async def sync(self, version: int) -> bytes:
         return await self.rt.call(self.handle, "sync", version)
 
-    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float) -> tuple:
-        return await self.rt.call(self.handle, "commit", scheduler, claims, since, job_id, tasks)
+    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float,
+                     n_tasks: int) -> tuple:
+        return await self.rt.call(self.handle, "commit", scheduler, claims, since, job_id, tasks, n_tasks)
 
     async def exchange(self, host_id: int, finished: bytes) -> list:
         return await self.rt.call(self.handle, "exchange", host_id, finished)
@@ -85,8 +86,9 @@ class ReplicatedCell:
     async def sync(self, version: int) -> bytes:
         return await self.client.query(("sync", version))
 
-    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float) -> tuple:
-        return await self.write("commit", ("commit", claims, since, job_id, tasks, now))
+    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float,
+                     n_tasks: int) -> tuple:
+        return await self.write("commit", ("commit", claims, since, job_id, tasks, now, n_tasks))
 
     async def exchange(self, host_id: int, finished: bytes) -> list:
         # An idle poll need not cost a log entry: ask first whether anything waits.

@@ -81,12 +81,12 @@ class CellState(ActorShell):
         """Rows changed since ``version`` (see schedulers.model.wire for the encoding)."""
         return self.machine.query(("sync", version))
 
-    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes) -> list:
+    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, n_tasks: int) -> list:
         """Apply one transaction; reply [accepted mask bytes, delta since
         ``since``]. Accepted claims start now and wait for their hosts' next
         ``exchange``. Not idempotent: a scheduler must not resend a
         transaction (with one cell-state actor there is nothing to retry against)."""
-        reply = self.machine.apply(("commit", claims, since, job_id, tasks, self.rt.now()))
+        reply = self.machine.apply(("commit", claims, since, job_id, tasks, self.rt.now(), n_tasks))
         self.bells.ring(self.machine.waiting())
         return reply
 
@@ -105,7 +105,7 @@ class CellState(ActorShell):
         return self.machine.apply(("rejoin", host_id, self.rt.now()))
 
     async def recover(self, job_ids: list[int]) -> list:
-        """[lost cursor, {job: tasks placed and not lost}] for a restarted scheduler."""
+        """[lost cursor, {job: tasks placed and not lost}, [job done]] for a restarted scheduler."""
         return self.machine.query(("recover", job_ids))
 
     async def lost(self, cursor: int) -> list:

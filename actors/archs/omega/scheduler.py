@@ -99,11 +99,11 @@ class OmegaScheduler(ActorShell):
         self.jobs.update((j.job_id, j) for j in jobs)
         core.begin_recovery()
         try:
-            cursor, placed = await self.cell.recover([j.job_id for j in jobs])
+            cursor, placed, finished = await self.cell.recover([j.job_id for j in jobs])
         except BaseException:
             core.abort_recovery()
             raise
-        got = core.recover(jobs, cursor, placed)
+        got = core.recover(jobs, cursor, placed, finished)
         told = []
         for job in got.placed:
             # Its job_scheduled event may have died with the old incarnation
@@ -195,7 +195,8 @@ class OmegaScheduler(ActorShell):
             job = jp.job
             meta = pack_tasks(plan.tasks, np.asarray(job.durations, dtype=np.float64)[plan.tasks])
             try:
-                mask, delta = await self.cell.commit(self.name, pack_claims(plan.claims), core.local.version, job.job_id, meta, self.rt.now())
+                mask, delta = await self.cell.commit(self.name, pack_claims(plan.claims), core.local.version, job.job_id, meta,
+                                                     self.rt.now(), job.tasks)
             except Exception as e:  # the cell state is gone (a dead actor); the job retries
                 self.log.emit(COMMIT_FAILED, job_id=job.job_id, error=f"{type(e).__name__}: {e}")
                 accepted = np.zeros(len(plan.claims), dtype=bool)

@@ -21,7 +21,8 @@ from schedlab.schedulers.shared_state.cell import SharedCell
 class CellStateMachine:
     """Commands:
 
-    * ``("commit", claims, since, job_id, tasks, now)`` -> ``[accepted bytes, delta bytes]``
+    * ``("commit", claims, since, job_id, tasks, now[, n_tasks])`` -> ``[accepted bytes, delta bytes]``
+      (``n_tasks``: the job's task count, so the cell knows when the job is done)
     * ``("exchange", host_id, finished)`` -> launches for that host (each handed out once);
       to a host marked down, ``{"reset": True, "launches": []}``: it comes back empty
       (whatever it still ran was written off and placed again elsewhere)
@@ -29,8 +30,9 @@ class CellStateMachine:
       the hosts' machines offer nothing until they poll again
     * ``("rejoin", host, now)`` -> like ``down``, then the host's machines are up and empty
       (a restarted host announcing itself)
-    * ``("recover", [job])`` -> [lost cursor, {job: [task indices placed and not lost]}]
-      (a restarted scheduler: the cursor is where its watch for lost tasks starts)
+    * ``("recover", [job])`` -> [lost cursor, {job: [task indices placed and not lost]}, [job done]]
+      (a restarted scheduler: the cursor is where its watch for lost tasks starts; a job
+      with no task placed is left out; a done job, every task finished, is listed apart)
     * ``("lost", cursor)`` -> [next cursor, [[job, task], ...]]: tasks lost since ``cursor``
 
     Queries (read-only, no log entry): ``("sync", version)`` -> delta bytes,
@@ -46,7 +48,15 @@ class CellStateMachine:
         self._sampled: tuple[tuple, list] | None = None  # the last sample, by (version, down hosts)
         self.commits = 0
         self.where: dict[tuple[int, int], int] = {}  # committed task -> machine, until released or lost
-        self.placed: dict[int, set[int]] = {}  # job -> its tasks placed and not lost
+        # What a restarted scheduler needs to rebuild its queue. Like Omega's
+        # cell state, it holds jobs in flight, not the run's history: a job
+        # whose every task finished leaves ``placed`` for ``done`` (an id), so
+        # the state (and every replica's snapshot and restore) grows with the
+        # work in the cell, not with the run's length.
+        self.placed: dict[int, set[int]] = {}  # job -> its tasks placed and not lost, while the job runs
+        self.total: dict[int, int] = {}  # job -> its task count (from its commits), while it runs
+        self.finished: dict[int, set[int]] = {}  # job -> its tasks that ended (not killed), while it runs
+        self.done: set[int] = set()  # jobs whose every task finished
         self.lost: list[list[int]] = []  # (job, task) written off with a failed machine, in order
         self.down: set[int] = set()  # hosts marked down, until they poll again
 
@@ -74,7 +84,7 @@ class CellStateMachine:
             return result
         raise ValueError(f"unknown cell command {op!r}")
 
-    def _commit(self, claims: bytes, since: int, job_id: int, tasks: bytes, now: float) -> list:
+    def _commit(self, claims: bytes, since: int, job_id: int, tasks: bytes, now: float, n_tasks: int | None = None) -> list:
         c = unpack_claims(claims)
         result = self.cell.commit(c, self.conflict_mode, self.txn_mode)
         self.commits += 1
@@ -87,6 +97,8 @@ class CellStateMachine:
                 )
                 self.where[(job_id, task)] = m
                 self.placed.setdefault(job_id, set()).add(task)
+            if n_tasks is not None:
+                self.total[job_id] = int(n_tasks)
         return [result.accepted.tobytes(), pack_delta(self.cell.delta_since(since))]
 
     def _exchange(self, host_id: int, finished: bytes) -> Any:
@@ -98,9 +110,20 @@ class CellStateMachine:
             return {"reset": True, "launches": []}
         if finished:
             self.cell.release(*unpack_release(finished))
-            for job, task, _killed in unpack_release_keys(finished):
+            for job, task, killed in unpack_release_keys(finished):
                 self.where.pop((job, task), None)
+                if not killed and job in self.total:
+                    self._ended(job, task)
         return self.to_launch.pop(host_id, [])
+
+    def _ended(self, job: int, task: int) -> None:
+        """A task of a job in flight finished; the job is done with its last."""
+        ended = self.finished.setdefault(job, set())
+        ended.add(task)
+        if len(ended) >= self.total[job]:
+            self.done.add(job)
+            for held in (self.placed, self.total, self.finished):
+                held.pop(job, None)
 
     def _machines(self, host: int) -> np.ndarray:
         return np.arange(host * self.k, min((host + 1) * self.k, self.cell.capacity.shape[0]))
@@ -136,7 +159,9 @@ class CellStateMachine:
             h = int(command[1])
             return bool(self.to_launch.get(h)) or h in self.down
         if op == "recover":
-            return [len(self.lost), {int(j): sorted(self.placed.get(int(j), ())) for j in command[1]}]
+            asked = [int(j) for j in command[1]]
+            return [len(self.lost), {j: sorted(self.placed[j]) for j in asked if self.placed.get(j)},
+                    [j for j in asked if j in self.done]]
         if op == "lost":
             cursor = int(command[1])
             return [len(self.lost), self.lost[cursor:]]
@@ -169,11 +194,12 @@ class CellStateMachine:
             c.capacity.shape[0], c.capacity.tobytes(), c.free.tobytes(), c.seq.tobytes(), c.version,
             c.changed_at.tobytes(), sorted(self.to_launch.items()), self.commits,
             [[j, t, m] for (j, t), m in self.where.items()], [[j, sorted(ts)] for j, ts in self.placed.items()],
-            self.lost, sorted(self.down),
+            self.lost, sorted(self.down), sorted(self.total.items()), [[j, sorted(ts)] for j, ts in self.finished.items()],
+            sorted(self.done),
         ], use_bin_type=True)
 
     def restore(self, data: bytes) -> None:
-        n, cap, free, seq, version, changed, pending, commits, where, placed, lost, down = msgpack.unpackb(
+        n, cap, free, seq, version, changed, pending, commits, where, placed, lost, down, total, ended, done = msgpack.unpackb(
             data, raw=False, strict_map_key=False)
         self.cell.capacity = np.frombuffer(cap, dtype=np.float64).reshape(n, -1).copy()
         self.cell.free = np.frombuffer(free, dtype=np.float64).reshape(n, -1).copy()
@@ -186,6 +212,9 @@ class CellStateMachine:
         self.placed = {int(j): set(ts) for j, ts in placed}
         self.lost = [list(x) for x in lost]
         self.down = set(down)
+        self.total = {int(j): int(k) for j, k in total}
+        self.finished = {int(j): set(ts) for j, ts in ended}
+        self.done = set(done)
         self._sampled = None
 
 

@@ -96,18 +96,24 @@ class OmegaSchedulerCore:
         the job goes back to the head of the queue, to be reported pending."""
         self.queue.appendleft(jp)
 
-    def recover(self, jobs: Sequence[Job], cursor: int, placed: Mapping[int, Sequence[int]]) -> Recovered:
+    def recover(self, jobs: Sequence[Job], cursor: int, placed: Mapping[int, Sequence[int]],
+                finished: Iterable[int] = ()) -> Recovered:
         """A restarted scheduler's queue from the jobs routed to its
         predecessor and what the cell holds placed of each (``placed``: job
         -> task indices) as of write-off log position ``cursor``: a job with
-        every task placed stays placed, one with some is resumed with the
-        rest (its wait time keeps its start), one with none is submitted
-        anew. Ends the recovery ``begin_recovery`` started."""
+        every task placed, or done (``finished``: every task ended), stays
+        placed, one with some is resumed with the rest (its wait time keeps
+        its start), one with none is submitted anew. Ends the recovery
+        ``begin_recovery`` started."""
         self.recovering = False
         self.lost_cursor = max(self.lost_cursor, int(cursor))
         done: list[Job] = []
         queued = 0
+        ended = set(finished)
         for job in jobs:
+            if job.job_id in ended:
+                done.append(job)
+                continue
             have = placed.get(job.job_id, [])
             pending = np.setdiff1d(np.arange(job.tasks), np.asarray(have, dtype=np.int64))
             if pending.size == 0:
