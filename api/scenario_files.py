@@ -24,6 +24,7 @@ from schedlab.schedulers.scenario.limits import Limits
 from schedlab.schedulers.scenario.toml_table import read_toml
 
 SHIPPED = Path(schedlab.__file__).resolve().parent / "scenarios"
+SCHEMA_FILE = "schedlab.schema.json"  # scenario files' JSON Schema, shipped beside them (`schedlab schema`)
 
 
 @dataclass(frozen=True)
@@ -86,9 +87,12 @@ def resolve(arg: str | Path) -> Path:
 
 def copy_shipped(dest: Path, force: bool = False) -> list[Path]:
     """Copy every shipped scenario (keeping ``paper/``) into ``dest`` for
-    editing; ScenarioError before copying anything when a file would be
-    overwritten and ``force`` is not given."""
+    editing, with the scenario files' JSON Schema beside them
+    (``schedlab.schema.json``: an editor that reads ``#:schema`` completes
+    and checks keys); ScenarioError before copying anything when a file
+    would be overwritten and ``force`` is not given."""
     plan = [(s.path, dest / s.path.relative_to(SHIPPED)) for s in shipped()]
+    plan.append((SHIPPED / SCHEMA_FILE, dest / SCHEMA_FILE))
     clash = [d for _, d in plan if d.exists()]
     if clash and not force:
         raise ScenarioError(f"{clash[0]}: exists (and {len(clash) - 1} more); pass --force to overwrite")

@@ -123,6 +123,7 @@ def test_shipped_scenarios_are_listed_and_copied(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert (dest / "paper" / "omega_paper.toml").read_text() == (ROOT / "scenarios/paper/omega_paper.toml").read_text()
     assert (dest / "quickstart.toml").is_file()
+    assert json.loads((dest / "schedlab.schema.json").read_text())["title"] == "schedlab scenario file"  # for editors
     r = schedlab("scenarios", "copy", str(dest))  # would overwrite: refused, nothing touched
     assert r.returncode == 2 and "exists" in r.stderr and "--force" in r.stderr
     assert schedlab("scenarios", "copy", str(dest), "--force").returncode == 0
