@@ -15,6 +15,7 @@ import io
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
+from unittest import mock
 from pathlib import Path
 from typing import Any
 
@@ -114,26 +115,13 @@ def scenario_keys_md() -> str:
             "| `dist` | its keys |", "| --- | --- |"]
     out += [f"| `{kind}` | {'; '.join(f'`{k}`: {_cell(m)}' for k, m in keys)} |" for kind, keys in DIST_KEYS.items()]
     out.append("")
-    out.append("## A federation (`[[sites]]`)\n")
-    out += _tables("multicluster", federation.JOIN_FIELDS)
+    out.append(f"## A federation (`[[{federation.SITES}]]`)\n")
+    out += _tables(federation.SECTION, federation.JOIN_FIELDS)
     out += _tables("faults (a federation's)", federation.FAULT_FIELDS)
     return "\n".join(out).rstrip() + "\n"
 
 
 # ---------------------------------------------------------------- commands
-
-@contextlib.contextmanager
-def _fixed_width() -> Iterator[None]:
-    saved = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = HELP_COLUMNS
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = saved
-
 
 def _captured_help(main: Callable[[list[str]], Any], argv: list[str], prog: str) -> str:
     """A command's ``--help`` as it prints it (a tool's parser is its own)."""
@@ -159,7 +147,7 @@ def cli_md() -> str:
 
     out = ["# Commands\n", GENERATED.strip() + "\n",
            "Every `schedlab` command with its flags, as its `--help` prints it.\n"]
-    with _fixed_width():
+    with mock.patch.dict(os.environ, COLUMNS=HELP_COLUMNS):
         parser = build_parser()
         out += ["## `schedlab`\n", "```text", parser.format_help().rstrip(), "```\n"]
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

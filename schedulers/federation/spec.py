@@ -38,6 +38,9 @@ from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, table_array
 
 MODES = ("observational", "meta", "p2p")
+# A federation file's own keys: how the sites are joined, and the sites (the schema and the key reference read these).
+SECTION = "multicluster"
+SITES = "sites"
 SHARED = ("seed", "engine", "time_scale", "duration", "substrate", "metrics", "liveness")
 FRONT_ACTORS = ("meta", "board")  # and client-<i>, peer-<i>
 
@@ -162,10 +165,10 @@ def parse_federation(data: dict, source: str, limits: Limits | None = None) -> F
         if k in data:
             top.get(k, dict)
     top.get("workload", dict)
-    mt = top.sub("multicluster")
+    mt = top.sub(SECTION)
     join = JoinSpec(**parse_fields(mt, JOIN_FIELDS))
     mt.done()
-    sites_t = table_array(top, "sites")
+    sites_t = table_array(top, SITES)
     sites, names, users = [], [], []
     engine = None
     for i, st in enumerate(sites_t):
@@ -185,7 +188,7 @@ def parse_federation(data: dict, source: str, limits: Limits | None = None) -> F
         sites.append(dataclasses.replace(sc, source=f"{source}: {st.path}"))
         engine = sc.engine
     if len(sites) < 2:
-        top.fail("sites", "a federation needs at least two sites")
+        top.fail(SITES, "a federation needs at least two sites")
     top.get("engine", str, default="ray")
     top.get("name", str, default="")
     fed_faults = []

@@ -10,7 +10,7 @@ section routes to, a fault's target in the roster) and are theirs alone.
 A file is one of three shapes, all described here: one cell (an
 ``architecture`` and its section), a comparison (``architectures = [...]``
 with a section each) or a federation (``[[sites]]``, each a cell, and
-``[multicluster]``); any of them may ``include`` fragments, so no key is
+the section joining them, ``federation.SECTION``); any of them may ``include`` fragments, so no key is
 required at the top."""
 from __future__ import annotations
 
@@ -53,8 +53,9 @@ def scenario_schema() -> dict[str, Any]:
         "architectures": {"type": "array", "items": {"enum": list(registry.names())},
                           "description": "A comparison: the architectures to run the same cell on (schedlab compare)."},
         "sweep": {"type": "object", "description": "A sweep's grid, as `--set KEY=V1,V2` would give it (schedlab sweep)."},
-        "sites": {"type": "array", "items": site, "description": "A federation: its sites (schedlab run)."},
-        "multicluster": {**object_schema(federation.JOIN_FIELDS), "description": "[multicluster]: how the sites are joined."},
+        federation.SITES: {"type": "array", "items": site, "description": "A federation: its sites (schedlab run)."},
+        federation.SECTION: {**object_schema(federation.JOIN_FIELDS),
+                             "description": f"[{federation.SECTION}]: how the sites are joined."},
     }
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
             "title": "schedlab scenario file", "type": "object", "properties": props, "additionalProperties": False}
