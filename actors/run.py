@@ -44,7 +44,7 @@ StartedFn = Callable[[str, str], None]  # (namespace, Ray address) once the run'
 
 
 def plan_run(sc: Scenario) -> Plan:
-    cell = build_cell(sc.cell.machine_classes)
+    cell = build_cell(sc.cell.machine_classes, sc.cell.resources)
     jobs = [j.to_wire() for j in generate_jobs(sc.workload.classes, sc.duration, sc.seed)]
     pre = prefill(cell, sc.workload.classes, sc.workload.prefill_utilization, sc.seed,
                   sc.workload.standing, sc.workload.standing_cpu_limit)
@@ -181,7 +181,7 @@ class CellRun:
         RunSetup(scenario=sc.name, source=sc.source, architecture=sc.architecture, seed=sc.seed, machines_per_actor=k,
                  replicas=sc.coordinator.replicas, namespace=namespace, address=eng.gcs_address(),
                  embedded=eng.is_loopback_only(), engine=eng.name, capacity=plan.cell.capacity.tolist(),
-                 rack=plan.cell.rack.tolist()).write(out)
+                 rack=plan.cell.rack.tolist(), resources=list(plan.cell.resources)).write(out)
         # On a multi-node cluster, machine hosts are spread over the nodes by rack
         # (a node is a failure domain, like a rack); everything else stays on the
         # first node, so killing another node takes machines, not the control plane.

@@ -72,7 +72,11 @@ def _field_row(f: Any) -> str:
 
 
 def _tables(title: str, fields: Sequence[Any]) -> Iterator[str]:
-    """A section's table, then its sub-tables' (``of``, ``any_of``, ``each``), depth first."""
+    """A section's table, then its sub-tables' (``of``, ``any_of``, ``each``),
+    depth first; a key per resource as cpu's, mem's and any further one's."""
+    from schedlab.schedulers.scenario.fields import expand
+
+    fields = expand(fields)
     yield f"### `{title}`\n"
     yield "| key | type | default | unit | allowed | meaning |"
     yield "| --- | --- | --- | --- | --- | --- |"

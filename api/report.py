@@ -20,6 +20,7 @@ from schedlab.actors.analysis.summary import first_attempts
 from schedlab.actors.analysis import plots
 from schedlab.actors.arch import of_summary
 from schedlab.schedulers.events.shared import CELL_SAMPLE, JOB_SUBMITTED, RAFT_ROLE
+from schedlab.schedulers.model.resources import BASE, sample_shares
 from schedlab.actors.analysis.saved_run import NotARun
 from schedlab.api import kinds
 from schedlab.api.compare import ROWS, compare_row
@@ -79,8 +80,11 @@ def utilization_data(summary: dict, ev: Events) -> Any:
     if not samples:
         return Skip("no cell_sample events: the cell was never sampled")
     util = summary.get("utilization", {})
-    return {"t": [e["t"] for e in samples], "cpu": [e["cpu"] for e in samples], "mem": [e["mem"] for e in samples],
-            "mean": {"cpu": util.get("cpu_mean"), "mem": util.get("mem_mean")}}
+    names = summary.get("cell", {}).get("resources") or list(BASE)
+    shares = [sample_shares(e, len(names)) for e in samples]
+    means = util.get("by_resource") or {"cpu": util.get("cpu_mean"), "mem": util.get("mem_mean")}
+    return {"t": [e["t"] for e in samples], "series": {r: [s[i] for s in shares] for i, r in enumerate(names)},
+            "mean": {r: means.get(r) for r in names}}
 
 
 def first_attempt_waits(ev: Events) -> dict[str, dict[str, Any]]:
@@ -203,6 +207,10 @@ def headline_rows(summaries: list[dict]) -> list[list[str]]:
     out = [[label, *(r[key] for r in rows)] for label, key in ROWS]
     after_cpu = 1 + next(i for i, (_label, key) in enumerate(ROWS) if key == "utilization")
     out.insert(after_cpu, ["memory utilization", *(_num(s["utilization"].get("mem_mean"), ".1%") for s in summaries)])
+    further = list(dict.fromkeys(r for s in summaries for r in s["cell"].get("resources", BASE) if r not in BASE))
+    for i, r in enumerate(further):
+        out.insert(after_cpu + 1 + i, [f"{r} utilization",
+                                       *(_num(s["utilization"].get("by_resource", {}).get(r), ".1%") for s in summaries)])
     return out
 
 

@@ -98,7 +98,9 @@ def summary_table(s: dict) -> Table:
         )
     u = s["utilization"]
     if u["cpu_mean"] is not None:
-        t.add_row("utilization", f"cpu {u['cpu_mean']:.1%}  mem {u['mem_mean']:.1%}")
+        t.add_row("utilization", "  ".join(f"{r} {m:.1%}" for r, m in (u.get("by_resource") or
+                                                                        {"cpu": u["cpu_mean"], "mem": u["mem_mean"]}).items()
+                                           if m is not None))
     sub = s["substrate"]
     t.add_row("substrate round trip", f"{sub['rtt_wall_ms_p50']:.2f} ms wall = {sub['rtt_emulated_s_p50']:.3g} s emulated (p50)")
     arch = of_summary(s)

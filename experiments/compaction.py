@@ -31,7 +31,7 @@ TOOL_HELP = "the smallest cell each Borg scoring policy needs"  # one line in `s
 
 
 def snapshot(sc) -> list[SnapshotJob]:
-    cell = build_cell(sc.cell.machine_classes)
+    cell = build_cell(sc.cell.machine_classes, sc.cell.resources)
     pre = prefill(cell, sc.workload.classes, sc.workload.prefill_utilization, sc.seed)
     jobs = [*pre.jobs, *generate_jobs(sc.workload.classes, sc.duration, sc.seed)]
     return [SnapshotJob(j.request_vector(), j.tasks, j.priority) for j in jobs]
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.duration:
         sc = dataclasses.replace(sc, duration=args.duration)
-    cell = build_cell(sc.cell.machine_classes)
+    cell = build_cell(sc.cell.machine_classes, sc.cell.resources)
     jobs = snapshot(sc)
     console = Console()
     t = Table(title=f"cell compaction: {sc.name}, {cell.size} machines, {sum(j.tasks for j in jobs)} tasks, {args.seeds} seeds")

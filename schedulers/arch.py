@@ -47,6 +47,8 @@ from importlib.metadata import EntryPoint, entry_points
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
+from schedlab.schedulers.model.resources import DEFAULT
+
 if TYPE_CHECKING:
     from schedlab.schedulers.scenario.fields import Field
     from schedlab.schedulers.events.contract import EventType
@@ -111,6 +113,7 @@ class SectionContext:
     machine_classes: tuple[MachineClass, ...]
     coordinator: CoordinatorSpec
     top: Table  # the whole file, for errors about another key (e.g. coordinator.replicas)
+    resources: tuple[str, ...] = DEFAULT  # [cell] resources: a per-resource key's names (quotas, shares, offers)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from schedlab.schedulers.shared_state.commit import Claims, CommitResult, ConflictMode, TxnMode, commit
-from schedlab.schedulers.model.resources import EPS, NDIM, vector
+from schedlab.schedulers.model.resources import DEFAULT, EPS, vector
 
 R, S = ConflictMode.RESOURCE, ConflictMode.SEQUENCE
 INC, AON = TxnMode.INCREMENTAL, TxnMode.ALL_OR_NOTHING
@@ -27,7 +27,7 @@ def rows(*pairs: tuple[float, float]) -> np.ndarray:
 def make_claims(*items: tuple[int, tuple[float, float], int]) -> Claims:
     """Claims from (machine, (cpu, mem), seen_seq) triples."""
     if not items:
-        return Claims(np.zeros(0, np.int64), np.zeros((0, NDIM)), np.zeros(0, np.int64))
+        return Claims(np.zeros(0, np.int64), np.zeros((0, len(DEFAULT))), np.zeros(0, np.int64))
     return Claims(
         machine=np.array([m for m, _, _ in items], dtype=np.int64),
         request=np.stack([vector(cpu=c, mem=mm) for _, (c, mm), _ in items]),
@@ -223,10 +223,10 @@ def transactions(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, Claims, bool]
     copy, as a real scheduler does); otherwise each claim has its own."""
     m = draw(st.integers(1, 6))
     k = draw(st.integers(0, 12))
-    free = draw(grid_arrays((m, NDIM), 40))
+    free = draw(grid_arrays((m, len(DEFAULT)), 40))
     seq = draw(hnp.arrays(np.int64, m, elements=st.integers(0, 3)))
     machine = draw(hnp.arrays(np.int64, k, elements=st.integers(0, m - 1)))
-    request = draw(grid_arrays((k, NDIM), 16))
+    request = draw(grid_arrays((k, len(DEFAULT)), 16))
     lag = st.sampled_from([0, 0, 0, 1, -1])  # mostly current, sometimes stale
     consistent = draw(st.booleans())
     if consistent:
@@ -337,9 +337,9 @@ def jointly_fitting(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, Claims]:
     per-machine demand plus some slack."""
     _, seq, claims, _ = draw(transactions())
     m = seq.shape[0]
-    demand = np.zeros((m, NDIM))
+    demand = np.zeros((m, len(DEFAULT)))
     np.add.at(demand, claims.machine, claims.request)
-    slack = draw(grid_arrays((m, NDIM), 16))
+    slack = draw(grid_arrays((m, len(DEFAULT)), 16))
     fresh = Claims(claims.machine, claims.request, seq[claims.machine].astype(np.int64))
     return demand + slack, seq, fresh
 
@@ -355,7 +355,7 @@ def test_jointly_fitting_fresh_transaction_fully_commits(txn: tuple[np.ndarray, 
 
 @settings(max_examples=100, deadline=None)
 @given(
-    free=hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.just(NDIM)), elements=st.floats(0, 50)),
+    free=hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.just(len(DEFAULT))), elements=st.floats(0, 50)),
     machine=hnp.arrays(np.int64, st.integers(0, 10), elements=st.integers(0, 3)),
     data=st.data(),
 )
@@ -363,7 +363,7 @@ def test_no_overcommit_with_arbitrary_floats(free: np.ndarray, machine: np.ndarr
     m = free.shape[0]
     machine = machine % m
     k = machine.size
-    request = data.draw(hnp.arrays(np.float64, (k, NDIM), elements=st.floats(0, 20)))
+    request = data.draw(hnp.arrays(np.float64, (k, len(DEFAULT)), elements=st.floats(0, 20)))
     seq = np.zeros(m, dtype=np.int64)
     claims = Claims(machine, request, np.zeros(k, dtype=np.int64))
     for cm, tm in ALL_MODES:

@@ -16,14 +16,14 @@ import pytest
 from schedlab.schedulers.model import css_workload as css
 from schedlab.schedulers.model.cluster import MachineClass, build_cell
 from schedlab.schedulers.model.jobs import JobKind
-from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.model.workload import Dist, JobClass, StandingJob, generate_jobs, prefill
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "scenarios" / "paper" / "css-example"
 TRACES = EXAMPLE / "job-distribution-traces"
-CPU, MEM = RESOURCES.index("cpu"), RESOURCES.index("mem")
+CPU, MEM = DEFAULT.index("cpu"), DEFAULT.index("mem")
 
 
 def css_get_quantile(table: tuple[float, ...], u: float) -> float:
@@ -190,20 +190,20 @@ def test_css_shares_batch_task_shapes_with_service() -> None:
 
 def test_one_duration_per_job_every_task_runs_for_it() -> None:
     jc = JobClass("b", JobKind.BATCH, Dist("constant", value=1.0), Dist("constant", value=5.0),
-                  Dist("exponential", mean=10.0), tuple(Dist("constant", value=0.1) for _ in RESOURCES), one_duration=True)
+                  Dist("exponential", mean=10.0), tuple(Dist("constant", value=0.1) for _ in DEFAULT), one_duration=True)
     jobs = generate_jobs((jc,), 20.0, seed=1)
     assert jobs and all(len(set(j.durations)) == 1 and len(j.durations) == 5 for j in jobs)
     assert len({j.durations[0] for j in jobs}) > 1
 
 
 def _standing(tasks: int, cpu: float, end: float = math.inf) -> StandingJob:
-    request = [0.0] * len(RESOURCES)
+    request = [0.0] * len(DEFAULT)
     request[CPU], request[MEM] = cpu, 1.0
     return StandingJob("batch", tasks, tuple(request), end, 100)
 
 
 def test_standing_jobs_fill_in_order_until_the_cpu_limit() -> None:
-    cell = build_cell((MachineClass("m", 10, tuple(4.0 if r == "cpu" else 16.0 if r == "mem" else 0.0 for r in RESOURCES)),))  # 40 cpu
+    cell = build_cell((MachineClass("m", 10, tuple(4.0 if r == "cpu" else 16.0 if r == "mem" else 0.0 for r in DEFAULT)),))  # 40 cpu
     standing = (_standing(4, 2.0, end=30.0), _standing(1, 9.0), _standing(10, 1.0), _standing(4, 2.0))
     pre = prefill(cell, (), 0.0, seed=1, standing=standing, standing_cpu_limit=0.6)  # stop before 24 cpu
     # 8 cpu, then a task bigger than any machine (skipped, but counted as CSS counts it: 17), then

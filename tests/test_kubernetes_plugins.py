@@ -144,8 +144,10 @@ def test_requested_to_capacity_ratio_over_capacity_reads_the_last_point():
 def test_resources_fit_rejects_bad_arguments():
     with pytest.raises(ValueError, match="unknown scoring strategy"):
         NodeResourcesFit("Fancy")
-    with pytest.raises(ValueError, match="disk"):
-        NodeResourcesFit(resources={"disk": 1})
+    with pytest.raises(ValueError, match="disk"):  # named against the cell's resources, on first sight of them
+        run_score(NodeResourcesFit(resources={"disk": 1}), pod(1), _two_nodes())
+    with pytest.raises(ValueError, match="positive integer"):
+        NodeResourcesFit(resources={"cpu": 0})
     with pytest.raises(ValueError, match="increase"):
         NodeResourcesFit("RequestedToCapacityRatio", shape=[(50, 1), (10, 2)])
 

@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 
 from schedlab.schedulers.model.cluster import Cell, MachineClass, build_cell, host_count, host_of
 from schedlab.schedulers.model.jobs import Job, JobKind, TaskState, transition
-from schedlab.schedulers.model.resources import EPS, NDIM, RESOURCES, fits, vector
+from schedlab.schedulers.model.resources import DEFAULT, EPS, fits, vector
 
-CPU = RESOURCES.index("cpu")
-MEM = RESOURCES.index("mem")
+CPU = DEFAULT.index("cpu")
+MEM = DEFAULT.index("mem")
 
 
 def cap(cpu: float, mem: float) -> tuple[float, ...]:
-    """A capacity tuple in RESOURCES order (other dimensions zero)."""
+    """A capacity tuple in DEFAULT order (other dimensions zero)."""
     return tuple(vector(cpu=cpu, mem=mem))
 
 
@@ -31,15 +31,15 @@ def cap(cpu: float, mem: float) -> tuple[float, ...]:
 def test_vector_places_amounts_by_resource_name() -> None:
     v = vector(cpu=2, mem=4.5)
     assert v.dtype == np.float64
-    assert v.shape == (NDIM,)
+    assert v.shape == (len(DEFAULT),)
     assert v[CPU] == 2.0
     assert v[MEM] == 4.5
-    others = [i for i in range(NDIM) if i not in (CPU, MEM)]
+    others = [i for i in range(len(DEFAULT)) if i not in (CPU, MEM)]
     assert np.all(v[others] == 0.0)
 
 
 def test_vector_missing_dimensions_are_zero() -> None:
-    assert np.array_equal(vector(), np.zeros(NDIM))
+    assert np.array_equal(vector(), np.zeros(len(DEFAULT)))
     v = vector(mem=3)
     assert v[CPU] == 0.0 and v[MEM] == 3.0
 
@@ -75,7 +75,7 @@ def test_fits_tolerates_float_slack_up_to_eps_only() -> None:
 
 
 def test_zero_request_fits_everywhere() -> None:
-    free = np.zeros((3, NDIM))
+    free = np.zeros((3, len(DEFAULT)))
     assert fits(free, vector()).all()
 
 
@@ -126,14 +126,14 @@ def test_build_cell_rack_zero_means_one_rack() -> None:
 def test_build_cell_empty() -> None:
     cell = build_cell(())
     assert cell.size == 0
-    assert cell.capacity.shape == (0, NDIM)
+    assert cell.capacity.shape == (0, len(DEFAULT))
     assert cell.rack.shape == (0,)
     assert cell.machine_class.shape == (0,)
-    assert np.array_equal(cell.total(), np.zeros(NDIM))
+    assert np.array_equal(cell.total(), np.zeros(len(DEFAULT)))
 
 
 def test_build_cell_rejects_wrong_capacity_dimensions() -> None:
-    bad = MachineClass("oddball", count=2, capacity=(1.0,) * (NDIM + 1))
+    bad = MachineClass("oddball", count=2, capacity=(1.0,) * (len(DEFAULT) + 1))
     with pytest.raises(ValueError, match="oddball"):
         build_cell((bad,))
 
@@ -174,7 +174,7 @@ def test_build_cell_properties(classes: list[MachineClass]) -> None:
     for i in range(len(racks_by_class)):
         for j in range(i + 1, len(racks_by_class)):
             assert not racks_by_class[i] & racks_by_class[j]
-    expected_total = sum((np.asarray(c.capacity) * c.count for c in classes), np.zeros(NDIM))
+    expected_total = sum((np.asarray(c.capacity) * c.count for c in classes), np.zeros(len(DEFAULT)))
     assert np.allclose(cell.total(), expected_total)
 
 
@@ -294,7 +294,7 @@ finite_duration = st.floats(min_value=0.0, max_value=1e9, allow_nan=False, allow
     kind=st.sampled_from(list(JobKind)),
     priority=st.integers(-100, 1000),
     submit_time=st.floats(min_value=0.0, max_value=1e9, allow_nan=False),
-    request=st.lists(st.floats(min_value=0.0, max_value=1e6, allow_nan=False), min_size=NDIM, max_size=NDIM),
+    request=st.lists(st.floats(min_value=0.0, max_value=1e6, allow_nan=False), min_size=len(DEFAULT), max_size=len(DEFAULT)),
     durations=st.lists(st.one_of(finite_duration, st.just(math.inf)), min_size=1, max_size=20),
 )
 def test_wire_round_trip_property(

@@ -24,10 +24,10 @@ from schedlab.schedulers.placement.policies import (
     register_policy,
     worst_fit,
 )
-from schedlab.schedulers.model.resources import EPS, NDIM, RESOURCES, fits, vector
+from schedlab.schedulers.model.resources import DEFAULT, EPS, fits, vector
 
-CPU = RESOURCES.index("cpu")
-MEM = RESOURCES.index("mem")
+CPU = DEFAULT.index("cpu")
+MEM = DEFAULT.index("mem")
 
 # Collected at import time, before any test registers extra policies.
 POLICY_NAMES = sorted(PLACEMENT_POLICIES)
@@ -43,16 +43,16 @@ grid_request = st.integers(0, 24).map(lambda q: q / 4)  # 0 .. 6
 @st.composite
 def free_matrices(draw: st.DrawFn, max_machines: int = 12) -> np.ndarray:
     m = draw(st.integers(1, max_machines))
-    rows = draw(st.lists(st.lists(grid, min_size=NDIM, max_size=NDIM), min_size=m, max_size=m))
+    rows = draw(st.lists(st.lists(grid, min_size=len(DEFAULT), max_size=len(DEFAULT)), min_size=m, max_size=m))
     return np.asarray(rows, dtype=np.float64)
 
 
-requests = st.lists(grid_request, min_size=NDIM, max_size=NDIM).map(lambda r: np.asarray(r, dtype=np.float64))
+requests = st.lists(grid_request, min_size=len(DEFAULT), max_size=len(DEFAULT)).map(lambda r: np.asarray(r, dtype=np.float64))
 float_free = st.lists(
-    st.lists(st.floats(0.0, 100.0, allow_nan=False), min_size=NDIM, max_size=NDIM), min_size=1, max_size=12
+    st.lists(st.floats(0.0, 100.0, allow_nan=False), min_size=len(DEFAULT), max_size=len(DEFAULT)), min_size=1, max_size=12
 ).map(lambda r: np.asarray(r, dtype=np.float64))
 float_requests = st.lists(
-    st.one_of(st.just(0.0), st.floats(0.01, 20.0, allow_nan=False)), min_size=NDIM, max_size=NDIM
+    st.one_of(st.just(0.0), st.floats(0.01, 20.0, allow_nan=False)), min_size=len(DEFAULT), max_size=len(DEFAULT)
 ).map(lambda r: np.asarray(r, dtype=np.float64))
 
 
@@ -234,14 +234,14 @@ def test_best_and_worst_fit_ignore_machines_that_do_not_fit() -> None:
 # Machines whose cpu and mem free are equal: "tightest" and "emptiest" are
 # then unambiguous, whatever the per-dimension normalisation.
 square_free = st.lists(st.integers(0, 64), min_size=1, max_size=12).map(
-    lambda xs: np.asarray([[x / 4] * NDIM for x in xs], dtype=np.float64)
+    lambda xs: np.asarray([[x / 4] * len(DEFAULT) for x in xs], dtype=np.float64)
 )
 
 
 @settings(max_examples=150, deadline=None)
 @given(free=square_free, q=st.integers(1, 24))
 def test_best_fit_and_worst_fit_single_task_extremes(free: np.ndarray, q: int) -> None:
-    request = np.full(NDIM, q / 4)
+    request = np.full(len(DEFAULT), q / 4)
     ok = fits(free, request)
     b = int(best_fit(free.copy(), request, 1, np.random.default_rng(0))[0])
     w = int(worst_fit(free.copy(), request, 1, np.random.default_rng(0))[0])
@@ -317,7 +317,7 @@ def test_almost_worst_fit_ties_go_to_the_lowest_index() -> None:
 @settings(max_examples=150, deadline=None)
 @given(free=square_free, q=st.integers(1, 24))
 def test_almost_worst_fit_single_task_is_second_largest(free: np.ndarray, q: int) -> None:
-    request = np.full(NDIM, q / 4)
+    request = np.full(len(DEFAULT), q / 4)
     ok = fits(free, request)
     m = int(almost_worst_fit(free.copy(), request, 1, np.random.default_rng(0))[0])
     if not ok.any():

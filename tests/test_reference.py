@@ -56,6 +56,7 @@ def _generalize(path: str) -> str:
     import re
 
     path = re.sub(r"^wait_time_s\.by_class\.[^.]+\.", "wait_time_s.by_class.<class>.", path)
+    path = re.sub(r"^utilization\.by_resource\.[^.]+$", "utilization.by_resource.<resource>", path)
     return re.sub(r"^actors\.[^.]+$", "actors.<role>", path)
 
 

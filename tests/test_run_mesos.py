@@ -118,7 +118,7 @@ def test_rigid_gangs_launch_whole(cell_run) -> None:
 def test_summary_is_a_function_of_the_events(cell_run) -> None:
     summary, events, sc = cell_run
     info = RunInfo.of_summary(summary, extra={"frameworks": [s["name"] for s in summary["schedulers"]]})
-    again = summarize(events, info, build_cell(sc.cell.machine_classes))
+    again = summarize(events, info, build_cell(sc.cell.machine_classes, sc.cell.resources))
     assert again["mesos"] == summary["mesos"] and again["jobs"] == summary["jobs"]
 
 

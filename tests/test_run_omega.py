@@ -77,7 +77,7 @@ def test_work_happened_and_invariants_hold(small_run) -> None:
     assert summary["jobs"]["scheduled"] > 0.3 * summary["jobs"]["submitted"]
     assert summary["jobs"]["completed"] > 0
     assert all(v == 0 for v in summary["invariants"].values()), summary["invariants"]
-    cell = build_cell(sc.cell.machine_classes)
+    cell = build_cell(sc.cell.machine_classes, sc.cell.resources)
     assert independent_overcommit(events, cell.capacity) == 0
 
 
@@ -107,7 +107,7 @@ def test_summary_agrees_with_events(small_run) -> None:
     assert launched == sum(t["committed"] for t in txns)
     # Re-summarising the saved events gives the same numbers.
     info = RunInfo.of_summary(summary)
-    again = summarize(events, info, build_cell(sc.cell.machine_classes))
+    again = summarize(events, info, build_cell(sc.cell.machine_classes, sc.cell.resources))
     for key in ("jobs", "wait_time_s", "schedulers", "utilization", "invariants"):
         assert again[key] == summary[key], key
     busy = sum(t["think"] for t in txns if t["scheduler"] == "scheduler-service-0") / sc.duration

@@ -16,9 +16,9 @@ from schedlab.schedulers.archs.yarn import queue_section
 from schedlab.schedulers.archs.yarn import spec as yarn
 from schedlab.schedulers.faults.plan import FAULT_FIELDS
 from schedlab.schedulers.federation import spec as federation
-from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.scenario import section_fields as common
-from schedlab.schedulers.scenario.fields import Computed, Field, json_schema, parse_fields
+from schedlab.schedulers.scenario.fields import FURTHER, Computed, Field, expand, json_schema, parse_fields
 from schedlab.schedulers.scenario.parse import parse_scenario
 from schedlab.schedulers.scenario.swf_class import SWF_CLASS
 from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, positive
@@ -148,7 +148,7 @@ def test_an_architectures_example_validates_and_its_tables_defaults_are_its_pars
 
 def _every_field(fields: tuple[Field, ...]) -> list[Field]:
     """The fields of a table and of every table described inside it."""
-    return [x for f in fields for x in (f, *_every_field(f.of), *_every_field(f.each),
+    return [x for f in expand(fields) for x in (f, *_every_field(f.of), *_every_field(f.each),
                                         *(y for form in f.any_of for y in _every_field(form)))]
 
 
@@ -169,15 +169,17 @@ def test_a_plain_default_passes_its_own_check(where: str) -> None:
 
 def test_the_schema_describes_machine_classes_job_classes_and_faults() -> None:
     mc = json_schema(common.CELL)["properties"]["machine_classes"]["items"]
-    assert list(mc["properties"]) == ["name", *RESOURCES, "count", "racks", "labels"]
-    assert mc["required"] == [*RESOURCES, "count"] and mc["additionalProperties"] is False
+    assert list(mc["properties"]) == ["name", *DEFAULT, "count", "racks", "labels"]
+    # Any further resource [cell] resources declares is a key too: a number, 0 when left out.
+    assert mc["required"] == [*DEFAULT, "count"] and mc["additionalProperties"]["type"] == "number"
+    assert mc["additionalProperties"]["default"] == 0.0
     drawn, swf = json_schema(common.WORKLOAD)["properties"]["classes"]["items"]["anyOf"]
-    assert list(drawn["properties"]) == [f.name for f in common.JOB_CLASS] and list(swf["properties"]) == [
-        f.name for f in SWF_CLASS]
-    assert {"interarrival", "tasks", "duration", "bursts", *RESOURCES} <= set(drawn["properties"])
+    assert list(drawn["properties"]) == [f.name for f in expand(common.JOB_CLASS) if f.name != FURTHER]
+    assert list(swf["properties"]) == [f.name for f in expand(SWF_CLASS) if f.name != FURTHER]
+    assert {"interarrival", "tasks", "duration", "bursts", *DEFAULT} <= set(drawn["properties"])
     assert drawn["properties"]["bursts"]["properties"]["on"]["exclusiveMinimum"] == 0
-    assert "swf" not in drawn["properties"] and {"swf", "procs_per_task", "max_jobs", *RESOURCES} <= set(swf["properties"])
-    assert drawn["required"] == ["name", "interarrival", "tasks", *RESOURCES] and swf["required"][:2] == ["name", "swf"]
+    assert "swf" not in drawn["properties"] and {"swf", "procs_per_task", "max_jobs", *DEFAULT} <= set(swf["properties"])
+    assert drawn["required"] == ["name", "interarrival", "tasks", *DEFAULT] and swf["required"][:2] == ["name", "swf"]
     fault = json_schema(common.TOP)["properties"]["faults"]["items"]
     assert list(fault["properties"]) == [f.name for f in FAULT_FIELDS] == [
         "at", "action", "target", "peer", "duration", "delay", "restart_after"]
@@ -186,10 +188,10 @@ def test_the_schema_describes_machine_classes_job_classes_and_faults() -> None:
 
 def test_the_schema_describes_yarn_queues_and_the_am() -> None:
     props = json_schema(yarn.FIELDS)["properties"]
-    assert list(props["am"]["properties"]) == list(RESOURCES) and props["am"]["additionalProperties"] is False
+    assert list(props["am"]["properties"]) == list(DEFAULT) and props["am"]["additionalProperties"]["type"] == "number"
     queue = props["queues"]["items"]
     assert list(queue["properties"]) == [f.name for f in queue_section.QUEUE_FIELDS] and queue["required"] == ["name"]
-    assert list(queue["properties"]["max_share"]["properties"]) == list(RESOURCES)
+    assert list(queue["properties"]["max_share"]["properties"]) == list(DEFAULT)
     assert "Default: 100 for an only child, else 0." in queue["properties"]["capacity"]["description"]
 
 

@@ -102,7 +102,7 @@ def _err(data: dict) -> str:
 
 def _cell() -> tuple[np.ndarray, np.ndarray]:
     sc = parse_scenario(small_scenario_data(engine="sim"), "c.toml")
-    cell = build_cell(sc.cell.machine_classes)
+    cell = build_cell(sc.cell.machine_classes, sc.cell.resources)
     return cell.capacity, cell.rack
 
 

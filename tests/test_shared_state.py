@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedlab.schedulers.shared_state.commit import Claims, ConflictMode, TxnMode
-from schedlab.schedulers.model.resources import NDIM, vector
+from schedlab.schedulers.model.resources import DEFAULT, vector
 from schedlab.schedulers.shared_state.cell import Delta, LocalCopy, SharedCell
 
 R, S = ConflictMode.RESOURCE, ConflictMode.SEQUENCE
@@ -21,7 +21,7 @@ def rows(*pairs: tuple[float, float]) -> np.ndarray:
 def make_claims(*items: tuple[int, tuple[float, float], int]) -> Claims:
     return Claims(
         machine=np.array([m for m, _, _ in items], dtype=np.int64),
-        request=np.stack([vector(cpu=c, mem=mm) for _, (c, mm), _ in items]).reshape(len(items), NDIM),
+        request=np.stack([vector(cpu=c, mem=mm) for _, (c, mm), _ in items]).reshape(len(items), len(DEFAULT)),
         seen_seq=np.array([s for _, _, s in items], dtype=np.int64),
     )
 
@@ -115,7 +115,7 @@ def test_release_clamps_at_capacity() -> None:
 
 def test_empty_release_is_a_no_op() -> None:
     sc = new_cell()
-    sc.release(np.array([], dtype=np.int64), np.zeros((0, NDIM)))
+    sc.release(np.array([], dtype=np.int64), np.zeros((0, len(DEFAULT))))
     assert sc.version == 0
     assert sc.seq.tolist() == [0, 0, 0, 0]
 
@@ -235,7 +235,7 @@ op_st = st.one_of(
 @settings(max_examples=120, deadline=None)
 @given(ops=st.lists(op_st, max_size=40))
 def test_local_copies_synced_by_deltas_equal_master(ops: list[tuple]) -> None:
-    capacity = np.full((N_MACHINES, NDIM), 4.0)
+    capacity = np.full((N_MACHINES, len(DEFAULT)), 4.0)
     sc = SharedCell(capacity)
     copies = [LocalCopy(sc.full()) for _ in range(N_COPIES)]
     in_flight: list[list[Delta]] = [[] for _ in range(N_COPIES)]
@@ -248,7 +248,7 @@ def test_local_copies_synced_by_deltas_equal_master(ops: list[tuple]) -> None:
             seen_seq = copies[who].seq  # claims carry what this copy last saw
             claims = Claims(
                 np.array([m for m, _ in items], dtype=np.int64),
-                np.array([vector(cpu=c, mem=mm) for _, (c, mm) in items]).reshape(len(items), NDIM),
+                np.array([vector(cpu=c, mem=mm) for _, (c, mm) in items]).reshape(len(items), len(DEFAULT)),
                 np.array([seen_seq[m] for m, _ in items], dtype=np.int64),
             )
             before_version = sc.version
@@ -291,11 +291,11 @@ def test_local_copies_synced_by_deltas_equal_master(ops: list[tuple]) -> None:
 @given(ops=st.lists(st.tuples(st.integers(0, N_MACHINES - 1), st.booleans()), max_size=30))
 def test_delta_rows_are_exactly_the_rows_changed_since(ops: list[tuple[int, bool]]) -> None:
     """delta_since(v) names exactly the machines changed after version v."""
-    sc = SharedCell(np.full((N_MACHINES, NDIM), 100.0))
+    sc = SharedCell(np.full((N_MACHINES, len(DEFAULT)), 100.0))
     changed_at_version: list[set[int]] = [set()]  # index = version
     for machine, is_release in ops:
         if is_release and sc.free[machine, 0] < 100.0:
-            sc.release(np.array([machine]), np.ones((1, NDIM)))
+            sc.release(np.array([machine]), np.ones((1, len(DEFAULT))))
         else:
             res = sc.commit(make_claims((machine, (1, 1), int(sc.seq[machine]))), S, INC)
             assert res.accepted.all()

@@ -16,18 +16,18 @@ from hypothesis import strategies as st
 
 from schedlab.schedulers.model.cluster import Cell, MachineClass, build_cell
 from schedlab.schedulers.model.jobs import Job, JobKind
-from schedlab.schedulers.model.resources import EPS, NDIM, RESOURCES, vector
+from schedlab.schedulers.model.resources import DEFAULT, EPS, vector
 from schedlab.schedulers.model.seeding import entity_key, rng_for, route
 from schedlab.schedulers.model.workload import DIST_KINDS, MAX_TASKS_PER_JOB, Dist, JobClass, Prefill, generate_jobs, prefill
 
-CPU = RESOURCES.index("cpu")
-MEM = RESOURCES.index("mem")
+CPU = DEFAULT.index("cpu")
+MEM = DEFAULT.index("mem")
 REPO = Path(__file__).resolve().parents[1]
 
 
 def req(cpu: Dist, mem: Dist) -> tuple[Dist, ...]:
-    """Per-resource request distributions in RESOURCES order."""
-    out = [Dist("constant", value=0.0)] * NDIM
+    """Per-resource request distributions in DEFAULT order."""
+    out = [Dist("constant", value=0.0)] * len(DEFAULT)
     out[CPU], out[MEM] = cpu, mem
     return tuple(out)
 
@@ -99,7 +99,7 @@ def test_job_list_shape(seed: int, horizon: float) -> None:
         assert j.kind is jc.kind
         assert j.priority == jc.priority
         assert j.tasks >= 1
-        assert len(j.request) == NDIM
+        assert len(j.request) == len(DEFAULT)
         assert all(r >= 0 for r in j.request)
         if j.kind is JobKind.SERVICE:
             assert all(math.isinf(d) and d > 0 for d in j.durations)

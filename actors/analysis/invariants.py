@@ -30,7 +30,6 @@ from schedlab.schedulers.events.shared import (
 )
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
-from schedlab.schedulers.model.resources import NDIM
 
 
 def machine_faults(ev: dict[str, list[dict]]) -> list[tuple[float, int, bool]]:
@@ -128,7 +127,7 @@ def check_machines(ev: dict[str, list[dict]], cell: Cell, machines_per_actor: in
             # resources were already given back, so it is not a placement.
             continue
         if kind == 3:
-            req = np.asarray(item[3 : 3 + NDIM], dtype=np.float64)
+            req = np.asarray(item[3 : 3 + cell.width], dtype=np.float64)
             if key in running:
                 double += 1
                 continue

@@ -62,8 +62,10 @@ def percent_axis(ax: Any, axis: str = "y") -> None:
 def utilization(data: dict[str, Any], path: Path) -> None:
     fig, axs = figure()
     ax = axs[0][0]
-    for key, color in (("cpu", "tab:blue"), ("mem", "tab:purple")):
-        ax.plot(data["t"], data[key], color=color, lw=1.2, label=f"{key} allocated")
+    colors = ("tab:blue", "tab:purple", "tab:green", "tab:orange", "tab:red", "tab:brown")
+    for i, (key, series) in enumerate(data["series"].items()):
+        color = colors[i % len(colors)]
+        ax.plot(data["t"], series, color=color, lw=1.2, label=f"{key} allocated")
         if data["mean"].get(key) is not None:
             ax.axhline(data["mean"][key], color=color, ls="--", lw=0.9, label=f"{key} mean {data['mean'][key]:.1%}")
     ax.set(xlabel="emulated time (s)", ylabel="share of cell capacity", ylim=(0, 1.05), title="Cell utilization")

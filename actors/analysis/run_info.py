@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.scenario.toml_table import read_text
 
 
@@ -76,6 +77,7 @@ class RunSetup:
     engine: str
     capacity: list[list[float]]  # per machine, per dimension
     rack: list[int]  # per machine
+    resources: list[str] = field(default_factory=lambda: list(DEFAULT))  # the dimensions' names
 
     def write(self, out: Path) -> None:
         (out / "run.json").write_text(json.dumps(asdict(self)) + "\n")
@@ -85,7 +87,7 @@ class RunSetup:
         """The run.json at ``path``. ValueError (JSON), KeyError (a key every
         run.json has) or TypeError when it is not one. Keys older runs did
         not write read as what those runs were: live (``engine``), one rack
-        (``rack``), not embedded."""
+        (``rack``), not embedded, cpu and mem (``resources``)."""
         data = json.loads(read_text(path, "run.json"))
         if not isinstance(data, dict):
             raise TypeError(f"a {type(data).__name__}, not an object")
@@ -93,4 +95,5 @@ class RunSetup:
         return cls(scenario=data["scenario"], source=data.get("source", ""), architecture=data["architecture"],
                    seed=data["seed"], machines_per_actor=int(data["machines_per_actor"]), replicas=int(data.get("replicas", 1)),
                    namespace=data["namespace"], address=data.get("address"), embedded=bool(data.get("embedded", False)),
-                   engine=data.get("engine", "ray"), capacity=cap, rack=data.get("rack", [0] * len(cap)))
+                   engine=data.get("engine", "ray"), capacity=cap, rack=data.get("rack", [0] * len(cap)),
+                   resources=list(data.get("resources", DEFAULT)))

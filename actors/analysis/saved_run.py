@@ -33,7 +33,8 @@ def check_saved(out: str | Path) -> dict[str, int]:
     try:
         setup = RunSetup.read(d / "run.json")
         cap = np.asarray(setup.capacity, dtype=np.float64)
-        cell = Cell(capacity=cap, rack=np.asarray(setup.rack), machine_class=np.zeros(len(cap), dtype=np.int64), classes=())
+        cell = Cell(capacity=cap, rack=np.asarray(setup.rack), machine_class=np.zeros(len(cap), dtype=np.int64), classes=(),
+                    resources=tuple(setup.resources))
     except ScenarioError as e:
         raise NotARun(str(e)) from None
     except (ValueError, KeyError, TypeError) as e:  # JSONDecodeError is a ValueError

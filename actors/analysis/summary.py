@@ -18,7 +18,7 @@ from schedlab.schedulers.events.shared import (
 )
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
-from schedlab.schedulers.model.resources import EPS
+from schedlab.schedulers.model.resources import EPS, sample_shares
 
 SUMMARY_KEYS = (
     "scenario", "architecture", "engine", "seed", "time_scale", "emulated_seconds", "wall_seconds",
@@ -141,6 +141,15 @@ def job_fates(ev: dict[str, list[dict]]) -> JobFates:
     return JobFates(submitted, scheduled, final_placed, abandoned, pending, rejected, completed)
 
 
+def utilization(samples: list[dict], resources: tuple[str, ...]) -> dict[str, Any]:
+    """Mean shares in use over the samples: cpu and mem as headline keys,
+    every resource of the cell by name in ``by_resource``."""
+    shares = np.array([sample_shares(s, len(resources)) for s in samples]).reshape(len(samples), len(resources))
+    means = [round(float(x), 6) for x in shares.mean(axis=0)] if samples else [None] * len(resources)
+    by = dict(zip(resources, means))
+    return {"cpu_mean": by["cpu"], "mem_mean": by["mem"], "by_resource": by, "samples": len(samples)}
+
+
 def summarize(events: Iterable[dict], info: RunInfo, cell: Cell, applied: dict[int, list] | None = None) -> dict[str, Any]:
     """``info`` carries what events do not (``RunInfo``). ``events`` may be a
     stream (``event_files.iter_events``): it is read once, into the events
@@ -206,7 +215,8 @@ def summarize(events: Iterable[dict], info: RunInfo, cell: Cell, applied: dict[i
         "time_scale": info.time_scale,
         "emulated_seconds": duration,
         "wall_seconds": round(float(info.wall_seconds), 3),
-        "cell": {"machines": cell.size, "machines_per_actor": info.machines_per_actor, "host_actors": info.host_actors},
+        "cell": {"machines": cell.size, "machines_per_actor": info.machines_per_actor, "host_actors": info.host_actors,
+                 "resources": list(cell.resources)},
         "jobs": {
             "submitted": len(submitted),
             "scheduled": len(set(scheduled) | final_placed),
@@ -219,11 +229,7 @@ def summarize(events: Iterable[dict], info: RunInfo, cell: Cell, applied: dict[i
         },
         "wait_time_s": {"first_attempt": percentiles(wait_first), "fully_scheduled": percentiles(wait_full), "by_class": by_class},
         "schedulers": schedulers,
-        "utilization": {
-            "cpu_mean": round(float(np.mean([s["cpu"] for s in samples])), 6) if samples else None,
-            "mem_mean": round(float(np.mean([s["mem"] for s in samples])), 6) if samples else None,
-            "samples": len(samples),
-        },
+        "utilization": utilization(samples, cell.resources),
         "substrate": info.substrate,
         "failovers": coord_failovers,
         "faults": [fault_record(f) for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"])],

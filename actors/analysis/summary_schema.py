@@ -39,6 +39,7 @@ SUMMARY: tuple[SummaryKey, ...] = (
     SummaryKey("cell.machines", "int", "Machines in the cell."),
     SummaryKey("cell.machines_per_actor", "int", "Machines one host actor carried."),
     SummaryKey("cell.host_actors", "int", "Host actors started for them."),
+    SummaryKey("cell.resources", "list", "Its resource dimensions ([cell] resources): cpu, mem, then any others."),
     SummaryKey("jobs.submitted", "int", "Jobs submitted: submitted = scheduled + abandoned + pending + rejected."),
     SummaryKey("jobs.scheduled", "int", "Jobs with every task placed."),
     SummaryKey("jobs.completed", "int", "Scheduled jobs whose tasks all finished."),
@@ -67,6 +68,7 @@ SUMMARY: tuple[SummaryKey, ...] = (
     SummaryKey("utilization.cpu_mean", "float|null", "Mean share of the cell's cpu in use, sampled every "
                "[metrics] sample_interval.", "fraction"),
     SummaryKey("utilization.mem_mean", "float|null", "The same for memory.", "fraction"),
+    SummaryKey("utilization.by_resource.<resource>", "float|null", "The same for each resource of cell.resources.", "fraction"),
     SummaryKey("utilization.samples", "int", "Samples taken."),
     SummaryKey("substrate.rtt_wall_ms_p50", "float", "The engine's actor round trip, measured at the start: median.", "wall ms"),
     SummaryKey("substrate.rtt_wall_ms_p90", "float", "Its 90th percentile.", "wall ms"),

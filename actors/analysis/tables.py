@@ -277,6 +277,7 @@ SAMPLES = (
     Column("t", "float", "when the sample was taken"),
     Column("cpu", "float", "fraction of the cell's cpu in use (placed tasks, prefill included)"),
     Column("mem", "float", "fraction of the cell's memory in use"),
+    Column("more", "json", "fractions of each further resource in use, in [cell] resources order (empty: none)"),
     Column("actor", "str", "who sampled it (the keeper of the cell's state: a cell state, leader or master)"),
 )
 
@@ -285,7 +286,7 @@ def samples(events: list[dict], duration: float | None = None) -> Table:
     """The utilization time series: every cell_sample within the run
     (0 <= t <= duration), the ones summary utilization averages, so the
     mean of ``cpu`` is summary utilization.cpu_mean."""
-    rows = [(e["t"], float(e["cpu"]), float(e["mem"]), e.get("actor"))
+    rows = [(e["t"], float(e["cpu"]), float(e["mem"]), list(e.get("more", ())), e.get("actor"))
             for e in events if e["event"] == CELL_SAMPLE and 0 <= e["t"] and (duration is None or e["t"] <= duration + EPS)]
     return Table("samples", SAMPLES, rows)
 

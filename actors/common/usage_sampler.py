@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 from schedlab.schedulers.events.shared import CELL_SAMPLE
+from schedlab.schedulers.model.resources import sample_fields, used_shares
 
 
 async def sample_usage_loop(shell: Any, names: Sequence[str], total: Sequence[float], interval: float) -> None:
     """Until ``shell`` stops: every ``interval`` emulated s, ask each actor
     of ``names`` for ``usage()`` (per resource, what its machines run) and
-    log the cell's cpu and mem shares of ``total``. An actor that does not
+    log the cell's shares of ``total``, per resource. An actor that does not
     answer counts as running nothing (its host is down or restarting)."""
     cap = np.asarray(total, dtype=np.float64)
     while await shell.nap(interval):
@@ -26,5 +27,4 @@ async def sample_usage_loop(shell: Any, names: Sequence[str], total: Sequence[fl
         for g in got:
             if not isinstance(g, BaseException):
                 used += np.asarray(g, dtype=np.float64)
-        shell.log.emit(CELL_SAMPLE, cpu=round(float(used[0] / cap[0]), 6), mem=round(float(used[1] / cap[1]), 6),
-                       version=0)
+        shell.log.emit(CELL_SAMPLE, **sample_fields(used_shares(used, cap)), version=0)

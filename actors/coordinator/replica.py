@@ -26,6 +26,7 @@ from schedlab.actors.coordinator.raft_disk import DiskStorage
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.events.shared import CELL_SAMPLE, LOOP_CRASHED, RAFT_ROLE, REPLICA_START
 from schedlab.schedulers.model.seeding import rng_for
+from schedlab.schedulers.model.resources import sample_fields
 
 
 def replica_name(i: int) -> str:
@@ -102,8 +103,8 @@ class CoordinatorReplica(ActorShell):
             now = self.rt.now()
             if self.sample_interval and self.node.is_leader and now >= self._next_sample:
                 # The leader speaks for the cell: one utilisation sample per interval.
-                cpu, mem, version = self.node.sm.inner.query(("sample",))
-                self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=version)
+                shares, version = self.node.sm.inner.query(("sample",))
+                self.log.emit(CELL_SAMPLE, **sample_fields(shares), version=version)
                 self._next_sample = now + self.sample_interval
             self._alarm = self._due_at()
             if not await self.nap_wall(self.rt.wall(self._alarm - now), wakeable=self.TIMER):

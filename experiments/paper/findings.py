@@ -252,7 +252,7 @@ def borg_compaction(ctx: Context) -> Result:
     ok = True
     for label, sets in (("mixed shapes", []), ("skewed shapes", SKEWED)):
         sc = load_scenario(PAPER / "borg_compaction.toml", sets)
-        cell = build_cell(sc.cell.machine_classes)
+        cell = build_cell(sc.cell.machine_classes, sc.cell.resources)
         jobs = snapshot(sc)
         sizes = {p: [smallest_cell(cell.capacity, jobs, PlacementParams(p), s) for s in range(seeds)] for p in SCORING}
         # The paper reports the 90th percentile; more than the cell means it did not fit at all.

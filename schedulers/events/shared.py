@@ -201,6 +201,8 @@ WATCH_DISRUPTED = EventType("watch_disrupted", "a host watcher entered or left d
 CELL_SAMPLE = EventType("cell_sample", "the cell's utilization, sampled", (
     req("cpu", "float", "share of cpu in use (0..1)"),
     req("mem", "float", "share of memory in use (0..1)"),
+    opt("more", "list", "the cell declares only cpu and mem",
+        "share in use (0..1) of each further resource [cell] resources declares, in its order"),
     req("version", "int", "the state's version (commits so far)"),
 ))
 

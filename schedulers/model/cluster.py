@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from schedlab.schedulers.model.resources import NDIM
+from schedlab.schedulers.model.resources import DEFAULT
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class MachineClass:
 
     name: str
     count: int
-    capacity: tuple[float, ...]  # indexed by RESOURCES
+    capacity: tuple[float, ...]  # one amount per resource the cell declares, in its order
     racks: int = 1
     labels: tuple[str, ...] = ()
 
@@ -33,6 +33,11 @@ class Cell:
     machine_class: np.ndarray  # [M] int index into classes
     classes: tuple[MachineClass, ...]
     labels: tuple[frozenset[str], ...] = field(default=())
+    resources: tuple[str, ...] = DEFAULT  # the names of capacity's columns
+
+    @property
+    def width(self) -> int:
+        return int(self.capacity.shape[1])
 
     @property
     def size(self) -> int:
@@ -42,7 +47,7 @@ class Cell:
         return self.capacity.sum(axis=0)
 
 
-def build_cell(classes: tuple[MachineClass, ...]) -> Cell:
+def build_cell(classes: tuple[MachineClass, ...], resources: tuple[str, ...] = DEFAULT) -> Cell:
     """Lay machines out class after class; racks are numbered cell-wide so two
     classes never share a rack (a rack is a failure domain of one hardware kind)."""
     caps: list[np.ndarray] = []
@@ -51,22 +56,23 @@ def build_cell(classes: tuple[MachineClass, ...]) -> Cell:
     labels: list[frozenset[str]] = []
     rack_base = 0
     for ci, mc in enumerate(classes):
-        if len(mc.capacity) != NDIM:
-            raise ValueError(f"machine class {mc.name}: capacity needs {NDIM} dimensions")
+        if len(mc.capacity) != len(resources):
+            raise ValueError(f"machine class {mc.name}: capacity needs {len(resources)} dimensions ({', '.join(resources)})")
         caps.append(np.tile(np.asarray(mc.capacity, dtype=np.float64), (mc.count, 1)))
         racks.append(rack_base + np.arange(mc.count) % max(1, mc.racks))
         kinds.append(np.full(mc.count, ci))
         labels.extend([frozenset(mc.labels)] * mc.count)
         rack_base += max(1, mc.racks)
     if not caps:
-        capacity = np.zeros((0, NDIM))
-        return Cell(capacity, np.zeros(0, int), np.zeros(0, int), classes, ())
+        capacity = np.zeros((0, len(resources)))
+        return Cell(capacity, np.zeros(0, int), np.zeros(0, int), classes, (), resources)
     return Cell(
         capacity=np.concatenate(caps),
         rack=np.concatenate(racks).astype(np.int64),
         machine_class=np.concatenate(kinds).astype(np.int64),
         classes=classes,
         labels=tuple(labels),
+        resources=tuple(resources),
     )
 
 

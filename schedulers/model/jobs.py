@@ -51,7 +51,7 @@ class Job:
     kind: JobKind
     priority: int
     submit_time: float
-    request: tuple[float, ...]  # per task, indexed by RESOURCES
+    request: tuple[float, ...]  # per task, one per resource the cell declares
     durations: tuple[float, ...]  # one per task
     # The user's estimate of its run time (a batch system's requested time
     # limit, as an SWF trace records it); None: the user gave none.

@@ -11,18 +11,20 @@ import struct
 import numpy as np
 
 from schedlab.schedulers.shared_state.commit import Claims
-from schedlab.schedulers.model.resources import NDIM
 from schedlab.schedulers.shared_state.cell import Delta
 
-_HEADER = struct.Struct("<qq")  # version (or 0), row count
+_HEADER = struct.Struct("<qqq")  # version (or 0), row count, resources per vector (the cell's)
 
 
 def _split(blob: bytes, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three columns; the vectors' width travels in the header (an
+    empty delta still has the cell's shape)."""
     off = _HEADER.size
+    width = _HEADER.unpack_from(blob)[2]
     a = np.frombuffer(blob, dtype=np.int64, count=n, offset=off)
     off += 8 * n
-    b = np.frombuffer(blob, dtype=np.float64, count=n * NDIM, offset=off).reshape(n, NDIM)
-    off += 8 * n * NDIM
+    b = np.frombuffer(blob, dtype=np.float64, count=n * width, offset=off).reshape(n, width)
+    off += 8 * n * width
     c = np.frombuffer(blob, dtype=np.int64, count=n, offset=off)
     return a, b, c
 
@@ -30,7 +32,7 @@ def _split(blob: bytes, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _join(head: int, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> bytes:
     n = int(a.size)
     return b"".join((
-        _HEADER.pack(head, n),
+        _HEADER.pack(head, n, b.shape[1] if b.ndim == 2 else 0),
         np.ascontiguousarray(a, dtype=np.int64).tobytes(),
         np.ascontiguousarray(b, dtype=np.float64).tobytes(),
         np.ascontiguousarray(c, dtype=np.int64).tobytes(),
@@ -42,7 +44,7 @@ def pack_delta(d: Delta) -> bytes:
 
 
 def unpack_delta(blob: bytes) -> Delta:
-    version, n = _HEADER.unpack_from(blob)
+    version, n, _ = _HEADER.unpack_from(blob)
     machines, free, seq = _split(blob, n)
     return Delta(version, machines, free, seq)
 
@@ -52,7 +54,7 @@ def pack_claims(c: Claims) -> bytes:
 
 
 def unpack_claims(blob: bytes) -> Claims:
-    _, n = _HEADER.unpack_from(blob)
+    _, n, _ = _HEADER.unpack_from(blob)
     machine, request, seen = _split(blob, n)
     return Claims(machine, request, seen)
 
@@ -76,7 +78,7 @@ def pack_release(machines: np.ndarray, requests: np.ndarray, keys: np.ndarray | 
 
 def unpack_release_keys(blob: bytes) -> list[tuple[int, int, bool]]:
     """(job, task, killed) per released task."""
-    _, n = _HEADER.unpack_from(blob)
+    _, n, _ = _HEADER.unpack_from(blob)
     _, _, keys = _split(blob, n)
     return [key_parts(k) for k in keys.tolist()]
 
@@ -88,7 +90,7 @@ def key_parts(key: int) -> tuple[int, int, bool]:
 
 
 def unpack_release(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
-    _, n = _HEADER.unpack_from(blob)
+    _, n, _ = _HEADER.unpack_from(blob)
     machines, requests, _ = _split(blob, n)
     return machines, requests
 

@@ -15,7 +15,7 @@ import numpy as np
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.model.jobs import Job, JobKind
 from schedlab.schedulers.placement.policies import random_first_fit
-from schedlab.schedulers.model.resources import EPS, RESOURCES
+from schedlab.schedulers.model.resources import BASE, EPS
 from schedlab.schedulers.model.seeding import rng_for
 
 DIST_KINDS = ("constant", "exponential", "lognormal", "empirical", "uniform")
@@ -150,7 +150,7 @@ class JobClass:
     interarrival: Dist
     tasks: Dist  # rounded up, at least 1, at most MAX_TASKS_PER_JOB
     duration: Dist
-    request: tuple[Dist, ...]  # per task, indexed by RESOURCES
+    request: tuple[Dist, ...]  # per task, one per resource the cell declares
     priority: int = 0
     interarrival_mode: str = "exponential"  # or "fixed": interarrival.expected() apart
     start: float | None = None  # the first arrival (emulated s); None: one interarrival after 0
@@ -265,7 +265,7 @@ class StandingJob:
 
     job_class: str
     tasks: int
-    request: tuple[float, ...]  # per task, indexed by RESOURCES
+    request: tuple[float, ...]  # per task, one per resource the cell declares
     duration: float = math.inf
     priority: int = 0
 
@@ -284,7 +284,7 @@ def prefill(cell: Cell, classes: tuple[JobClass, ...], target: float, seed: int,
     free = cell.capacity.copy()
     jobs: list[Job] = []
     placed: list[np.ndarray] = []
-    cpu = RESOURCES.index("cpu")
+    cpu = BASE.index("cpu")
     total = cell.capacity[:, cpu].sum()
     if standing:
         free = _place_standing(free, standing, standing_cpu_limit * total, rng_for(seed, "prefill/standing"), jobs, placed)
@@ -316,7 +316,7 @@ def prefill(cell: Cell, classes: tuple[JobClass, ...], target: float, seed: int,
 def _place_standing(free: np.ndarray, standing: tuple[StandingJob, ...], cpu_limit: float, rng: np.random.Generator,
                     jobs: list[Job], placed: list[np.ndarray]) -> np.ndarray:
     """Place ``standing`` on ``free`` (changed), appending to ``jobs`` and ``placed``."""
-    cpu = RESOURCES.index("cpu")
+    cpu = BASE.index("cpu")
     biggest = free.max(axis=0)
     asked = 0.0
     for sj in standing:

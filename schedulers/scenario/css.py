@@ -25,7 +25,7 @@ from typing import Any
 
 from schedlab.schedulers.model import css_workload as css
 from schedlab.schedulers.model.jobs import JobKind
-from schedlab.schedulers.model.resources import RESOURCES
+from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.model.workload import Dist, JobClass, StandingJob
 from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.toml_table import Table, positive, read_text
@@ -108,10 +108,11 @@ def _dist(t: Table, key: str, path: Path, what: str, make) -> Dist:  # noqa: ANN
     raise AssertionError
 
 
-def read_css(t: Table) -> tuple[tuple[JobClass, ...], tuple[StandingJob, ...], float]:
+def read_css(t: Table, resources: tuple[str, ...] = DEFAULT) -> tuple[tuple[JobClass, ...], tuple[StandingJob, ...], float]:
     """The ``[workload.css]`` table as job classes, the initial cell state's
     standing jobs, and the share of the cell's cpu they may take (CSS's
-    prefill cpu limit); ScenarioError (one line: file, key, problem)."""
+    prefill cpu limit); ScenarioError (one line: file, key, problem). CSS
+    knows cpu and mem: a further resource of ``resources`` is 0 in every task."""
     v = parse_fields(t, CSS_FIELDS)
     t.done()
     policy, sampling, ia_scale, task_scale = v["policy"], v["sampling"], v["interarrival_scale"], v["task_scale"]
@@ -136,7 +137,7 @@ def read_css(t: Table) -> tuple[tuple[JobClass, ...], tuple[StandingJob, ...], f
         per_task = {"cpu": [j.cpu_per_task for j in shapes], "mem": [j.mem_per_task for j in shapes]}
         request = tuple(_dist(t, "init_state", init_path, f"{name} task {r}",
                               lambda r=r: css.sampler(per_task[r], sampling, task_scale, below=caps[r]))
-                        if r in per_task else Dist("constant", value=0.0) for r in RESOURCES)
+                        if r in per_task else Dist("constant", value=0.0) for r in resources)
         classes.append(JobClass(
             name=name,
             kind=JobKind.BATCH,  # finite: CSS's service jobs end after their runtime too
@@ -149,7 +150,7 @@ def read_css(t: Table) -> tuple[tuple[JobClass, ...], tuple[StandingJob, ...], f
         ))
     standing = tuple(
         StandingJob(css.SCHEDULERS[sid], j.tasks,
-                    tuple({"cpu": j.cpu_per_task, "mem": j.mem_per_task}.get(r, 0.0) for r in RESOURCES),
+                    tuple({"cpu": j.cpu_per_task, "mem": j.mem_per_task}.get(r, 0.0) for r in resources),
                     j.end, priority[sid])
         for j in init for sid in [css.scheduler_of(j, policy)])
     return tuple(classes), standing, limit

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from schedlab.schedulers.model.resources import BASE
 from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, positive
 
 REQUIRED: Any = ...  # Table.get's marker for "no default"
@@ -69,12 +70,47 @@ class Field:
     each: tuple[Field, ...] = ()  # the keys of every table in a table keyed by names (its keys are the parser's to check)
     # A nested field parse_fields reads in its turn: (table, fields read before) -> value.
     read: Callable[[Table, Mapping[str, Any]], Any] | None = None
+    # A key per declared resource (``per_resource``): (resource, whether it is one of BASE) -> that key's field.
+    each_resource: Callable[[str, bool], Field] | None = None
 
     def options(self) -> tuple[str, ...] | None:
         return self.choices() if callable(self.choices) else self.choices
 
     def reads(self, variant: str | None) -> bool:
         return not self.variants or variant is None or variant in self.variants
+
+
+# The name a per-resource key's further resources are described under.
+FURTHER = "<resource>"
+
+
+def per_resource(field: Callable[[str, bool], Field]) -> Field:
+    """One key per resource the scenario declares (``[cell] resources``), in
+    its order: ``field(r, base)`` describes resource ``r``'s key, ``base``
+    telling ``cpu`` and ``mem`` (every scenario's) from further ones (a
+    machine class or a task without a GPU has none: those default to 0).
+    ``parse_fields`` reads them from the ``resources`` it is given."""
+    return Field(FURTHER, float, nested=True, each_resource=field, doc=field(FURTHER, False).doc)
+
+
+def amounts(values: Mapping[str, Any], resources: Sequence[str]) -> tuple[Any, ...]:
+    """A parsed table's per-resource values, in ``resources``' order (a resource vector's)."""
+    return tuple(values[r] for r in resources)
+
+
+def expand(fields: Sequence[Field], resources: Sequence[str] | None = None) -> tuple[Field, ...]:
+    """``fields`` with each per-resource field as one field per resource of
+    ``resources``; without them (a reference, a schema) as ``BASE``'s and
+    one named ``FURTHER`` that stands for any other."""
+    out: list[Field] = []
+    for f in fields:
+        if f.each_resource is None:
+            out.append(f)
+        elif resources is None:
+            out += [f.each_resource(r, True) for r in BASE] + [f.each_resource(FURTHER, False)]
+        else:
+            out += [f.each_resource(r, r in BASE) for r in resources]
+    return tuple(out)
 
 
 def _default(f: Field, values: Mapping[str, Any]) -> Any:
@@ -106,11 +142,12 @@ def parse_fields(t: Table, fields: Sequence[Field], variant: str | None = None,
     one reported), as name -> value: each read, or under a variant that does
     not read it, its ``otherwise``. ``values``: fields read before (for
     computed defaults); ``skip``: names the caller reads itself. Nested
-    fields are read by their ``read``, or left to their parsers. Does not
+    fields are read by their ``read``, or left to their parsers. Per-resource
+    fields are read for ``values["resources"]`` (default: ``BASE``). Does not
     call ``t.done()``."""
     ctx: dict[str, Any] = {**(values or {}), "variant": variant}
     out: dict[str, Any] = {}
-    for f in fields:
+    for f in expand(fields, ctx.get("resources", BASE)):
         if f.name in skip or (f.nested and f.read is None):
             continue
         if f.nested and f.read is not None:
@@ -147,8 +184,13 @@ def json_schema(fields: Sequence[Field], title: str = "") -> dict[str, Any]:
 
 
 def object_schema(fields: Sequence[Field]) -> dict[str, Any]:
+    """A table's schema; a per-resource key's further resources (any name
+    ``[cell] resources`` may declare) are its other keys."""
+    fields = expand(fields)
+    further = [f for f in fields if f.name == FURTHER]
+    fields = [f for f in fields if f.name != FURTHER]
     out: dict[str, Any] = {"type": "object", "properties": {f.name: _property(f) for f in fields},
-                           "additionalProperties": False}
+                           "additionalProperties": _property(further[0]) if further else False}
     required = [f.name for f in fields if f.default is REQUIRED]
     if required:
         out["required"] = required

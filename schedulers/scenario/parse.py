@@ -16,12 +16,10 @@ from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec, Roster, parse_fault
 from schedlab.schedulers.model.cluster import MachineClass, host_count
 from schedlab.schedulers.model.jobs import JobKind
-from schedlab.schedulers.model.resources import RESOURCES
 from schedlab.schedulers.model.workload import Dist, JobClass
 from schedlab.schedulers.scenario import section_fields as fields
 from schedlab.schedulers.scenario.css import read_css
-from schedlab.schedulers.scenario.fields import parse_fields
-from schedlab.schedulers.scenario.per_resource import amounts
+from schedlab.schedulers.scenario.fields import amounts, parse_fields, read_field
 from schedlab.schedulers.scenario.limits import CLUSTER, Limits, check_sizes
 from schedlab.schedulers.scenario.swf_class import read_swf_class
 from schedlab.schedulers.scenario.spec import (CellSpec, CoordinatorSpec, MetricsSpec, Scenario, SubstrateSpec,
@@ -31,16 +29,17 @@ from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, read_d
 __all__ = ["FaultSpec", "roster_for", "Scenario", "ScenarioError", "parse_comparison", "parse_scenario"]
 
 
-def _machine_class(t: Table, index: int) -> MachineClass:
-    v = parse_fields(t, fields.MACHINE_CLASS, values={"index": index})
+def _machine_class(t: Table, index: int, resources: tuple[str, ...]) -> MachineClass:
+    v = parse_fields(t, fields.MACHINE_CLASS, values={"index": index, "resources": resources})
     t.done()
-    return MachineClass(name=v["name"], count=v["count"], capacity=amounts(v), racks=v["racks"], labels=tuple(v["labels"]))
+    return MachineClass(name=v["name"], count=v["count"], capacity=amounts(v, resources), racks=v["racks"],
+                        labels=tuple(v["labels"]))
 
 
-def _job_class(t: Table) -> JobClass:
+def _job_class(t: Table, resources: tuple[str, ...]) -> JobClass:
     if "swf" in t.data:
-        return read_swf_class(t)
-    v = parse_fields(t, fields.JOB_CLASS)
+        return read_swf_class(t, resources)
+    v = parse_fields(t, fields.JOB_CLASS, values={"resources": resources})
     t.done()
     return JobClass(
         name=v["name"],
@@ -50,7 +49,7 @@ def _job_class(t: Table) -> JobClass:
         start=v["start"],
         tasks=v["tasks"],
         duration=v["duration"],
-        request=amounts(v),
+        request=amounts(v, resources),
         priority=v["priority"],
         one_duration=v["rigid"],
         bursts=v["bursts"],
@@ -77,17 +76,18 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     spec = registry.spec_of(arch)
 
     ct = top.sub("cell")
-    mclasses = tuple(_machine_class(x, i) for i, x in enumerate(table_array(ct, "machine_classes")))
-    cell = CellSpec(mclasses, **parse_fields(ct, fields.CELL))
+    resources = tuple(read_field(ct, fields.RESOURCES))
+    mclasses = tuple(_machine_class(x, i, resources) for i, x in enumerate(table_array(ct, "machine_classes")))
+    cell = CellSpec(mclasses, resources=resources, **parse_fields(ct, fields.CELL, skip=("resources",)))
     ct.done()
 
     wt = top.sub("workload")
     if "css" in wt.data:
         if "classes" in wt.data:
             wt.fail(wt.key("classes"), "give either [[workload.classes]] or [workload.css] (which makes the classes)")
-        jclasses, standing, standing_limit = read_css(wt.sub("css"))
+        jclasses, standing, standing_limit = read_css(wt.sub("css"), resources)
     else:
-        jclasses, standing, standing_limit = tuple(_job_class(x) for x in table_array(wt, "classes")), (), 1.0
+        jclasses, standing, standing_limit = tuple(_job_class(x, resources) for x in table_array(wt, "classes")), (), 1.0
     names = [jc.name for jc in jclasses]
     if len(set(names)) != len(names):
         wt.fail(wt.key("classes"), "job class names must be unique")
@@ -103,7 +103,7 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
         top.fail("coordinator.replicas", f"architecture {arch!r} needs {spec.min_replicas} or more replicas")
     if coordinator.replicas > spec.max_replicas:
         top.fail("coordinator.replicas", f"architecture {arch!r} runs no coordinator group: replicas must be 1")
-    ctx = SectionContext(tuple(names), mclasses, coordinator, top)
+    ctx = SectionContext(tuple(names), mclasses, coordinator, top, resources)
     section = spec.parse(top.sub(arch) if spec.section_required else top.sub(arch, default={}), ctx)
     for other in registry.names():
         if other != arch and other in top.data:
@@ -180,7 +180,7 @@ def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:
     for i, jc in enumerate(classes):
         biggest = [d.maximum() for d in jc.request]
         if not any(all(b <= c + 1e-9 for b, c in zip(biggest, mc.capacity)) for mc in cell.machine_classes):
-            asked = ", ".join(f"{r}={b:g}" for r, b in zip(RESOURCES, biggest))
+            asked = ", ".join(f"{r}={b:g}" for r, b in zip(cell.resources, biggest))
             t.fail(f"{t.key('classes')}[{i}]", f"a task of job class {jc.name!r} ({asked}) fits no machine class")
 
 

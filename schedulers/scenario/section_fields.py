@@ -17,8 +17,8 @@ from schedlab.schedulers.faults.plan import FAULT_FIELDS
 from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.workload import Dist
 from schedlab.schedulers.scenario.css import CSS_FIELDS
-from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields
-from schedlab.schedulers.scenario.per_resource import per_resource
+from schedlab.schedulers.model.resources import DEFAULT, names_problem
+from schedlab.schedulers.scenario.fields import REQUIRED, Computed, Field, parse_fields, per_resource
 from schedlab.schedulers.scenario.swf_class import SWF_CLASS
 from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, positive, read_dist
 
@@ -51,14 +51,22 @@ TOP = (
 MACHINE_CLASS = (
     Field("name", str, Computed(lambda v: f"class{v['index']}", "class<i>, i its place in the list"),
           doc="The class's name, which sections name its machines by."),
-    *per_resource(lambda r: Field(r, float, check=positive, doc=f"Each machine's {r}.")),
+    per_resource(lambda r, base: Field(r, float, REQUIRED if base else 0.0, check=positive if base else non_negative,
+                                       doc=f"Each machine's {r}." if base else
+                                       "Each machine's amount of a further resource [cell] resources declares (default 0).")),
     Field("count", int, check=positive, schema={"minimum": 1}, doc="Machines of this class."),
     Field("racks", int, 1, check=positive, schema={"minimum": 1}, doc="Racks its machines are spread over (numbered cell-wide)."),
     Field("labels", list, [], schema={"items": {"type": "string"}},
           doc="Labels of its machines, which sections may name instead of the class."),
 )
 
+# Read before the machine classes: their keys are these names.
+RESOURCES = Field("resources", list, list(DEFAULT), check=names_problem, schema={"items": {"type": "string"}},
+                  doc="The cell's resource dimensions: cpu and mem, then any others by name (a GPU count, disk, ...); "
+                      "every machine class, job class, quota and share has a key per resource.")
+
 CELL = (
+    RESOURCES,
     Field("machine_classes", list, nested=True, of=MACHINE_CLASS,
           doc="[[cell.machine_classes]]: name, count, capacity per resource, racks, labels."),
     Field("machines_per_actor", int, 1, check=positive, schema={"minimum": 1},
@@ -163,9 +171,11 @@ JOB_CLASS = (
     Field("duration", (float, dict), Computed(lambda v: math.inf, "forever for a service; a batch class gives it"),
           nested=True, read=_duration, unit="emulated s",
           doc="Each task's run time: a number or a distribution table."),
-    *per_resource(lambda r: Field(r, (float, dict), nested=True, read=lambda t, got: read_dist(t, r, bounded=True),
-                                  doc=f"Each task's {r}: a number or a bounded distribution table "
-                                      "(constant, uniform, empirical).")),
+    per_resource(lambda r, base: Field(
+        r, (float, dict), REQUIRED if base else 0.0, nested=True,
+        read=lambda t, got: read_dist(t, r, bounded=True, **({} if base else {"default": Dist("constant", value=0.0)})),
+        doc=(f"Each task's {r}" if base else "Each task's amount of a further resource [cell] resources declares "
+             "(default 0)") + ": a number or a bounded distribution table (constant, uniform, empirical).")),
     Field("priority", int, 0, doc="Its jobs' priority."),
     Field("rigid", bool, False, doc="One duration drawn per job, all its tasks running for it (a parallel job)."),
     Field("bursts", dict, None, nested=True, of=BURSTS, read=_bursts,

@@ -9,6 +9,7 @@ from typing import Any
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.model.cluster import MachineClass
+from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.model.workload import Dist, JobClass, StandingJob
 
 DEFAULT_LATENCY_S = 0.0005  # a datacenter network's one-way delay, for the sim engine
@@ -16,8 +17,12 @@ DEFAULT_LATENCY_S = 0.0005  # a datacenter network's one-way delay, for the sim 
 
 @dataclass(frozen=True)
 class CellSpec:
+    """``resources``: the names of every resource vector's entries in this
+    scenario (``[cell] resources``), capacities, requests and shares alike."""
+
     machine_classes: tuple[MachineClass, ...]
     machines_per_actor: int = 1
+    resources: tuple[str, ...] = DEFAULT
 
     @property
     def machines(self) -> int:

@@ -26,8 +26,8 @@ from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.swf import SwfError, read_swf
 from schedlab.schedulers.model.workload import Dist, JobClass, TraceJob
 from schedlab.schedulers.scenario.css import base_dirs
-from schedlab.schedulers.scenario.fields import Field, parse_fields
-from schedlab.schedulers.scenario.per_resource import amounts, per_resource
+from schedlab.schedulers.model.resources import DEFAULT
+from schedlab.schedulers.scenario.fields import REQUIRED, Field, amounts, parse_fields, per_resource
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, read_text
 
 SHIPPED = Path(__file__).resolve().parents[2] / "scenarios"  # scenarios/workloads/*.swf ship with schedlab
@@ -55,17 +55,18 @@ SWF_CLASS = (
           doc="The SWF log: a path next to the scenario file, else a log shipped with schedlab."),
     Field("procs_per_task", int, 1, check=_at_least_one, schema={"minimum": 1},
           doc="Processors per task: a job of P processors is ceil(P / procs_per_task) tasks."),
-    *per_resource(lambda r: Field(r, float, check=positive, doc=f"Each task's {r}.")),
+    per_resource(lambda r, base: Field(r, float, REQUIRED if base else 0.0, check=positive if base else non_negative,
+                                       doc=f"Each task's {r}." if base else "Each task's amount of a further resource (default 0).")),
     Field("max_jobs", int, None, check=_at_least_one, schema={"minimum": 1}, doc="Only the log's first N jobs (default: all)."),
     Field("start", float, None, unit="emulated s", check=non_negative, doc="Shifts every job's recorded submit time."),
     Field("priority", int, 0, doc="Its jobs' priority."),
 )
 
 
-def read_swf_class(t: Table) -> JobClass:
+def read_swf_class(t: Table, resources: tuple[str, ...] = DEFAULT) -> JobClass:
     """The class (its table closed), or ScenarioError naming the key, or the
     SWF file's line and field."""
-    v = parse_fields(t, SWF_CLASS)
+    v = parse_fields(t, SWF_CLASS, values={"resources": resources})
     path, per_task, limit = v["swf"], v["procs_per_task"], v["max_jobs"]
     try:
         jobs = read_swf(read_text(path, "SWF log"), str(path))
@@ -85,6 +86,6 @@ def read_swf_class(t: Table) -> JobClass:
         interarrival=Dist("constant", value=max(mean(gaps), 1e-3) if gaps else 1.0),
         tasks=Dist("constant", value=float(max(tj.tasks for tj in trace))),
         duration=Dist("constant", value=mean([tj.runtime for tj in trace])),
-        request=tuple(Dist("constant", value=x) for x in amounts(v)),
+        request=tuple(Dist("constant", value=x) for x in amounts(v, resources)),
         priority=v["priority"], start=v["start"], one_duration=True, trace=trace,
     )

@@ -39,7 +39,7 @@ def build(b: Build) -> Topology:
     quota = {(q.user, q.band): list(q.limit) for q in bs.quota}
     standing = [[job.job_id, t, m, list(job.request), job.priority]
                 for job, ms in zip(plan.prefill.jobs, plan.prefill.machines) for t, m in enumerate(ms.tolist())]
-    factory = BorgMachineFactory(plan.cell.capacity, plan.prefill.free, k, quota, bs.max_attempts, standing)
+    factory = BorgMachineFactory(plan.cell.capacity, plan.prefill.free, k, quota, bs.max_attempts, standing, plan.cell.resources)
     group = b.coordinator_group(factory, sc.metrics.sample_interval, BorgmasterReplica, {"params": params})
     topo = Topology(BorgletEndpoint(sc.coordinator.replicas), group.spawn_all(), group,
                     quiesce_before_hosts=True, await_admission=True,

@@ -33,6 +33,7 @@ from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.seeding import rng_for
 from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
+from schedlab.schedulers.model.resources import sample_fields
 
 CLOCK_EPS = 1e-6  # emulated s: an omniscient head wakes this much after a task's end, so the clock has passed it
 
@@ -207,8 +208,7 @@ class Dispatcher(ActorShell):
             self._sample()
 
     def _sample(self) -> None:
-        cpu, mem = self.core.utilization()
-        self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=self.dispatched)
+        self.log.emit(CELL_SAMPLE, **sample_fields(self.core.utilization()), version=self.dispatched)
         self.log.emit(QUEUE_SAMPLE, queued=self.core.queued(), blocked=self.blocked)
 
     async def on_stop(self) -> dict:

@@ -30,6 +30,7 @@ from schedlab.schedulers.archs.htcondor.pool import machine_of
 from schedlab.schedulers.archs.htcondor.spec import COLLECTOR, schedd_name, startd_name
 from schedlab.schedulers.archs.htcondor.userprio import UserPrio
 from schedlab.schedulers.events.shared import CELL_SAMPLE, TXN
+from schedlab.schedulers.model.resources import sample_fields, used_shares
 
 CALL_WALL_S = 5.0
 
@@ -146,8 +147,7 @@ class Collector(ActorShell):
         while await self.nap(self.cfg.sample_interval):
             total = np.asarray(self.cfg.total, dtype=np.float64)
             used = np.sum([u for u in self.used.values()], axis=0) if self.used else np.zeros_like(total)
-            self.log.emit(CELL_SAMPLE, cpu=round(float(used[0] / total[0]), 6), mem=round(float(used[1] / total[1]), 6),
-                          version=self.cycles)
+            self.log.emit(CELL_SAMPLE, **sample_fields(used_shares(used, total)), version=self.cycles)
 
     async def on_stop(self) -> dict:
         return {"cycles": self.cycles}

@@ -39,6 +39,7 @@ from schedlab.schedulers.archs.kubernetes.scheduler_core import Cycle, KubeSched
 from schedlab.schedulers.archs.kubernetes.section import ProfileSpec
 from schedlab.schedulers.events.shared import JOB_ATTEMPT, JOB_SCHEDULED, PREEMPTED, TASKS_LOST, TXN
 from schedlab.schedulers.model.seeding import rng_for
+from schedlab.schedulers.model.resources import DEFAULT
 
 WATCH_LIMIT = 5000  # events per watch answer: a relist of a big cell comes in pages
 MAX_ROUND = 500  # cycles per round before the binds go out
@@ -56,6 +57,7 @@ class SchedulerConfig:
     # is built.
     user_plugins: tuple[tuple[str, Any], ...] = ()
     worker: int = 0  # which of the profile's workers (its pods: job id mod workers)
+    resources: tuple[str, ...] = DEFAULT  # the cell's resource names (the nodes' capacity columns)
 
 
 def make_profile(spec: ProfileSpec) -> Any:
@@ -91,7 +93,7 @@ class KubeScheduler(ActorShell):
         spec = self.cfg.pods.spec
         budgets = {c: tpl.max_unavailable for tpl in spec.templates if tpl.max_unavailable is not None for c in tpl.classes}
         self.core = KubeSchedulerCore(make_profile(self.cfg.profile), list(self.cfg.nodes), self.cfg.pods.pod, seed,
-                                      budgets, share=(self.cfg.worker, self.cfg.profile.workers))
+                                      budgets, share=(self.cfg.worker, self.cfg.profile.workers), resources=self.cfg.resources)
         self.spawn_loop(self._loop())
 
     # ------------------------------------------------------------ the watch

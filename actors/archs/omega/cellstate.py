@@ -23,6 +23,7 @@ from schedlab.actors.common.host_watch import LivenessSpec, host_timeout, judge,
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.events.shared import CELL_SAMPLE
 from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
+from schedlab.schedulers.model.resources import sample_fields
 
 
 class CellState(ActorShell):
@@ -71,8 +72,8 @@ class CellState(ActorShell):
             self._sample()
 
     def _sample(self) -> None:
-        cpu, mem, version = self.machine.query(("sample",))
-        self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=version)
+        shares, version = self.machine.query(("sample",))
+        self.log.emit(CELL_SAMPLE, **sample_fields(shares), version=version)
 
     async def snapshot(self) -> bytes:
         return self.machine.query(("snapshot",))

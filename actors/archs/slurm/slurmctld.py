@@ -49,6 +49,7 @@ from schedlab.schedulers.events.shared import (
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.wire import held_launches, unpack_release_keys
+from schedlab.schedulers.model.resources import sample_fields, used_shares
 
 
 @dataclass(frozen=True)
@@ -388,8 +389,7 @@ class SlurmController(ActorShell):
             used = cap[(core.used[:, 0] > 0.5)].sum(axis=0)
         else:
             used = core.used.sum(axis=0)
-        cpu, mem = (used / cap.sum(axis=0)).tolist()
-        self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=len(self.scheduled))
+        self.log.emit(CELL_SAMPLE, **sample_fields(used_shares(used, cap.sum(axis=0))), version=len(self.scheduled))
         self.log.emit(SLURM_QUEUE, queued=ctld.queued(),
                       running=sum(1 for j in core.jobs.values() if j.started is not None),
                       recovering=ctld.recovering)

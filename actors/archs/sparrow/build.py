@@ -23,7 +23,7 @@ def build(b: Build) -> Topology:
     flush = sc.substrate.batch_interval
     k = sc.cell.machines_per_actor
     hosts = host_count(cell.size, k)
-    largest = largest_request([j["request"] for j in b.plan.jobs])
+    largest = largest_request([j["request"] for j in b.plan.jobs], b.plan.cell.width)
     standing = b.plan.prefill.by_machine()
     hawk = s.hybrid if s.hawk else None
     nodemons = {}

@@ -43,7 +43,7 @@ def build(b: Build) -> Topology:
     flush = sc.substrate.batch_interval
     k = sc.cell.machines_per_actor
     hosts = host_count(cell.size, k)
-    largest = largest_request([j["request"] for j in b.plan.jobs])
+    largest = largest_request([j["request"] for j in b.plan.jobs], b.plan.cell.width)
     standing = b.plan.prefill.by_machine()
     classes = [s.server_class(mc.name) for mc in sc.cell.machine_classes for _ in range(mc.count)]
     workers = [c.workers or s.workers for c in classes]

@@ -65,6 +65,7 @@ from schedlab.schedulers.events.shared import (
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.wire import unpack_release, unpack_release_keys
+from schedlab.schedulers.model.resources import sample_fields
 
 
 class NotActive(RuntimeError):
@@ -404,8 +405,7 @@ class ResourceManager(RestartingRM):
         core = self.core
         if core is None or not self.active():
             return  # a standby's books are empty: the active RM samples the cell
-        cpu, mem = core.utilization()
-        self.log.emit(CELL_SAMPLE, cpu=round(cpu, 6), mem=round(mem, 6), version=self.handed)
+        self.log.emit(CELL_SAMPLE, **sample_fields(core.utilization()), version=self.handed)
         self.log.emit(QUEUE_USAGE, queues=[
             {"queue": q.queue, "used": list(q.used), "pending": list(q.pending), "entitlement": list(q.entitlement),
              "preemptions": q.preemptions} for q in core.queue_usage()])

@@ -23,7 +23,7 @@ Commands
 * ``("rejoin", host, now)``: a restarted Borglet, written off as ``down``
   (its next poll brings it back up, empty).
 
-Queries: ``("sample",)``, ``("pending", host)``.
+Queries: ``("sample",)`` (``[shares per resource, queued]``), ``("pending", host)``.
 """
 from __future__ import annotations
 
@@ -35,14 +35,15 @@ import numpy as np
 from schedlab.schedulers.model.wire import held_launches, withdraw_launch
 from schedlab.schedulers.archs.borg.priority import PendingQueue, may_preempt
 from schedlab.schedulers.archs.borg.quota import QuotaBook
-from schedlab.schedulers.model.resources import EPS
+from schedlab.schedulers.model.resources import DEFAULT, EPS, used_shares
 
 Key = tuple[int, int]
 
 
 class BorgStateMachine:
     def __init__(self, capacity: np.ndarray, free: np.ndarray, machines_per_host: int,
-                 quota: dict[tuple[str, str], list[float]], max_attempts: int, prefill: list | None = None) -> None:
+                 quota: dict[tuple[str, str], list[float]], max_attempts: int, prefill: list | None = None,
+                 resources: tuple[str, ...] = DEFAULT) -> None:
         """``prefill``: the standing load, [job, task, machine, request, priority]
         each (already subtracted from ``free``): tracked like any running task,
         so it can be preempted and a machine that comes back is known empty."""
@@ -50,7 +51,7 @@ class BorgStateMachine:
         self.free = np.asarray(free, dtype=np.float64).copy()
         self.k = machines_per_host
         self.up = np.ones(self.capacity.shape[0], dtype=bool)
-        self.quota = QuotaBook({key: np.asarray(v, dtype=np.float64) for key, v in quota.items()})
+        self.quota = QuotaBook({key: np.asarray(v, dtype=np.float64) for key, v in quota.items()}, resources=resources)
         self.max_attempts = max_attempts
         self.jobs: dict[int, dict] = {}  # queued or running jobs, wire form + user, pending, attempts
         self.queue: PendingQueue[int] = PendingQueue()
@@ -256,8 +257,7 @@ class BorgStateMachine:
         if op == "sample":
             cap = self.capacity[self.up].sum(axis=0)
             used = (self.capacity[self.up] - self.free[self.up]).sum(axis=0)
-            util = used / np.where(cap > 0, cap, 1.0)
-            return [float(util[0]), float(util[1]), len(self.queue)]
+            return [used_shares(used, cap), len(self.queue)]
         raise ValueError(f"unknown Borg query {op!r}")
 
     def running_by_machine(self) -> dict[int, list[tuple[Key, int, np.ndarray]]]:

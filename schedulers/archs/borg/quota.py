@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from schedlab.schedulers.archs.borg.priority import band
-from schedlab.schedulers.model.resources import EPS, RESOURCES
+from schedlab.schedulers.model.resources import DEFAULT, EPS
 
 
 @dataclass
 class QuotaBook:
     limits: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)  # (user, band) -> [R]
     used: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    resources: tuple[str, ...] = DEFAULT  # the vectors' names, for the refusal's words
 
     def admit(self, user: str, priority: int, request: np.ndarray, tasks: int) -> tuple[bool, str]:
         """Charge the job if it fits in its user's quota; else (False, reason)."""
@@ -33,7 +34,7 @@ class QuotaBook:
             if over.any():
                 r = int(np.flatnonzero(over)[0])
                 return False, (f"over quota: user {user!r} in band {key[1]} would use {used[r] + charge[r]:g} "
-                               f"{RESOURCES[r]} of {limit[r]:g}")
+                               f"{self.resources[r]} of {limit[r]:g}")
         self.used[key] = self.used.get(key, np.zeros_like(charge)) + charge
         return True, ""
 

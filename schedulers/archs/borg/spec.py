@@ -8,14 +8,12 @@ down. A stateless front end admits jobs into the replicated queue.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from schedlab.schedulers.archs.borg.placement import SCORING
 from schedlab.schedulers.archs.borg.priority import BANDS
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
-from schedlab.schedulers.model.resources import RESOURCES
-from schedlab.schedulers.scenario.fields import Field, parse_fields
+from schedlab.schedulers.scenario.fields import REQUIRED, Field, parse_fields, per_resource
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, table_array
 from schedlab.schedulers.archs.borg.events import EVENTS
@@ -53,10 +51,6 @@ def _at_least_one(v: int) -> str | None:
     return None if v > 0 else "must be > 0"
 
 
-def _per_resource(check: Callable[[float], str | None], doc: str) -> tuple[Field, ...]:
-    return tuple(Field(r, float, check=check, doc=doc) for r in RESOURCES)
-
-
 _D = BorgSpec()
 
 # [[borg.quota]]: a user's (job class's) limit in one priority band.
@@ -65,7 +59,9 @@ QUOTA_FIELDS = (
           else f"must be one of {', '.join(got['job_classes'])}",  # one_of's wording
           doc="The job class whose jobs the quota limits (Borg's users are job classes here)."),
     Field("band", str, choices=BAND_NAMES, doc="The priority band it limits."),
-    *_per_resource(non_negative, "The band's limit of this resource for the user."),
+    per_resource(lambda r, base: Field(r, float, REQUIRED if base else 0.0, check=non_negative,
+                                       doc="The band's limit of this resource for the user" + (
+                                           "." if base else " (default 0: Borg's quota is a vector; none of it, none used)."))),
 )
 
 # Every key of [borg], in the order parse_borg reads them (the first bad one
@@ -101,7 +97,7 @@ def parse_borg(t: Table, ctx: SectionContext) -> BorgSpec:
     quota = []
     for q in table_array(t, "quota") if "quota" in t.data else []:
         v = parse_fields(q, QUOTA_FIELDS[:2], values={"job_classes": tuple(job_classes)})
-        quota.append(QuotaSpec(v["user"], v["band"], tuple(parse_fields(q, QUOTA_FIELDS[2:]).values())))
+        quota.append(QuotaSpec(v["user"], v["band"], tuple(parse_fields(q, QUOTA_FIELDS[2:], values={"resources": ctx.resources}).values())))
         q.done()
     rt = t.sub("requires", default={})
     requires = []

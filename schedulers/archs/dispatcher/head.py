@@ -57,7 +57,7 @@ import numpy as np
 
 from schedlab.schedulers.model.host_roll import HostRoll
 from schedlab.schedulers.model.jobs import Job
-from schedlab.schedulers.model.resources import fits
+from schedlab.schedulers.model.resources import fits, used_shares
 from schedlab.schedulers.model.wire import held_launches
 
 QUEUES = ("fifo", "fair")
@@ -430,10 +430,11 @@ class HeadNode:
 
     # --------------------------------------------------------------- numbers
 
-    def utilization(self) -> tuple[float, float]:
+    def utilization(self) -> list[float]:
+        """The share in use per resource (a machine down counts as used)."""
         total = self.capacity.sum(axis=0)
         used = (self.capacity - np.where(self.up[:, None], self.free, self.capacity)).sum(axis=0)
-        return float(used[0] / total[0]), float(used[1] / total[1])
+        return used_shares(used, total)
 
     def unplaced(self) -> dict[int, int]:
         """job -> tasks still pending, for jobs not fully placed (reported at the end)."""

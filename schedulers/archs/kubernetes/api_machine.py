@@ -56,7 +56,7 @@ Commands
 Queries: ``("pending", host)`` -> bool; ``("progress", [job])`` -> per job
 the tasks bound to a node or done; ``("lost", cursor)`` -> ``[next,
 [[job, task, reason]]]`` (pods a controller must recreate: node lost,
-evicted); ``("sample",)`` -> ``[cpu, mem, revision]`` (used fraction of ready nodes);
+evicted); ``("sample",)`` -> ``[[share per resource], revision]`` (used fraction of ready nodes);
 and the store's ``get``, ``list``, ``watch``, ``revision``.
 """
 from __future__ import annotations
@@ -69,7 +69,7 @@ import numpy as np
 
 from schedlab.schedulers.archs.kubernetes.api_store import APIStoreMachine
 from schedlab.schedulers.archs.kubernetes.workloads import crash_loop_backoff, on_end
-from schedlab.schedulers.model.resources import EPS
+from schedlab.schedulers.model.resources import EPS, used_shares
 from schedlab.schedulers.model.wire import held_launches
 
 PODS, NODES = "pods", "nodes"
@@ -349,9 +349,9 @@ class KubeAPIMachine:
         self._requests = (req, int(w["revision"]))
         return req
 
-    def _sample(self) -> list[float]:
-        """[cpu, mem, store revision]: the used fraction of ready nodes (the
-        coordinator leader's cell sample)."""
+    def _sample(self) -> list[Any]:
+        """[[share per resource], store revision]: the used fraction of
+        ready nodes (the coordinator leader's cell sample)."""
         revision = self.store.revision
         # Kept while the store and the written-off hosts are unchanged: an
         # idle cell's samples were most of its CPU (10,000 node reads each).
@@ -362,10 +362,10 @@ class KubeAPIMachine:
         for h in self.down:
             ready[self._machines(h).start:self._machines(h).stop] = False
         if not ready.any():
-            return [0.0, 0.0, revision]
+            return [[0.0] * self.capacity.shape[1], revision]
         used = self._node_requests()[ready]
         total = self.capacity[ready].sum(axis=0)
-        sample = [*(float(x) for x in used.sum(axis=0) / np.maximum(total, 1e-12)), revision]
+        sample = [used_shares(used.sum(axis=0), total), revision]
         self._sampled = (key, sample)
         return list(sample)
 

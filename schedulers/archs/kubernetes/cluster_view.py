@@ -31,6 +31,7 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 import numpy as np
 
 from .objects import Labels, Node, Pod, PodKey, Selector, label_dict
+from schedlab.schedulers.model.resources import DEFAULT
 
 
 _MAX_SELECTORS = 512  # counted selectors kept current; the least recently asked is dropped
@@ -48,12 +49,14 @@ def by_domain(per_domain: np.ndarray, dom: np.ndarray) -> np.ndarray:
 class ClusterView:
     """Mutable snapshot of the cell for one scheduler (see module docstring)."""
 
-    def __init__(self, nodes: Sequence[Node], pods: Iterable[tuple[Pod, int]] = ()) -> None:
+    def __init__(self, nodes: Sequence[Node], pods: Iterable[tuple[Pod, int]] = (), resources: tuple[str, ...] = DEFAULT) -> None:
+        """``resources``: the names of the capacity columns (the cell's)."""
         bad = [node.index for i, node in enumerate(nodes) if node.index != i]
         if bad:
             raise ValueError(f"node indices must be 0..{len(nodes) - 1} in order (first out of place: {bad[0]})")
         n = len(nodes)
         self.nodes: list[Node] = list(nodes)
+        self.resources = tuple(resources)
         width = len(nodes[0].capacity) if nodes else 0
         self.capacity = np.array([node.capacity for node in nodes], dtype=float).reshape(n, width)
         self.requested = np.zeros((n, width))

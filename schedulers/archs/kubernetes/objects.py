@@ -10,8 +10,9 @@ loop. The shapes follow the upstream API closely enough that a reader of
 ``k8s.io/api/core/v1`` recognises each field; what is left out is said in
 the package NOTES.
 
-Resources are the house's vector (``schedulers.model.resources.RESOURCES``:
-cpu, mem), one float per dimension.
+Resources are the house's vector over the cell's resources (``[cell]
+resources``: cpu, mem, then any extended resource such as a GPU count),
+one float per dimension, named by ``ClusterView.resources``.
 """
 from __future__ import annotations
 

@@ -47,6 +47,7 @@ from schedlab.schedulers.archs.kubernetes.plugins.default_preemption import (
 from schedlab.schedulers.archs.kubernetes.queue import SchedulingQueue
 from schedlab.schedulers.archs.kubernetes.status import Code, Status
 from schedlab.schedulers.archs.kubernetes.waiting_pods import WaitingPod, WaitingPods
+from schedlab.schedulers.model.resources import DEFAULT
 
 PodOf = Callable[[dict], Pod]  # a store pod value -> its Pod (the template's fields filled in)
 
@@ -76,13 +77,14 @@ class Cycle:
 
 class KubeSchedulerCore:
     def __init__(self, profile: Profile, nodes: list[Node], pod_of: PodOf, seed: int,
-                 budgets: Mapping[str, int] | None = None, share: tuple[int, int] = (0, 1)) -> None:
+                 budgets: Mapping[str, int] | None = None, share: tuple[int, int] = (0, 1),
+                 resources: tuple[str, ...] = DEFAULT) -> None:
         """``budgets``: job class -> the PodDisruptionBudget's maxUnavailable
         over each of its workloads (preemption leaves a workload at most
         that many pods short, counting the pods it already waits for).
         ``share``: (i, n): this is worker i of the profile's n, and takes the
         pods of jobs whose id is i mod n (as Nomad's workers each dequeue
-        their own evaluations)."""
+        their own evaluations). ``resources``: the cell's resource names."""
         self.profile = profile
         self.share = share
         self.budgets = dict(budgets or {})
@@ -91,7 +93,8 @@ class KubeSchedulerCore:
         self.waiting_owner: dict[PodKey, str] = {}
         self.base_nodes = list(nodes)
         self.pod_of = pod_of
-        self.view = ClusterView(nodes)
+        self.resources = tuple(resources)
+        self.view = ClusterView(nodes, resources=self.resources)
         self.queue = SchedulingQueue()
         self.rng = np.random.default_rng(seed)
         self.start = 0
@@ -117,7 +120,7 @@ class KubeSchedulerCore:
             self.waiting.remove(wp.key)
             unreserve(self.profile, wp.state, wp.pod, self.view, wp.node)
         self.to_bind.clear()
-        self.view = ClusterView(self.base_nodes)
+        self.view = ClusterView(self.base_nodes, resources=self.resources)
         self.queue = SchedulingQueue()
         self.versions.clear()
         self.assumed.clear()

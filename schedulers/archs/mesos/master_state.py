@@ -34,6 +34,7 @@ from schedlab.schedulers.archs.mesos.allocator import Allocator, Launch, Offer, 
 from schedlab.schedulers.archs.mesos.order_policies import OrderPolicy
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.model.wire import held_launches, withdraw_launch
+from schedlab.schedulers.model.resources import sample_fields, used_shares
 
 
 @dataclass(frozen=True)
@@ -430,9 +431,9 @@ class MasterState:
         """The fields of a ``cell_sample`` and a ``mesos_sample`` event."""
         a = self._a()
         total = a.total
-        used, locked, held = a.used() / total, a.locked() / total, a.held_total() / total
-        cell = {"cpu": round(float(used[0]), 6), "mem": round(float(used[1]), 6), "version": self.epoch}
+        locked, held = used_shares(a.locked(), total), used_shares(a.held_total(), total)
+        cell = {**sample_fields(used_shares(a.used(), total)), "version": self.epoch}
         mesos = {"epoch": self.epoch, "shares": {k: round(v, 6) for k, v in a.shares().items()},
-                 "locked": np.round(locked, 6).tolist(), "held": np.round(held, 6).tolist(),
+                 "locked": locked, "held": held,
                  "agents": len(self.agents), "frameworks": len(self.registered_fws)}
         return cell, mesos

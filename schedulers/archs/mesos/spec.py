@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.mesos.order_policies import ALLOCATION_POLICIES
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
-from schedlab.schedulers.model.resources import RESOURCES
-from schedlab.schedulers.scenario.fields import Field, parse_fields, read_field
+from schedlab.schedulers.model.resources import BASE
+from schedlab.schedulers.scenario.fields import Field, parse_fields, per_resource, read_field
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, check_deciders, non_negative, positive, table_array
 from schedlab.schedulers.archs.mesos.events import EVENTS
@@ -44,7 +44,7 @@ class FrameworkSpec:
     weight: float = 1.0
     priority: int = 0
     guarantee: float = 0.0  # dominant share the master protects by revocation
-    min_offer: tuple[float, ...] = (0.0,) * len(RESOURCES)
+    min_offer: tuple[float, ...] = (0.0,) * len(BASE)  # one per resource the cell declares
     preferred: tuple[str, ...] = ()
     delay: float = 0.0
     data_replicas: int = 0
@@ -77,7 +77,7 @@ _D = MesosSpec(frameworks=())
 # reads its keys (classes and min_offer first, by the parser).
 FRAMEWORK_FIELDS = (
     Field("classes", list, nested=True, doc="The job classes routed to this framework (at least one)."),
-    Field("min_offer", dict, {}, nested=True, of=tuple(Field(r, float, 0.0, check=non_negative) for r in RESOURCES),
+    Field("min_offer", dict, {}, nested=True, of=(per_resource(lambda r, base: Field(r, float, 0.0, check=non_negative)),),
           doc="Per resource: offers smaller than this are declined."),
     Field("preferred", list, [], nested=True, schema={"items": {"type": "string"}},
           doc="Machine class names or labels whose offers it prefers."),
@@ -128,10 +128,10 @@ FIELDS = (
 FIELD = {f.name: f for f in FIELDS}
 
 
-def _framework(t: Table, known_classes: set[str], machine_names: set[str]) -> FrameworkSpec:
+def _framework(t: Table, known_classes: set[str], machine_names: set[str], resources: tuple[str, ...]) -> FrameworkSpec:
     classes = t.names("classes", known_classes, "job class")
     mt = t.sub("min_offer", default={})
-    min_offer = tuple(parse_fields(mt, FRAMEWORK_FIELDS[1].of).values())
+    min_offer = tuple(parse_fields(mt, FRAMEWORK_FIELDS[1].of, values={"resources": resources}).values())
     mt.done()
     preferred = t.get("preferred", list, default=[])
     for p in preferred:
@@ -148,7 +148,7 @@ def _framework(t: Table, known_classes: set[str], machine_names: set[str]) -> Fr
 def parse_mesos(t: Table, ctx: SectionContext) -> MesosSpec:
     job_classes, machine_classes, replicas = list(ctx.job_classes), ctx.machine_classes, ctx.coordinator.replicas
     machine_names = {mc.name for mc in machine_classes} | {lab for mc in machine_classes for lab in mc.labels}
-    fws = tuple(_framework(x, set(job_classes), machine_names) for x in table_array(t, "frameworks"))
+    fws = tuple(_framework(x, set(job_classes), machine_names, ctx.resources) for x in table_array(t, "frameworks"))
     check_deciders(t, "frameworks", fws, job_classes, "framework")
     if sum(f.guarantee for f in fws) > 1 + 1e-9:
         t.fail(t.key("frameworks"), "guarantees add up to more than the whole cell")

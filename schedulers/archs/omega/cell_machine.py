@@ -16,6 +16,7 @@ import numpy as np
 from schedlab.schedulers.model.wire import held_launches, pack_delta, unpack_claims, unpack_release, unpack_release_keys, unpack_tasks
 from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
 from schedlab.schedulers.shared_state.cell import SharedCell
+from schedlab.schedulers.model.resources import used_shares
 
 
 class CellStateMachine:
@@ -172,8 +173,8 @@ class CellStateMachine:
                 up = np.ones(self.cell.capacity.shape[0], dtype=bool)
                 for h in self.down:
                     up[self._machines(h)] = False
-                util = self.cell.used()[up].sum(axis=0) / np.maximum(self.cell.capacity[up].sum(axis=0), 1e-12)
-                self._sampled = (key, [float(util[0]), float(util[1]), self.cell.version])
+                self._sampled = (key, [used_shares(self.cell.used()[up].sum(axis=0), self.cell.capacity[up].sum(axis=0)),
+                                       self.cell.version])
             return list(self._sampled[1])
         raise ValueError(f"unknown cell query {op!r}")
 

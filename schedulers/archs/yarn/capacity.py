@@ -43,7 +43,7 @@ from schedlab.schedulers.archs.yarn.scheduler import (
     share,
     walk_apps,
 )
-from schedlab.schedulers.model.resources import EPS, NDIM
+from schedlab.schedulers.model.resources import EPS
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class CapacityScheduler:
         self.calc = self.config.resource_calculator
         self.delay = self.config.locality.capped(state.n_nodes)
         self.counters = LocalityCounters(reset_on_off_switch=False)
-        self._rel = relevant(self.calc)
+        self._rel = relevant(self.calc, state.width)
         self._starved_since: dict[str, float] = {}
         self._marked: dict[int, None] = {}  # containers chosen for preemption, not yet released
 
@@ -241,8 +241,8 @@ class CapacityScheduler:
                                for c in kids])
             g = np.array([st.tree[c].abs_capacity for c in kids])
             pos, zero = np.flatnonzero(g > 0), np.flatnonzero(g <= 0)
-            alloc = np.zeros((len(kids), NDIM))
-            for r in range(NDIM):
+            alloc = np.zeros((len(kids), st.width))
+            for r in range(st.width):
                 if pos.size:
                     alloc[pos, r] = weighted_fair_share(whole[r], demand[pos, r], g[pos])
                 left = max(whole[r] - alloc[pos, r].sum(), 0.0)
@@ -308,9 +308,9 @@ class CapacityScheduler:
                 over[leaf] = np.where(rel, np.maximum(used[leaf] - ideal[leaf], 0.0), 0.0)
         if not over:
             return []
-        total_over = sum(over.values(), np.zeros(NDIM))
+        total_over = sum(over.values(), np.zeros(st.width))
         budget = cfg.total_preemption_per_round * st.total
-        factor = np.ones(NDIM)
+        factor = np.ones(st.width)
         pos = total_over > EPS
         factor[pos] = np.minimum(1.0, np.minimum(need[pos], budget[pos]) / total_over[pos])
         factor *= cfg.natural_termination_factor

@@ -26,7 +26,7 @@ from schedlab.schedulers.archs.yarn.spec import YarnSpec
 
 
 def queue_tree(spec: YarnSpec) -> QueueTree:
-    return QueueTree.build(spec.queue_specs(), check_capacity=spec.scheduler == "capacity")
+    return QueueTree.build(spec.queue_specs(), check_capacity=spec.scheduler == "capacity", width=len(spec.am))
 
 
 def scheduler_config(spec: YarnSpec, n_nodes: int) -> CapacityConfig | FairConfig | FifoConfig:

@@ -45,7 +45,7 @@ from schedlab.schedulers.archs.yarn.scheduler import (
     relevant,
     walk_apps,
 )
-from schedlab.schedulers.model.resources import EPS, NDIM
+from schedlab.schedulers.model.resources import EPS
 
 POLICIES = ("fair", "drf")
 TIE_DIGITS = 12  # ratios equal in exact arithmetic may differ in the last bits: round before comparing
@@ -103,7 +103,7 @@ class FairScheduler:
         self.state = state
         self.config = config or FairConfig()
         self.counters = LocalityCounters(reset_on_off_switch=True)
-        self._rel = relevant("memory" if self.config.policy == "fair" else "dominant")
+        self._rel = relevant("memory" if self.config.policy == "fair" else "dominant", state.width)
         self._at_min_since: dict[str, float] = {}  # last time each leaf was at its min share
         self._at_fair_since: dict[str, float] = {}  # ... at threshold x its fair share
         self._marked: dict[int, None] = {}
@@ -138,7 +138,7 @@ class FairScheduler:
                 return (no_demand, 0, (round(float(usage[MEM]) / ms, TIE_DIGITS),), tie)
             return (no_demand, 1, (round(float(usage[MEM]) / weight, TIE_DIGITS),), tie)
         total = self.state.total
-        u = np.divide(usage, total, out=np.zeros(NDIM), where=total > 0)
+        u = np.divide(usage, total, out=np.zeros(len(total)), where=total > 0)
         order = np.argsort(-u, kind="stable")
         dom = int(order[0])
         needy = usage[dom] < floor[dom] - EPS if np.any(u > 0) else bool(np.any(floor > EPS))
@@ -157,7 +157,7 @@ class FairScheduler:
     def ordered_apps(self, leaf: str) -> list[App]:
         """A leaf's applications with outstanding asks, in policy order."""
         apps = [a for a in self.state.apps_in(leaf) if len(a.asks)]
-        zero = np.zeros(NDIM)
+        zero = np.zeros(self.state.width)
         return sorted(apps, key=lambda a: self.sort_key(a.usage, self.state.demand(a), zero, a.weight, (a.seq,)))
 
     def _admissible(self, app: App, cap: np.ndarray) -> bool:
@@ -221,7 +221,7 @@ class FairScheduler:
             c = st.containers[cid]
             used[st.apps[c.app_id].queue] -= c.resources
         fair = self.fair_shares()
-        deficit = np.zeros(NDIM)
+        deficit = np.zeros(st.width)
         for leaf in st.tree.leaves():
             q = st.tree[leaf]
             target_min = np.minimum(q.min_share, self.demand(leaf))
@@ -233,7 +233,7 @@ class FairScheduler:
                 self._at_min_since[leaf] = now
             if not below_fair:
                 self._at_fair_since[leaf] = now
-            lack = np.zeros(NDIM)
+            lack = np.zeros(st.width)
             if below_min and now - since_min >= cfg.min_share_preemption_timeout - 1e-9:
                 lack = np.maximum(lack, target_min - used[leaf])
             if below_fair and now - since_fair >= cfg.fair_share_preemption_timeout - 1e-9:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from schedlab.schedulers.allocation.fairness import weighted_fair_share
 from schedlab.schedulers.archs.yarn.queues import ROOT, QueueTree
-from schedlab.schedulers.model.resources import EPS, NDIM
+from schedlab.schedulers.model.resources import EPS
 
 
 def water_fill(capacity: float, caps: np.ndarray, floors: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -77,8 +77,9 @@ def fair_shares(tree: QueueTree, total: np.ndarray, demand: dict[str, np.ndarray
             caps = np.minimum(caps, np.array([demand[k] for k in kids]))
         floors = np.minimum(np.array([q.min_share for q in qs]), caps)
         w = np.array([q.weight for q in qs])
-        alloc = np.zeros((len(kids), NDIM))
-        for r in range(NDIM):
+        width = caps.shape[1]
+        alloc = np.zeros((len(kids), width))
+        for r in range(width):
             alloc[:, r] = water_fill(out[parent][r], caps[:, r], floors[:, r], w)
         for i, k in enumerate(kids):
             out[k] = alloc[i]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from schedlab.schedulers.archs.yarn.requests import TaskAsk
-from schedlab.schedulers.model.resources import NDIM
+from schedlab.schedulers.model.resources import BASE
 
 AM_TASK = -1  # the task id of an application's master container
 AM_PRIORITY = 0  # the AM ask's priority: above every task's (lower number = higher priority)
@@ -54,8 +54,8 @@ def owner_container(owner: str) -> int | None:
 
 def _vector(name: str, value: tuple[float, ...]) -> tuple[float, ...]:
     v = tuple(float(x) for x in value)
-    if len(v) != NDIM or any(not math.isfinite(x) or x < 0 for x in v):
-        raise ValueError(f"{name} must be {NDIM} finite numbers >= 0, got {value!r}")
+    if len(v) < len(BASE) or any(not math.isfinite(x) or x < 0 for x in v):
+        raise ValueError(f"{name} must be {len(BASE)} or more finite numbers >= 0 (one per resource), got {value!r}")
     return v
 
 

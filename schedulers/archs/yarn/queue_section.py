@@ -13,9 +13,7 @@ from typing import Any
 
 from schedlab.schedulers.arch import SectionContext
 from schedlab.schedulers.archs.yarn.queues import ROOT, QueueError, QueueSpec, QueueTree
-from schedlab.schedulers.model.resources import NDIM
-from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields, read_field
-from schedlab.schedulers.scenario.per_resource import amounts, per_resource
+from schedlab.schedulers.scenario.fields import Computed, Field, amounts, parse_fields, per_resource, read_field
 from schedlab.schedulers.scenario.toml_table import (
     Table,
     non_negative,
@@ -46,7 +44,7 @@ class YarnQueueSpec:
     user_limit_factor: float = 1.0
     minimum_user_limit_percent: float = 100.0
     weight: float = 1.0
-    min_share: tuple[float, ...] = (0.0,) * NDIM
+    min_share: tuple[float, ...] | None = None  # None: 0 of every resource
     max_share: tuple[float, ...] | None = None
     data_replicas: int = 0
     relax_locality: bool = True
@@ -69,16 +67,16 @@ def _classes(q: Table, got: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(classes)
 
 
-def _shares(key: str, each: float, absent: tuple[float, ...] | None, doc: str) -> Field:
+def _shares(key: str, each: float, doc: str) -> Field:
     """The sub-table ``key``: an amount per resource (``each`` for one it
-    leaves out); ``absent`` when the queue has none."""
-    of = per_resource(lambda r: Field(r, float, each, check=non_negative, doc=f"Its {r}."))
+    leaves out); None when the queue has none."""
+    of = (per_resource(lambda r, base: Field(r, float, each, check=non_negative, doc=f"Its {r}.")),)
 
     def read(q: Table, got: Mapping[str, Any]) -> tuple[float, ...] | None:
         if key not in q.data:
-            return absent
+            return None
         st = q.sub(key)
-        out = amounts(parse_fields(st, of))
+        out = amounts(parse_fields(st, of, values=got), got["resources"])
         st.done()
         return out
     return Field(key, dict, None, nested=True, of=of, read=read, doc=doc)
@@ -96,8 +94,8 @@ QUEUE_FIELDS = (
           unit="% of the parent", check=_pct, schema={"minimum": 0, "maximum": 100},
           doc="yarn.scheduler.capacity.<queue>.capacity, the guarantee: siblings sum to 100 under the Capacity "
               "scheduler, where it is required unless the queue is its parent's only child."),
-    _shares("min_share", 0.0, _Q.min_share, "The Fair allocation file's <minResources>, per resource (missing: 0)."),
-    _shares("max_share", math.inf, _Q.max_share,
+    _shares("min_share", 0.0, "The Fair allocation file's <minResources>, per resource (missing: 0)."),
+    _shares("max_share", math.inf,
             "The Fair allocation file's <maxResources>, per resource (missing: unlimited)."),
     Field("users", int, _Q.users, check=lambda v: None if v >= 1 else "must be >= 1", schema={"minimum": 1},
           doc="The queue's jobs are spread over users u0.. by job id (user limits and app order see them)."),
@@ -159,7 +157,7 @@ def parse_queues(t: Table, ctx: SectionContext, scheduler: str) -> tuple[tuple[Y
                            "parent is implied only when it has one child and is its parent's only child)")
         implied.append(p)
 
-    specs = [_queue(q, n, children, scheduler, set(job_classes)) for q, n in zip(tables, names)]
+    specs = [_queue(q, n, children, scheduler, set(job_classes), ctx.resources) for q, n in zip(tables, names)]
     taken: dict[str, int] = {}
     for i, (q, s) in enumerate(zip(tables, specs)):
         if s.classes and children.get(s.name):
@@ -177,7 +175,7 @@ def parse_queues(t: Table, ctx: SectionContext, scheduler: str) -> tuple[tuple[Y
 
     try:
         QueueTree.build([*(s.queue_spec() for s in specs), *(QueueSpec(n, capacity=100.0) for n in implied)],
-                        check_capacity=scheduler == "capacity")
+                        check_capacity=scheduler == "capacity", width=len(ctx.resources))
     except QueueError as e:
         t.fail(*_queue_error(t, e, len(specs), implied))
     return tuple(specs), tuple(implied)
@@ -196,8 +194,9 @@ def _queue_error(t: Table, e: QueueError, declared: int, implied: list[str]) -> 
     return t.key(e.key), e.message
 
 
-def _queue(q: Table, name: str, children: dict[str, list[str]], scheduler: str, known: set[str]) -> YarnQueueSpec:
-    got = {"known": known, "only_child": len(children[_parent(name)]) == 1}
+def _queue(q: Table, name: str, children: dict[str, list[str]], scheduler: str, known: set[str],
+           resources: tuple[str, ...]) -> YarnQueueSpec:
+    got = {"known": known, "only_child": len(children[_parent(name)]) == 1, "resources": resources}
     classes = parse_fields(q, [QUEUE["classes"]], values=got)["classes"]
     if "capacity" not in q.data and not got["only_child"] and scheduler == "capacity":
         q.fail(q.key("capacity"), 'is required with scheduler = "capacity" (percent of the parent; '

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-from schedlab.schedulers.model.resources import NDIM
+from schedlab.schedulers.model.resources import BASE
 
 ROOT = "root"
 CAPACITY_TOL = 1e-6  # siblings' capacities must sum to 100 within this
@@ -57,7 +57,7 @@ class QueueSpec:
     user_limit_factor: float = 1.0
     minimum_user_limit_percent: float = 100.0
     weight: float = 1.0
-    min_share: tuple[float, ...] = field(default=(0.0,) * NDIM)
+    min_share: tuple[float, ...] | None = None  # None: 0 of every resource
     max_share: tuple[float, ...] | None = None
 
 
@@ -89,13 +89,13 @@ def _finite_at_least(key: str, value: float, low: float, strict: bool = False) -
     return v
 
 
-def _vector(key: str, value: object) -> np.ndarray:
+def _vector(key: str, value: object, width: int) -> np.ndarray:
     try:
         vec = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise QueueError(key, f"must be a resource vector of {NDIM} numbers, got {value!r}") from None
-    if vec.shape != (NDIM,):
-        raise QueueError(key, f"must be a resource vector of {NDIM} numbers, got {value!r}")
+        raise QueueError(key, f"must be a resource vector of {width} numbers, got {value!r}") from None
+    if vec.shape != (width,):
+        raise QueueError(key, f"must be a resource vector of {width} numbers, got {value!r}")
     if np.any(np.isnan(vec)) or np.any(vec < 0):
         raise QueueError(key, f"must be >= 0 in every resource, got {value!r}")
     return vec
@@ -113,12 +113,13 @@ class QueueTree:
     # ------------------------------------------------------------ building
 
     @classmethod
-    def build(cls, specs: list[QueueSpec] | tuple[QueueSpec, ...], *, check_capacity: bool) -> QueueTree:
+    def build(cls, specs: list[QueueSpec] | tuple[QueueSpec, ...], *, check_capacity: bool, width: int = len(BASE)) -> QueueTree:
         """Validate ``specs`` and build the tree.
 
         ``check_capacity``: the Capacity scheduler is in use, so the
         capacities of every queue's children must sum to 100
         (``CAPACITY_TOL``). The Fair scheduler ignores capacities.
+        ``width``: the cell's resources (every share is a vector of them).
 
         Raises :class:`QueueError` naming ``queues[<i>].<field>``: an empty
         list (``queues``), a bad or duplicate name, an unknown parent,
@@ -158,8 +159,8 @@ class QueueTree:
             if mulp > 100.0:
                 raise QueueError(f"{key}.minimum_user_limit_percent", f"must be <= 100, got {s.minimum_user_limit_percent!r}")
             _finite_at_least(f"{key}.weight", s.weight, 0.0, strict=True)
-            lo = _vector(f"{key}.min_share", s.min_share)
-            hi = None if s.max_share is None else _vector(f"{key}.max_share", s.max_share)
+            lo = np.zeros(width) if s.min_share is None else _vector(f"{key}.min_share", s.min_share, width)
+            hi = None if s.max_share is None else _vector(f"{key}.max_share", s.max_share, width)
             if hi is not None and np.any(lo > hi):
                 raise QueueError(f"{key}.min_share", f"{tuple(lo.tolist())} exceeds max_share {tuple(hi.tolist())}")
             checked[s.name] = (cap, mx, lo, hi)
@@ -181,12 +182,12 @@ class QueueTree:
                                      f"capacities of the children of {parent!r} sum to {total:g}, not 100 ({each})")
 
         queues: dict[str, Queue] = {}
-        inf = np.full(NDIM, np.inf)
+        inf = np.full(width, np.inf)
 
         def add(name: str, parent: str | None, abs_cap: float, abs_max: float) -> None:
             kids = tuple(sorted(children[name]))
             if parent is None:
-                q = Queue(name, None, kids, 1.0, 1.0, 1.0, 100.0, 1.0, np.zeros(NDIM), inf.copy())
+                q = Queue(name, None, kids, 1.0, 1.0, 1.0, 100.0, 1.0, np.zeros(width), inf.copy())
             else:
                 s = specs[index[name]]
                 _, _, lo, hi = checked[name]

@@ -28,7 +28,7 @@ from schedlab.schedulers.archs.yarn.locality import (
     RACK_LOCAL,
     Level,
 )
-from schedlab.schedulers.model.resources import NDIM
+from schedlab.schedulers.model.resources import BASE
 
 ANY = "*"
 
@@ -117,7 +117,7 @@ class Asks:
     _by_rack: dict[tuple[int, int], dict[int, None]] = field(default_factory=dict)
     _anywhere: dict[int, dict[int, None]] = field(default_factory=dict)  # per priority: tasks without preference
     _seq: int = 0
-    pending: np.ndarray = field(default_factory=lambda: np.zeros(NDIM))
+    pending: np.ndarray = field(default_factory=lambda: np.zeros(len(BASE)))  # [R]: its width is every capability's
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -138,8 +138,9 @@ class Asks:
         if task.task_id in self._tasks:
             raise ValueError(f"task {task.task_id} is already outstanding")
         cap = np.asarray(task.capability, dtype=np.float64)
-        if cap.shape != (NDIM,) or np.any(~np.isfinite(cap)) or np.any(cap < 0):
-            raise ValueError(f"task {task.task_id}: capability must be {NDIM} finite numbers >= 0, got {task.capability!r}")
+        width = self.pending.shape[0]
+        if cap.shape != (width,) or np.any(~np.isfinite(cap)) or np.any(cap < 0):
+            raise ValueError(f"task {task.task_id}: capability must be {width} finite numbers >= 0, got {task.capability!r}")
         n_nodes = len(self.rack_of)
         preferred = tuple(dict.fromkeys(int(n) for n in task.preferred))
         if any(n < 0 or n >= n_nodes for n in preferred):
@@ -170,7 +171,7 @@ class Asks:
             _unfile(self._by_rack, (p, r), task_id)
         if not t.preferred:
             _unfile(self._anywhere, p, task_id)
-        self.pending = np.maximum(self.pending - t.capability, 0.0) if self._tasks else np.zeros(NDIM)
+        self.pending = np.maximum(self.pending - t.capability, 0.0) if self._tasks else np.zeros_like(self.pending)
         return t
 
     def priorities(self) -> list[int]:

@@ -17,6 +17,7 @@ from schedlab.schedulers.archs.yarn.rm_books import (
     QueueSample,
     _t,
 )
+from schedlab.schedulers.model.resources import used_shares
 
 if TYPE_CHECKING:  # the host these methods need (typing only)
     from schedlab.schedulers.archs.yarn.rm_host import RMHost
@@ -54,13 +55,13 @@ class QueriesMixin:
             out.append(QueueSample(q, _t(st.queue_used[q]), _t(st.queue_pending[q]), _t(shares[q]), n))
         return out
 
-    def utilization(self: RMHost) -> tuple[float, float]:
-        """(cpu, mem) fraction of the configured cell in use: containers and
+    def utilization(self: RMHost) -> list[float]:
+        """The fraction of the configured cell in use per resource: containers and
         foreign load; a node out of the cluster counts as fully used (as
         the other architectures' keepers count a machine down)."""
         total = self.node_capacity.sum(axis=0)
         used = total - self.state.free.sum(axis=0)
-        return float(used[0] / total[0]) if total[0] else 0.0, float(used[1] / total[1]) if total[1] else 0.0
+        return used_shares(used, total)
 
     def scheduled_tasks(self: RMHost, app_id: int) -> set[int]:
         """Tasks of the application that have started (a container handed

@@ -89,7 +89,7 @@ from schedlab.schedulers.archs.yarn.rm_queries import QueriesMixin
 from schedlab.schedulers.archs.yarn.rm_recovery import RecoveryMixin
 from schedlab.schedulers.archs.yarn.scheduler import Container, YarnScheduler
 from schedlab.schedulers.events.contract import EventType
-from schedlab.schedulers.model.resources import NDIM, fits
+from schedlab.schedulers.model.resources import fits
 
 
 class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
@@ -135,7 +135,7 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
         # liveness monitor (``expire_ams``).
         self.am_heard: dict[int, float] = {}
         if recovering:
-            self.state.set_node_capacities(np.arange(self.state.n_nodes), np.zeros((self.state.n_nodes, NDIM)))
+            self.state.set_node_capacities(np.arange(self.state.n_nodes), np.zeros((self.state.n_nodes, self.state.width)))
 
     # ------------------------------------------------------------ events
 
@@ -148,7 +148,7 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
 
     def _effective(self, node: int) -> np.ndarray:
         load = self.foreign.get(node, {})
-        cap = self.node_capacity[node] - sum(load.values(), np.zeros(NDIM))
+        cap = self.node_capacity[node] - sum(load.values(), np.zeros(self.state.width))
         return np.maximum(cap, 0.0)
 
     def add_foreign(self, node: int, key: tuple[int, int], request: np.ndarray | list[float]) -> None:
@@ -544,7 +544,7 @@ class RMState(QueriesMixin, EndsMixin, RecoveryMixin):
         del self.registered[node]
         self.written_off[node] = None
         self.foreign.pop(node, None)  # it dies with its node (the node comes back empty)
-        self.state.set_node_capacity(node, np.zeros(NDIM))
+        self.state.set_node_capacity(node, np.zeros(self.state.width))
         self._event(NODE_LOST, node=node, containers=len(cids), at=now)
         for book in ams:
             if book.state not in TERMINAL:

@@ -31,9 +31,9 @@ from schedlab.schedulers.archs.yarn.locality import (
 )
 from schedlab.schedulers.archs.yarn.queues import ROOT, QueueTree
 from schedlab.schedulers.archs.yarn.requests import Asks, TaskAsk
-from schedlab.schedulers.model.resources import EPS, NDIM, RESOURCES, fits
+from schedlab.schedulers.model.resources import BASE, EPS, fits
 
-MEM = RESOURCES.index("mem")
+MEM = BASE.index("mem")
 CALCULATORS = ("memory", "dominant")
 
 
@@ -42,13 +42,13 @@ def share(amount: np.ndarray, total: np.ndarray, calculator: str) -> float:
     ``memory`` (DefaultResourceCalculator: memory only) or ``dominant``
     (DominantResourceCalculator: the largest fraction over resources).
     A resource with zero total counts as 0."""
-    frac = np.divide(amount, total, out=np.zeros(NDIM), where=total > 0)
+    frac = np.divide(amount, total, out=np.zeros(len(total)), where=total > 0)
     return float(frac[MEM]) if calculator == "memory" else float(frac.max(initial=0.0))
 
 
-def relevant(calculator: str) -> np.ndarray:
-    """Boolean mask of the resources a calculator compares."""
-    mask = np.zeros(NDIM, dtype=bool)
+def relevant(calculator: str, width: int) -> np.ndarray:
+    """Boolean mask of the ``width`` resources a calculator compares."""
+    mask = np.zeros(width, dtype=bool)
     if calculator == "memory":
         mask[MEM] = True
     else:
@@ -83,7 +83,7 @@ class App:
     user: str
     seq: int
     asks: Asks
-    usage: np.ndarray = field(default_factory=lambda: np.zeros(NDIM))
+    usage: np.ndarray = field(default_factory=lambda: np.zeros(len(BASE)))  # [R]: the cell's width, given
     containers: dict[int, None] = field(default_factory=dict)  # ids, oldest first
     weight: float = 1.0
 
@@ -97,20 +97,21 @@ class ClusterState:
 
     def __init__(self, capacity: np.ndarray, rack_of: np.ndarray, tree: QueueTree) -> None:
         cap = np.asarray(capacity, dtype=np.float64)
-        if cap.ndim != 2 or cap.shape[1] != NDIM or np.any(~np.isfinite(cap)) or np.any(cap < 0):
-            raise ValueError(f"capacity must be [M, {NDIM}] finite and >= 0, got shape {cap.shape}")
+        if cap.ndim != 2 or cap.shape[1] < len(BASE) or np.any(~np.isfinite(cap)) or np.any(cap < 0):
+            raise ValueError(f"capacity must be [M, R >= {len(BASE)}] finite and >= 0, got shape {cap.shape}")
         racks = np.asarray(rack_of, dtype=np.int64)
         if racks.shape != (cap.shape[0],):
             raise ValueError(f"rack_of must be [{cap.shape[0]}], got shape {racks.shape}")
         self.capacity = cap
+        self.width = int(cap.shape[1])
         self.free = cap.copy()
         self.rack_of = racks
         self._total: np.ndarray | None = None
         self.tree = tree
         self.apps: dict[int, App] = {}
         self.containers: dict[int, Container] = {}
-        self.queue_used = {q: np.zeros(NDIM) for q in tree}
-        self.queue_pending = {q: np.zeros(NDIM) for q in tree}
+        self.queue_used = {q: np.zeros(self.width) for q in tree}
+        self.queue_pending = {q: np.zeros(self.width) for q in tree}
         self.user_used: dict[tuple[str, str], np.ndarray] = {}
         self._leaf_apps: dict[str, dict[int, None]] = {q: {} for q in tree.leaves()}
         self._paths = {q: tree.path(q) for q in tree}
@@ -147,11 +148,12 @@ class ClusterState:
         if not (weight > 0 and np.isfinite(weight)):
             raise ValueError(f"application weight must be > 0, got {weight!r}")
         leaf = self.tree.leaf(queue)
-        app = App(app_id, leaf, user, self._seq, Asks(self.rack_of), weight=float(weight))
+        app = App(app_id, leaf, user, self._seq, Asks(self.rack_of, pending=np.zeros(self.width)), np.zeros(self.width),
+                  weight=float(weight))
         self._seq += 1
         self.apps[app_id] = app
         self._leaf_apps[leaf][app_id] = None
-        self.user_used.setdefault((leaf, user), np.zeros(NDIM))
+        self.user_used.setdefault((leaf, user), np.zeros(self.width))
         return app
 
     def _add_pending(self, leaf: str, amount: np.ndarray) -> None:
@@ -260,10 +262,11 @@ class ClusterState:
         node it hears, in one step instead of K. Nothing changes if any
         node's capacity is refused."""
         idx = np.asarray(nodes, dtype=np.int64).reshape(-1)
-        cap = np.asarray(capacities, dtype=np.float64).reshape(idx.shape[0], -1) if idx.size else np.zeros((0, NDIM))
-        if cap.shape[1] != NDIM or np.any(~np.isfinite(cap)) or np.any(cap < 0):
-            bad = next((i for i in range(len(idx)) if cap.shape[1] != NDIM or np.any(~np.isfinite(cap[i])) or np.any(cap[i] < 0)), 0)
-            raise ValueError(f"node capacity must be {NDIM} finite numbers >= 0, got {np.asarray(capacities)[bad]!r}")
+        w = self.width
+        cap = np.asarray(capacities, dtype=np.float64).reshape(idx.shape[0], -1) if idx.size else np.zeros((0, w))
+        if cap.shape[1] != w or np.any(~np.isfinite(cap)) or np.any(cap < 0):
+            bad = next((i for i in range(len(idx)) if cap.shape[1] != w or np.any(~np.isfinite(cap[i])) or np.any(cap[i] < 0)), 0)
+            raise ValueError(f"node capacity must be {w} finite numbers >= 0, got {np.asarray(capacities)[bad]!r}")
         used = self.capacity[idx] - self.free[idx]
         over = np.any(used > cap + EPS, axis=1)
         if np.any(over):

@@ -38,10 +38,9 @@ from schedlab.schedulers.archs.yarn.scheduler import (
     CALCULATORS,
 )
 from schedlab.schedulers.model.cluster import MachineClass
-from schedlab.schedulers.model.resources import NDIM, RESOURCES
+from schedlab.schedulers.model.resources import BASE
 from schedlab.schedulers.scenario.spec import Scenario
-from schedlab.schedulers.scenario.fields import Computed, Field, parse_fields, read_field
-from schedlab.schedulers.scenario.per_resource import amounts, per_resource
+from schedlab.schedulers.scenario.fields import Computed, Field, amounts, parse_fields, per_resource, read_field
 from schedlab.schedulers.scenario.toml_table import (
     Table,
     non_negative,
@@ -52,7 +51,7 @@ SCHEDULERS = ("capacity", "fair", "fifo")
 MAX_AM_POOLS = 64
 AM_DEFAULT = {"cpu": 1.0, "mem": 1.5}  # yarn.app.mapreduce.am.resource.cpu-vcores 1, .resource.mb 1536 (GB here)
 RM_DECIDER = "resourcemanager"
-MEM = RESOURCES.index("mem")
+MEM = BASE.index("mem")
 
 # Keys only one scheduler reads. monitor_interval is read by both preemptive
 # schedulers (their preemption check's period) and refused under FIFO.
@@ -142,7 +141,7 @@ class YarnSpec:
     queues: tuple[YarnQueueSpec, ...]
     implied: tuple[str, ...] = ()
     scheduler: str = "capacity"
-    am: tuple[float, ...] = tuple(AM_DEFAULT.get(r, 0.0) for r in RESOURCES)
+    am: tuple[float, ...] = tuple(AM_DEFAULT.get(r, 0.0) for r in BASE)  # one per resource the cell declares
     am_heartbeat: float = 1.0
     max_am_attempts: int = 2
     global_scheduling: bool = False
@@ -192,8 +191,10 @@ class YarnSpec:
 
 _D = YarnSpec(queues=())
 # [yarn.am]: the ApplicationMaster's container, an amount per resource.
-AM_FIELDS = per_resource(lambda r: Field(r, float, AM_DEFAULT.get(r, 0.0),
-                                         check=positive if r in AM_DEFAULT else non_negative, doc=f"The AM container's {r}."))
+AM_FIELDS = (per_resource(lambda r, base: Field(r, float, AM_DEFAULT.get(r, 0.0),
+                                                check=positive if r in AM_DEFAULT else non_negative,
+                                                doc=f"The AM container's {r}." if base else
+                                                "The AM container's amount of a further resource (default 0).")),)
 CAP, FAIR, CAP_FAIR = ("capacity",), ("fair",), ("capacity", "fair")
 
 # Every key of [yarn], in the order parse_yarn reads them (the first bad one
@@ -280,7 +281,7 @@ def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
     siblings would be a guess."""
     scheduler = read_field(t, FIELD["scheduler"])
     _refuse_other_keys(t, scheduler)
-    am = _am(t, ctx.machine_classes)
+    am = _am(t, ctx.machine_classes, ctx.resources)
     queues, implied = parse_queues(t, ctx, scheduler)
     rms = read_field(t, FIELD["rms"])
     if rms > 1 and ctx.coordinator.replicas < 3:
@@ -309,18 +310,18 @@ def _refuse_other_keys(t: Table, scheduler: str) -> None:
             t.fail(t.key(k), "is a preemption key; the FIFO scheduler never preempts")
 
 
-def _fmt(v: tuple[float, ...] | np.ndarray) -> str:
-    return ", ".join(f"{r}={float(x):g}" for r, x in zip(RESOURCES, v))
+def _fmt(v: tuple[float, ...] | np.ndarray, resources: tuple[str, ...]) -> str:
+    return ", ".join(f"{r}={float(x):g}" for r, x in zip(resources, v))
 
 
-def _am(t: Table, machine_classes: tuple[MachineClass, ...]) -> tuple[float, ...]:
+def _am(t: Table, machine_classes: tuple[MachineClass, ...], resources: tuple[str, ...]) -> tuple[float, ...]:
     at = t.sub("am", default={})
-    am = amounts(parse_fields(at, AM_FIELDS))
+    am = amounts(parse_fields(at, AM_FIELDS, values={"resources": resources}), resources)
     at.done()
     if not any(all(a <= c + 1e-9 for a, c in zip(am, mc.capacity)) for mc in machine_classes):
         big = max(machine_classes, key=lambda mc: (mc.capacity[MEM], mc.capacity))
-        t.fail(t.key("am"), f"the AM container ({_fmt(am)}) fits no machine class; "
-                            f"the largest is {big.name!r} ({_fmt(big.capacity)})")
+        t.fail(t.key("am"), f"the AM container ({_fmt(am, resources)}) fits no machine class; "
+                            f"the largest is {big.name!r} ({_fmt(big.capacity, resources)})")
     return am
 
 
@@ -352,8 +353,9 @@ def check_fit(top: Table, sc: Scenario) -> None:
     ys: YarnSpec = sc.section
     if ys.scheduler == "fifo":
         return
-    tree = QueueTree.build(ys.queue_specs(), check_capacity=ys.scheduler == "capacity")
-    total = sum((np.asarray(mc.capacity, dtype=np.float64) * mc.count for mc in sc.cell.machine_classes), np.zeros(NDIM))
+    names = sc.cell.resources
+    tree = QueueTree.build(ys.queue_specs(), check_capacity=ys.scheduler == "capacity", width=len(names))
+    total = sum((np.asarray(mc.capacity, dtype=np.float64) * mc.count for mc in sc.cell.machine_classes), np.zeros(len(names)))
     am = np.asarray(ys.am)
     section = top.data.get("yarn")
     declared = isinstance(section, dict) and "queues" in section  # else the default queue: the AM is to blame
@@ -370,8 +372,8 @@ def check_fit(top: Table, sc: Scenario) -> None:
             if np.any(need > ceiling + 1e-9):
                 key = f"yarn.queues[{i}].classes" if declared else "yarn.am"
                 top.fail(key, f"an application of job class {jc.name!r} holds its AM and a task at once "
-                              f"({_fmt(need)}), more than queue {q.name} may ever hold "
-                              f"({_fmt(ceiling)}: {what} along its path)")
+                              f"({_fmt(need, names)}), more than queue {q.name} may ever hold "
+                              f"({_fmt(ceiling, names)}: {what} along its path)")
 
 
 # ------------------------------------------------------------ the cores, from a spec

@@ -16,16 +16,21 @@ from ..cluster_view import ClusterView
 from ..extension_points import MAX_NODE_SCORE, CycleState
 from ..objects import Pod
 from ..status import SKIP, SUCCESS, Status
-from .resources_fit import requested_with, resource_weights
+from .resources_fit import check_weights, requested_with, resource_weights
 
 
 class NodeResourcesBalancedAllocation:
     name = "NodeResourcesBalancedAllocation"
 
     def __init__(self, resources: Mapping[str, int] | None = None) -> None:
-        self.use = resource_weights(resources) > 0  # which resources count; their weights do not
+        self.resources = check_weights(resources)
+        self._names: tuple[str, ...] = ()
+        self.use = np.zeros(0, dtype=bool)  # which of the cell's resources count; their weights do not
 
     def pre_score(self, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray) -> Status:
+        if view.resources != self._names:
+            self._names = view.resources
+            self.use = resource_weights(self.resources, self._names) > 0
         req = state.get("NodeResourcesFit")  # share the request array, and so the gathered columns
         if req is None:
             req = np.asarray(pod.requests, dtype=float)

@@ -21,7 +21,7 @@ from typing import Literal, Mapping, Sequence
 
 import numpy as np
 
-from schedlab.schedulers.model.resources import EPS, RESOURCES
+from schedlab.schedulers.model.resources import BASE, EPS
 from ..cluster_view import ClusterView
 from ..extension_points import MAX_NODE_SCORE, CycleState
 from ..objects import Pod
@@ -37,18 +37,28 @@ MAX_CUSTOM_PRIORITY_SCORE = 10  # shape scores are 0..10, scaled to 0..MAX_NODE_
 DEFAULT_SHAPE: tuple[tuple[int, int], ...] = ((0, 0), (100, 10))
 
 
-def resource_weights(resources: Mapping[str, int] | None) -> np.ndarray:
-    """Weight per house resource (missing = 0, i.e. not scored); default
-    all 1 (upstream: cpu 1, memory 1)."""
+def check_weights(resources: Mapping[str, int] | None) -> dict[str, int] | None:
+    """The scoring strategy's ``resources`` (name -> weight), checked; the
+    names are checked against the cell's when the plugin first sees it."""
     if resources is None:
-        return np.ones(len(RESOURCES), dtype=np.int64)
-    unknown = sorted(set(resources) - set(RESOURCES))
-    if unknown:
-        raise ValueError(f"unknown resource(s) {unknown}: expected some of {list(RESOURCES)}")
+        return None
     for r, w in resources.items():
         if isinstance(w, bool) or not isinstance(w, int) or w <= 0:
             raise ValueError(f"weight of resource {r} must be a positive integer (got {w!r})")
-    return np.array([resources.get(r, 0) for r in RESOURCES], dtype=np.int64)
+    return dict(resources)
+
+
+def resource_weights(resources: Mapping[str, int] | None, names: tuple[str, ...]) -> np.ndarray:
+    """Weight per resource of the cell (``names``; missing = 0, not
+    scored). Default: cpu 1, mem 1 and no other, upstream's
+    (NodeResourcesFitArgs scores cpu and memory unless told otherwise: an
+    extended resource such as a GPU is filtered on, not scored)."""
+    if resources is None:
+        return np.array([1 if r in BASE else 0 for r in names], dtype=np.int64)
+    unknown = sorted(set(resources) - set(names))
+    if unknown:
+        raise ValueError(f"unknown resource(s) {unknown}: expected some of {list(names)}")
+    return np.array([resources.get(r, 0) for r in names], dtype=np.int64)
 
 
 _GATHERED = "resources/gathered"
@@ -125,15 +135,26 @@ class NodeResourcesFit:
         if strategy not in STRATEGIES:
             raise ValueError(f"NodeResourcesFit: unknown scoring strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
         self.strategy = strategy
-        self.weights = resource_weights(resources)
+        self.resources = check_weights(resources)
         self.shape = validate_shape(shape if shape is not None else DEFAULT_SHAPE)
         self._scaled = tuple((u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in self.shape)
-        bits = 1 << np.arange(len(RESOURCES))
-        self._bits = bits
-        self.filter_reasons: tuple[Status, ...] = tuple(
-            unschedulable(*(f"Insufficient {r}" for j, r in enumerate(RESOURCES) if code & bits[j]), plugin=self.name)
-            for code in range(1, 1 << len(RESOURCES))
-        )
+        self._names: tuple[str, ...] = ()
+        self.weights = np.zeros(0, dtype=np.int64)
+        self._bits = np.zeros(0, dtype=np.int64)
+        self.filter_reasons: tuple[Status, ...] = ()
+
+    def _cell(self, view: ClusterView) -> None:
+        """The weights, and upstream's "Insufficient <resource>" for each
+        set of short resources (code c: ``filter_reasons[c - 1]``), for
+        the cell's resources: resolved once per cell, whose names the
+        plugin learns from the view (a profile is built before it)."""
+        if view.resources != self._names:
+            names = self._names = view.resources
+            self.weights = resource_weights(self.resources, names)
+            bits = self._bits = 1 << np.arange(len(names))
+            self.filter_reasons = tuple(
+                unschedulable(*(f"Insufficient {r}" for j, r in enumerate(names) if code & bits[j]), plugin=self.name)
+                for code in range(1, 1 << len(names)))
 
     def _request(self, state: CycleState, pod: Pod) -> np.ndarray:
         req = state.get(self.name)
@@ -146,6 +167,7 @@ class NodeResourcesFit:
         return SUCCESS
 
     def filter_all(self, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray) -> np.ndarray:
+        self._cell(view)
         req = self._request(state, pod)
         code = np.zeros(nodes.size, dtype=np.int64)
         for r, bit in enumerate(self._bits):
@@ -158,6 +180,7 @@ class NodeResourcesFit:
         return self.filter_reasons[code - 1] if code else SUCCESS
 
     def score_all(self, state: CycleState, pod: Pod, view: ClusterView, nodes: np.ndarray) -> np.ndarray:
+        self._cell(view)
         reqs, allocs = requested_with(state, view, self._request(state, pod), nodes)
         per = []
         for req, alloc in zip(reqs, allocs):
