@@ -5,11 +5,13 @@ one after the other, in one table.
 tests and reports can use it on saved summaries)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
 
 from schedlab.actors.arch import conflicted, of_summary
+from schedlab.schedulers.model.resources import BASE
 
 ROWS = (
     ("jobs submitted / scheduled", "jobs"),
@@ -58,13 +60,31 @@ def compare_row(summary: dict) -> dict[str, Any]:
     }
 
 
+def headline(summaries: list[dict], also: Sequence[str] = ()) -> list[list[str]]:
+    """The comparison's rows, [label, one value per summary]: ``ROWS``, with
+    the mean utilization of ``also`` (of cpu and mem) and of every further
+    resource the cells declare after cpu's."""
+    rows = [compare_row(s) for s in summaries]
+    out = [[label, *(r[key] for r in rows)] for label, key in ROWS]
+    at = 1 + next(i for i, (_label, key) in enumerate(ROWS) if key == "utilization")
+    further = dict.fromkeys(r for s in summaries for r in s["cell"].get("resources", BASE) if r not in BASE)
+    for i, r in enumerate([*also, *further]):
+        out.insert(at + i, [f"{'memory' if r == 'mem' else r} utilization",
+                            *(_share(s["utilization"].get("by_resource", {}).get(r, s["utilization"].get(f"{r}_mean")))
+                              for s in summaries)])
+    return out
+
+
+def _share(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1%}"
+
+
 def compare_table(summaries: list[dict]) -> Table:
     first = summaries[0]
     t = Table(title=f"{first['scenario']}: same cell, workload and seed ({first['seed']}) on each architecture")
     t.add_column("")
     for s in summaries:
         t.add_column(s["architecture"], justify="right")
-    rows = [compare_row(s) for s in summaries]
-    for label, key in ROWS:
-        t.add_row(label, *(r[key] for r in rows))
+    for row in headline(summaries):
+        t.add_row(*row)
     return t

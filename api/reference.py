@@ -275,6 +275,20 @@ def exit_codes_md() -> str:
     return "\n".join(out) + "\n"
 
 
+def resources_md() -> str:
+    from schedlab.schedulers import arch as registry
+
+    out = ["# Resources by architecture\n", GENERATED.strip() + "\n",
+           "How each architecture schedules a resource beyond cpu and mem that `[cell] resources` declares "
+           "(see [Resources](../concepts/resources.md)), in its real system's terms, or why it refuses a "
+           "scenario that declares one (exit 2, one line naming `cell.resources`, before anything starts).\n",
+           "| architecture | further resources |", "| --- | --- |"]
+    for name, spec in registry.registry().items():
+        how = spec.further_resources or f"refused: {spec.no_further_resources}"
+        out.append(f"| [{name}](../architectures/{name}.md) | {_cell(how)} |")
+    return "\n".join(out) + "\n"
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "reference/scenario-keys.md": scenario_keys_md,
     "reference/cli.md": cli_md,
@@ -282,6 +296,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/summary.md": summary_md,
     "reference/exit-codes.md": exit_codes_md,
     "reference/python-api.md": python_api_md,
+    "reference/resources.md": resources_md,
 }
 
 

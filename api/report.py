@@ -23,7 +23,7 @@ from schedlab.schedulers.events.shared import CELL_SAMPLE, JOB_SUBMITTED, RAFT_R
 from schedlab.schedulers.model.resources import BASE, sample_shares
 from schedlab.actors.analysis.saved_run import NotARun
 from schedlab.api import kinds
-from schedlab.api.compare import ROWS, compare_row
+from schedlab.api.compare import headline
 from schedlab.actors.analysis.report_parts import Events, Figure, PlotSpec, ReportError, Skip, figure_md, load_json, md_table
 
 
@@ -203,15 +203,7 @@ def _num(v: Any, fmt: str = ".3g") -> str:
 
 
 def headline_rows(summaries: list[dict]) -> list[list[str]]:
-    rows = [compare_row(s) for s in summaries]
-    out = [[label, *(r[key] for r in rows)] for label, key in ROWS]
-    after_cpu = 1 + next(i for i, (_label, key) in enumerate(ROWS) if key == "utilization")
-    out.insert(after_cpu, ["memory utilization", *(_num(s["utilization"].get("mem_mean"), ".1%") for s in summaries)])
-    further = list(dict.fromkeys(r for s in summaries for r in s["cell"].get("resources", BASE) if r not in BASE))
-    for i, r in enumerate(further):
-        out.insert(after_cpu + 1 + i, [f"{r} utilization",
-                                       *(_num(s["utilization"].get("by_resource", {}).get(r), ".1%") for s in summaries)])
-    return out
+    return headline(summaries, also=("mem",))
 
 
 def failover_table(summary: dict) -> str:

@@ -164,6 +164,12 @@ class ArchSpec:
     # function of the cell's size in thousands of machines, returning
     # ``[[workload.classes]]`` tables; None: the bench's own.
     bench_classes: Callable[[float], list[dict[str, Any]]] | None = None
+    # How it honours resources beyond cpu and mem ([cell] resources), in the
+    # real system's terms (extended resources, resource types, scalars, a
+    # vector); empty: it has none, and a scenario naming one is refused with
+    # ``no_further_resources`` (why the real system cannot).
+    further_resources: str = ""
+    no_further_resources: str = "it models no resource beyond cpu and mem"
 
 
 def _load(path: str) -> Any:

@@ -146,3 +146,15 @@ def stale_ray_tmp() -> Iterator[dict[str, str]]:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true",
                      help="tests/test_golden.py: rewrite tests/golden/*.json from this tree's sim runs")
+
+
+def scenario_error(data: dict, source: str = "bad.toml") -> str:
+    """The one line ``parse_scenario`` refuses ``data`` with (it must refuse
+    it, in one line naming the file)."""
+    from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
+
+    with pytest.raises(ScenarioError) as e:
+        parse_scenario(data, source)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"{source}: ")
+    return msg

@@ -9,18 +9,11 @@ from schedlab.schedulers.shared_state.commit import ConflictMode, TxnMode
 from schedlab.schedulers.scenario.parse import ScenarioError, parse_comparison, parse_scenario
 from schedlab.actors.engines.limits import limits_for, local_limits
 from schedlab.schedulers.scenario.limits import CLUSTER, Limits, memory_limits
+from tests.conftest import scenario_error as _err
 from tests.conftest import small_scenario_data
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-def _err(data: dict) -> str:
-    with pytest.raises(ScenarioError) as e:
-        parse_scenario(data, "bad.toml")
-    msg = str(e.value)
-    assert "\n" not in msg
-    assert msg.startswith("bad.toml: ")
-    return msg
 
 
 def test_small_scenario_parses_with_defaults() -> None:

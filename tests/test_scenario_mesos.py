@@ -6,8 +6,9 @@ from typing import Any, Callable
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from schedlab.schedulers.scenario.parse import ScenarioError, parse_scenario
+from schedlab.schedulers.scenario.parse import parse_scenario
 from schedlab.schedulers.archs.mesos.spec import FrameworkSpec, MesosSpec
+from tests.conftest import scenario_error as _err
 from tests.conftest import small_scenario_data
 
 
@@ -18,13 +19,6 @@ def mesos_data(**mesos: Any) -> dict:
                                     {"name": "mpi", "classes": ["service"], "mode": "rigid"}], **mesos}
     return data
 
-
-def _err(data: dict) -> str:
-    with pytest.raises(ScenarioError) as e:
-        parse_scenario(data, "bad.toml")
-    msg = str(e.value)
-    assert "\n" not in msg and msg.startswith("bad.toml: ")
-    return msg
 
 
 def test_minimal_mesos_scenario_has_defaults() -> None:

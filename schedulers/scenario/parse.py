@@ -16,6 +16,7 @@ from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec, Roster, parse_fault
 from schedlab.schedulers.model.cluster import MachineClass, host_count
 from schedlab.schedulers.model.jobs import JobKind
+from schedlab.schedulers.model.resources import BASE
 from schedlab.schedulers.model.workload import Dist, JobClass
 from schedlab.schedulers.scenario import section_fields as fields
 from schedlab.schedulers.scenario.css import read_css
@@ -103,6 +104,10 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
         top.fail("coordinator.replicas", f"architecture {arch!r} needs {spec.min_replicas} or more replicas")
     if coordinator.replicas > spec.max_replicas:
         top.fail("coordinator.replicas", f"architecture {arch!r} runs no coordinator group: replicas must be 1")
+    further = [r for r in resources if r not in BASE]
+    if further and not spec.further_resources:
+        ct.fail(ct.key("resources"), f"architecture {arch!r} cannot schedule {', '.join(map(repr, further))}: "
+                                     f"{spec.no_further_resources}")
     ctx = SectionContext(tuple(names), mclasses, coordinator, top, resources)
     section = spec.parse(top.sub(arch) if spec.section_required else top.sub(arch, default={}), ctx)
     for other in registry.names():

@@ -41,8 +41,8 @@ BASE: dict[str, Any] = {
 }
 
 
-def conformance_data(name: str) -> dict[str, Any]:
-    data = copy.deepcopy(BASE)
+def conformance_data(name: str, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    data = copy.deepcopy(BASE if base is None else base)
     data["name"] = f"conformance-{name}"
     data["architecture"] = name
     classes = tuple(c["name"] for c in data["workload"]["classes"])
@@ -50,6 +50,20 @@ def conformance_data(name: str) -> dict[str, Any]:
     data[name] = spec.example(classes)
     data["coordinator"]["replicas"] = min(3, spec.max_replicas)
     return data
+
+
+def further_resource_data(name: str, resource: str = "accel") -> dict[str, Any]:
+    """The conformance scenario in a cell with a third resource (named
+    ``resource``: generic code must not care which): only the big machines
+    have it (4 each), and a third job class asks for 1 or 2 of it per task."""
+    base = copy.deepcopy(BASE)
+    base["cell"]["resources"] = ["cpu", "mem", resource]
+    base["cell"]["machine_classes"][1][resource] = 4.0
+    base["workload"]["classes"].append(
+        {"name": "train", "kind": "batch", "interarrival": 12.0, "tasks": 2.0,
+         "duration": {"dist": "exponential", "mean": 40.0}, "cpu": 1.0, "mem": 2.0,
+         resource: {"dist": "empirical", "values": [1.0, 2.0], "weights": [1, 1]}})
+    return conformance_data(name, base)
 
 
 def with_faults(name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -119,7 +119,8 @@ class Dispatcher(ActorShell):
         """A worker's poll (see HeadNode.exchange for the replies)."""
         self.watch.heard(host, self.rt.now())
         self.bells.heard(host)
-        machines, requests = unpack_release(finished) if finished else (np.zeros(0, np.int64), np.zeros((0, 2)))
+        machines, requests = (unpack_release(finished) if finished
+                              else (np.zeros(0, np.int64), np.zeros((0, self.core.capacity.shape[1]))))
         keys = unpack_release_keys(finished) if finished else []
         reply = self.core.exchange(host, machines, requests, keys)
         if keys:

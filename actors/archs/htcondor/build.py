@@ -42,7 +42,7 @@ def build(b: Build) -> Topology:
             n = slot_count(float(cell.capacity[m][0]), ads)
             labels = cell.labels[m] if cell.labels else mc.labels
             slots.append(tuple(SlotSpec(slot_name(m, i), m, slot_ad(m, i, mc.name, cell.capacity[m].tolist(), n, ads,
-                                                                    labels, int(cell.rack[m])))
+                                                                    labels, int(cell.rack[m]), cell.resources))
                                for i in range(n)))
             owners.append((ads.owner_present, ads.owner_away))
         cfg = StartdConfig(
@@ -55,7 +55,7 @@ def build(b: Build) -> Topology:
     for i in range(s.schedds):
         classes = s.classes_of(i)
         schedd = ScheddConfig(name=schedd_name(i), classes=tuple((c, s.job_ads(c)) for c in classes),
-                              machines_per_host=k, hosts=hosts, t_shadow=s.t_shadow)
+                              machines_per_host=k, hosts=hosts, t_shadow=s.t_shadow, resources=cell.resources)
         h = b.members.spawn(ROLE_SCHEDD, ScheddActor, schedd.name, b.rt, schedd, b.metrics, flush,
                             again=(b.rt, dataclasses.replace(schedd, restarted=True), b.metrics, flush))
         topo.route(classes, schedd.name, h)

@@ -31,6 +31,7 @@ from schedlab.schedulers.archs.htcondor.events import (
 )
 from schedlab.schedulers.archs.htcondor.pool import JobAds, Running, job_ad, job_key, machine_of, rebuild, split_key
 from schedlab.schedulers.archs.htcondor.spec import startd_name
+from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.events.shared import (
     JOB_ATTEMPT, JOB_PENDING, JOB_SCHEDULED, SCHEDULER_RECOVERED, TASKS_LOST, TXN,
 )
@@ -47,6 +48,7 @@ class ScheddConfig:
     hosts: int
     t_shadow: float
     restarted: bool = False  # a new incarnation: rebuild from the submitter's jobs and the startds
+    resources: tuple[str, ...] = DEFAULT  # the cell's resource names (a further one is a Request<name>)
 
 
 class ScheddActor(ActorShell):
@@ -75,7 +77,8 @@ class ScheddActor(ActorShell):
             self.started.setdefault(job.job_id, set())
             ads = self.ads[job.job_class]
             for t in range(job.tasks):
-                out.append((job_key(job.job_id, t), ads.user, job_ad(job.job_id, t, job.job_class, job.request, ads)))
+                out.append((job_key(job.job_id, t), ads.user, job_ad(job.job_id, t, job.job_class, job.request, ads,
+                                                                        self.cfg.resources)))
         return out
 
     async def submit(self, jobs: list[dict]) -> None:

@@ -148,4 +148,6 @@ SPEC = ArchSpec(
     min_replicas=3,
     fields=FIELDS,
     showcase="borg_failover",
+    further_resources=("a resource vector: feasibility, scoring, quotas (a limit per resource and priority band) and "
+                       "preemption over every resource, as Borg's are"),
 )

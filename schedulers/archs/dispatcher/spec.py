@@ -100,4 +100,5 @@ SPEC = ArchSpec(
     max_replicas=1,  # one head node, no coordinator group
     fields=FIELDS,
     showcase="dispatcher",
+    further_resources=("a resource vector: the head places a task where every resource fits"),
 )

@@ -25,7 +25,7 @@ The cycle, as the HTCondor manual's "The Negotiator" describes it:
   once per kind and each such job takes the best one still free. A kind
   that found no free candidate is skipped for the rest of the cycle
   (machines are only taken during a cycle, never freed, so it cannot match
-  later). Significant = Requirements, Rank, the requests, every name any
+  later). Significant = Requirements, Rank, every request, every name any
   machine ad mentions, and every job attribute those refer to: jobs equal
   on these evaluate identically against every machine, so the cache cannot
   change the result (tests check this against ``autoclusters=False``).
@@ -115,8 +115,11 @@ class Negotiation:
 
 def fits_requests(job_ad: Ad, machine_ad: Ad) -> bool:
     """Each request the job states is a number no larger than the machine's
-    resource (a missing or non-numeric resource refuses); none stated: fits."""
-    for req, res in REQUESTS:
+    resource (a missing or non-numeric resource refuses); none stated: fits.
+    Besides cpus, memory and disk, every other ``Request<name>`` the job ad
+    holds asks for the machine's ``<name>`` (a custom machine resource, as
+    RequestGPUs asks for GPUs: condor_submit adds each to Requirements)."""
+    for req, res in (*REQUESTS, *_custom_requests(job_ad)):
         want = evaluate(f"MY.{req}", job_ad, machine_ad)
         if want is UNDEFINED:
             continue
@@ -124,6 +127,11 @@ def fits_requests(job_ad: Ad, machine_ad: Ad) -> bool:
         if not (is_number(want) and is_number(have) and have >= want):
             return False
     return True
+
+
+def _custom_requests(job_ad: Ad) -> list[tuple[str, str]]:
+    return [(k, k[len("Request"):]) for k in job_ad
+            if isinstance(k, str) and k.startswith("Request") and k.lower() not in _BASE and len(k) > len("Request")]
 
 
 def acceptable(job_ad: Ad, machine_ad: Ad) -> bool:
@@ -212,7 +220,8 @@ def autocluster_key(job_ad: Ad, machine_refs: frozenset[str]) -> tuple:
     lower: dict[str, list[str]] = {}
     for k in job_ad:
         lower.setdefault(k.lower(), []).append(k)
-    wanted, todo = set(), list(_BASE | machine_refs)
+    # Every request is significant: a custom one (RequestGPUs) decides the fit as RequestCpus does.
+    wanted, todo = set(), list(_BASE | machine_refs | {n for n in lower if n.startswith("request")})
     while todo:
         name = todo.pop()
         if name in wanted:

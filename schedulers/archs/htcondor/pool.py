@@ -13,13 +13,14 @@ are not modelled.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from schedlab.schedulers.archs.htcondor.claims import Schedd, Shadow, Claim
 from schedlab.schedulers.archs.htcondor.classad import quote
+from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.model.seeding import rng_for
 
 MB = 1024.0  # MB per scenario mem unit (GiB)
@@ -64,15 +65,33 @@ def machine_of(slot: str) -> int:
 
 
 def slot_ad(machine: int, slot: int, cls_name: str, capacity: Iterable[float], slots: int, ads: MachineAds,
-            labels: Iterable[str] = (), rack: int = 0) -> Ad:
-    cpu, mem = list(capacity)[:2]
+            labels: Iterable[str] = (), rack: int = 0, resources: Sequence[str] = DEFAULT) -> Ad:
+    """Slot ``slot`` of ``slots`` static slots on a machine: cpu and memory
+    split evenly, and each further resource as a custom machine resource
+    (MACHINE_RESOURCE_<name>: the attribute ``<name>`` and ``Total<name>``)
+    split as HTCondor splits countable ones, whole units to the first slots
+    (4 GPUs over 8 slots: slots 1-4 have one each); an amount that is not
+    whole is split evenly."""
+    cap = list(capacity)
+    cpu, mem = cap[:2]
     ad: Ad = {
         "Name": quote(slot_name(machine, slot)), "Machine": quote(f"m{machine}"), "SlotID": slot + 1,
         "Cpus": cpu / slots, "Memory": mem * MB / slots, "TotalCpus": cpu, "TotalMemory": mem * MB,
         "Arch": quote(ads.arch), "OpSys": quote(ads.opsys), "MachineClass": quote(cls_name), "Rack": rack,
         "Labels": quote(",".join(sorted(labels))),
     }
+    for name, total in zip(resources[2:], cap[2:]):
+        ad[name] = _share(float(total), slots, slot)
+        ad[f"Total{name}"] = float(total)
     return _with_expressions(ad, ads)
+
+
+def _share(total: float, slots: int, slot: int) -> float:
+    """One static slot's part of a further resource (see ``slot_ad``)."""
+    if total == int(total):
+        whole, extra = divmod(int(total), slots)
+        return float(whole + (1 if slot < extra else 0))
+    return total / slots
 
 
 def _with_expressions(ad: Ad, ads: MachineAds | JobAds) -> Ad:
@@ -85,10 +104,17 @@ def _with_expressions(ad: Ad, ads: MachineAds | JobAds) -> Ad:
     return ad
 
 
-def job_ad(job_id: int, task: int, job_class: str, request: Iterable[float], ads: JobAds) -> Ad:
-    cpu, mem = list(request)[:2]
+def job_ad(job_id: int, task: int, job_class: str, request: Iterable[float], ads: JobAds,
+           resources: Sequence[str] = DEFAULT) -> Ad:
+    """A task's job ad; a further resource it asks for (> 0) is its
+    ``Request<name>``, as condor_submit's request_<name> writes it."""
+    req = list(request)
+    cpu, mem = req[:2]
     ad: Ad = {"ClusterId": job_id, "ProcId": task, "Owner": quote(ads.user), "JobClass": quote(job_class),
               "RequestCpus": cpu, "RequestMemory": mem * MB}
+    for name, amount in zip(resources[2:], req[2:]):
+        if amount > 0:
+            ad[f"Request{name}"] = float(amount)
     return _with_expressions(ad, ads)
 
 

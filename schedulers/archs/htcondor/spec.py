@@ -269,4 +269,6 @@ SPEC = ArchSpec(
     max_replicas=1,  # no coordinator group: the schedds' queues are the durable state
     fields=FIELDS,
     showcase="condor_matchmaking",
+    further_resources=("machine ClassAd resources (as GPUs beside Cpus and Memory) and job requests (as RequestGPUs): "
+                       "matchmaking requires every request to fit"),
 )

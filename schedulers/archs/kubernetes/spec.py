@@ -111,4 +111,6 @@ SPEC = ArchSpec(
     check_sizes=check_sizes,
     fields=FIELDS,
     showcase="k8s_failover",
+    further_resources=("extended resources: NodeResourcesFit filters on every resource and scores cpu and memory unless told "
+                       "otherwise (upstream's default), as it does nvidia.com/gpu"),
 )

@@ -85,7 +85,8 @@ class OfferRound:
         self.unusable: list[Decline] = [(o["id"], core.p.refuse_seconds) for o, good in zip(offers, ok) if not good]
         usable = self.usable
         self.machines = np.concatenate([np.asarray(o["machines"], dtype=np.int64) for o in usable]) if usable else np.zeros(0, np.int64)
-        self.free = np.vstack([np.asarray(o["free"], dtype=np.float64) for o in usable]) if usable else np.zeros((0, 2))
+        width = np.asarray(offers[0]["free"]).shape[-1] if offers else 0
+        self.free = np.vstack([np.asarray(o["free"], dtype=np.float64) for o in usable]) if usable else np.zeros((0, width))
         self.offer_of = (np.concatenate([np.full(len(o["machines"]), i) for i, o in enumerate(usable)])
                          if usable else np.zeros(0, np.int64))
         # The answer must reach the master before the first offer would be

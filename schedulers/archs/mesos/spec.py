@@ -218,4 +218,6 @@ SPEC = ArchSpec(
     check_sizes=check_sizes,
     fields=FIELDS,
     showcase="mesos_failover",
+    further_resources=("scalar resources: offers carry every resource, DRF's dominant share is over all of them and "
+                       "min_offer has a floor per resource (Mesos' gpus and custom scalars)"),
 )

@@ -140,4 +140,6 @@ SPEC = ArchSpec(
     live="schedlab.actors.archs.omega.architecture:ARCHITECTURE",
     fields=FIELDS,
     showcase="quickstart",
+    further_resources=("a resource vector: the shared cell state keeps every machine's free amount of each resource and a "
+                       "commit checks them all (Omega's cell state, like Borg's, is a vector of resources)"),
 )

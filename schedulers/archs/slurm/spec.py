@@ -335,4 +335,6 @@ SPEC = ArchSpec(
     check_sizes=check_sizes,
     fields=FIELDS,
     showcase="slurm_failover",
+    further_resources=("generic resources (GRES, --gres=gpu:N): a node's count per resource and a job's per task, allocated "
+                       "and freed with its CPUs"),
 )

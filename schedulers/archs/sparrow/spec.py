@@ -181,4 +181,6 @@ SPEC = ArchSpec(
     max_replicas=1,
     fields=FIELDS,
     showcase="sparrow_sampling",
+    no_further_resources=("Sparrow's node monitors run tasks in uniform worker slots and its schedulers know no resource types "
+                          "(the paper's model); a further resource would make a slot fit only the machines that have it"),
 )

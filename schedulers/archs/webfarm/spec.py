@@ -213,4 +213,6 @@ SPEC = ArchSpec(
     fields=FIELDS,
     instruments=(CLIENTS,),
     showcase="web_failover",
+    no_further_resources=("a web farm's servers run requests in worker processes sized by cpu and memory; it has no notion of a "
+                          "further resource"),
 )

@@ -292,6 +292,7 @@ def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
                                              "or yarn.rms > 1 (standby RMs elect the active one through it)")
     spec = YarnSpec(queues=queues, implied=implied, scheduler=scheduler, am=am, rms=rms,
                     **parse_fields(t, FIELDS, variant=scheduler, skip=("scheduler", "rms")))
+    _resource_types(t, spec, ctx.resources)
     if spec.am_expiry <= 2 * spec.am_heartbeat:
         t.fail(t.key("am_expiry"), f"must be more than twice am_heartbeat ({spec.am_heartbeat:g} s): "
                                    "a live AM would be expired between two calls")
@@ -308,6 +309,25 @@ def _refuse_other_keys(t: Table, scheduler: str) -> None:
                 t.fail(t.key(k), f"is a key of the {who} scheduler; this section has scheduler = {scheduler!r}")
         if k == "monitor_interval" and scheduler == "fifo":
             t.fail(t.key(k), "is a preemption key; the FIFO scheduler never preempts")
+
+
+def _resource_types(t: Table, spec: YarnSpec, resources: tuple[str, ...]) -> None:
+    """Resource types beyond memory and vcores need the DominantResourceCalculator:
+    Hadoop's DefaultResourceCalculator (the Capacity scheduler's default, FIFO's,
+    and the Fair scheduler's "fair" policy) compares memory alone, so a GPU
+    container would be placed where memory fits, GPU or not (Hadoop's GPU
+    guide requires DominantResourceCalculator). Refused, not run wrong."""
+    further = [r for r in resources if r not in BASE]
+    if not further:
+        return
+    key, fix = {"capacity": ("resource_calculator", 'resource_calculator = "dominant"'),
+                "fair": ("fair_policy", 'fair_policy = "drf"')}.get(
+        spec.scheduler, ("scheduler", 'scheduler = "capacity" and resource_calculator = "dominant"'))
+    dominant = (spec.scheduler == "capacity" and spec.resource_calculator == "dominant") or (
+        spec.scheduler == "fair" and spec.fair_policy == "drf")
+    if not dominant:
+        t.fail(t.key(key), f"resource types ({', '.join(further)}) are scheduled only with the DominantResourceCalculator "
+                           f"(memory alone is compared otherwise, as in Hadoop): set {fix}")
 
 
 def _fmt(v: tuple[float, ...] | np.ndarray, resources: tuple[str, ...]) -> str:
@@ -425,10 +445,11 @@ def example(classes: tuple[str, ...]) -> dict:
     killed AM pool to be noticed within the conformance run, with attempts
     to spare (a pool restarted slowly on a loaded machine costs its AMs two
     expiries); an active and a standby
-    ResourceManager (the run needs [coordinator] replicas >= 3)."""
+    ResourceManager (the run needs [coordinator] replicas >= 3); the
+    DominantResourceCalculator, so a cell with resource types runs it too."""
     first, rest = classes[:1], classes[1:]
     return {
-        "scheduler": "capacity", "preemption": True, "monitor_interval": 3.0, "max_wait_before_kill": 5.0,
+        "scheduler": "capacity", "resource_calculator": "dominant", "preemption": True, "monitor_interval": 3.0, "max_wait_before_kill": 5.0,
         "node_locality_delay": 4, "am": {"cpu": 0.5, "mem": 1.0}, "am_heartbeat": 1.0, "am_expiry": 20.0,
         "max_am_attempts": 4, "rms": 2,
         "queues": [
@@ -467,4 +488,7 @@ SPEC = ArchSpec(
     check_sizes=check_sizes,
     fields=FIELDS,
     showcase="yarn_queues",
+    further_resources=("resource types (yarn.resource-types): container capabilities, queue shares and the "
+                       "DominantResourceCalculator cover every type; the DefaultResourceCalculator compares memory only, as "
+                       "Hadoop's does"),
 )
