@@ -1,7 +1,7 @@
 """Allocation math: how much of a shared pool each user (framework, role) gets.
 
 Pure functions over numpy arrays (no Ray, no clock, no I/O, no randomness).
-Shapes: ``R`` resources (indexed like ``schedulers.resources.RESOURCES``),
+Shapes: ``R`` resources (the scenario's ``[cell] resources``, in order),
 ``U`` users.
 
 Two families:
