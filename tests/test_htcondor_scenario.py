@@ -164,6 +164,12 @@ def test_standing_tasks_take_whole_slots_out_of_the_pool() -> None:
     assert reserved_slots(np.array([1.2, 1.0]), cap, 4) == 2
     assert reserved_slots(np.array([0.5, 9.0]), cap, 4) == 3  # memory decides
     assert reserved_slots(np.array([4.0, 16.0]), cap, 4) == 4
+    # 4 GPUs over 8 slots sit on slots 1-4: standing tasks holding 3 GPUs take the last 7 slots,
+    # so the one slot left has 1 GPU and the machine's 4 are never exceeded (the soak with a
+    # further resource overcommitted when the slots were taken as equal).
+    gpus = np.array([8.0, 32.0, 4.0])
+    assert reserved_slots(np.array([3.0, 6.0, 3.0]), gpus, 8) == 7
+    assert reserved_slots(np.array([1.0, 2.0, 0.0]), gpus, 8) == 1
 
 
 def test_a_restarted_schedd_rebuilds_running_finished_and_idle_jobs() -> None:

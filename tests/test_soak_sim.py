@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pytest
 
-from schedlab.schedulers.arch import names
+from schedlab.schedulers.arch import names, spec_of
 from schedlab.actors.analysis.saved_run import check_saved
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers.faults.plan import FaultSpec, Monkey, monkey_plan
@@ -145,3 +145,28 @@ def test_a_replicated_cell_that_ends_with_no_leader_accounts_for_every_job(tmp_p
     assert check_saved(tmp_path) == summary["invariants"]
     jobs = summary["jobs"]
     assert jobs["submitted"] == jobs["scheduled"] + jobs["pending"] + jobs["abandoned"] + jobs["rejected"] > 0
+
+
+FURTHER = "accel"
+
+
+def further_resource_soak(arch: str, seconds: float):  # noqa: ANN201 - a Scenario
+    """The soak with a third resource every machine has 4 of and every batch
+    task asks 1 of: vectors of three through every fault and recovery path."""
+    data = {**SOAK, "architectures": [arch], "engine": "sim"}
+    data["cell"] = {**SOAK["cell"], "resources": ["cpu", "mem", FURTHER],
+                    "machine_classes": [{**mc, FURTHER: 4.0} for mc in SOAK["cell"]["machine_classes"]]}
+    data["workload"] = {**SOAK["workload"], "classes": [
+        {**c, FURTHER: 1.0} if c["name"] == "batch" else c for c in SOAK["workload"]["classes"]]}
+    data["yarn"] = {**SOAK["yarn"], "resource_calculator": "dominant"}  # resource types need it (Hadoop's rule)
+    (sc,) = parse_comparison(data, "soak.toml")
+    return dataclasses.replace(sc, duration=seconds)
+
+
+@pytest.mark.parametrize("arch", [a for a in names() if spec_of(a).further_resources])
+def test_a_sim_soak_with_a_further_resource_keeps_every_invariant(tmp_path: Path, arch: str) -> None:
+    row = soak_sim(further_resource_soak(arch, 300.0), tmp_path / arch, every=5.0, seed=5)
+    assert_invariants_hold(row["invariants"], tmp_path / arch, f"sim-soak-{FURTHER}-{arch}")
+    summary = json.loads((tmp_path / arch / "summary.json").read_text())
+    assert summary["cell"]["resources"] == ["cpu", "mem", FURTHER] and summary["utilization"]["by_resource"][FURTHER] > 0
+    assert row["faults"] >= 30 and row["jobs"]["scheduled"] > 0

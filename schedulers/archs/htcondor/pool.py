@@ -168,15 +168,29 @@ class OwnerSchedule:
 # -- standing tasks ------------------------------------------------------------------
 
 
+def slot_amounts(capacity: Sequence[float] | np.ndarray, slots: int) -> np.ndarray:
+    """Each of a machine's static slots' resources [slots, R]: cpu and
+    memory split evenly, a further resource as ``slot_ad`` splits it
+    (whole units to the first slots when it is countable)."""
+    cap = np.asarray(capacity, dtype=np.float64)
+    out = np.tile(cap / slots, (slots, 1))
+    for r in range(2, cap.size):
+        out[:, r] = [_share(float(cap[r]), slots, i) for i in range(slots)]
+    return out
+
+
 def reserved_slots(held: np.ndarray, capacity: np.ndarray, slots: int) -> int:
-    """How many of a machine's equal slots its standing (non-Condor) tasks
-    take out of the pool: enough whole slots to cover what they hold in
-    every resource, so slots plus standing tasks never exceed the machine."""
+    """How many of a machine's slots, the last ones, its standing
+    (non-Condor) tasks take out of the pool: the fewest whose resources
+    together cover what those tasks hold in every resource, so the slots
+    left plus the standing tasks never exceed the machine. (Slots are not
+    all equal when a countable further resource is split in whole units:
+    4 GPUs over 8 slots sit on the first four.)"""
     if not np.any(held > 1e-9):
         return 0
-    per = np.asarray(capacity, dtype=np.float64) / slots
-    need = max(math.ceil(float(h) / float(p) - 1e-9) for h, p in zip(held, per) if p > 0)
-    return min(slots, need)
+    cover = np.cumsum(slot_amounts(capacity, slots)[::-1], axis=0)
+    enough = np.flatnonzero(np.all(cover + 1e-9 >= np.asarray(held, dtype=np.float64), axis=1))
+    return int(enough[0]) + 1 if enough.size else slots
 
 
 # -- a restarted schedd ---------------------------------------------------------------
