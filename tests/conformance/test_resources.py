@@ -43,3 +43,17 @@ def test_a_further_resource_is_honoured_or_refused(arch: str, tmp_path: Path) ->
     placed = [(t[0], t[2]) for e in ev[TASKS_LAUNCHED] for t in e["tasks"] if t[5] > 0]
     assert {j for j, _ in placed} & train, "no task asking for the resource was placed"
     assert {m for _, m in placed} <= has, "a task asking for it ran on a machine without it"
+
+
+@pytest.mark.ray
+def test_a_further_resource_travels_live_through_ray(ray_session: None, tmp_path: Path) -> None:
+    """What only live shows: the vectors of three in the byte blobs (deltas,
+    claims, releases carry their width) and the samples, between real Ray
+    actors, with a fault in the middle."""
+    data = further_resource_data("omega", RESOURCE) | {"engine": "ray", "duration": 150.0}
+    data["faults"] = [{"at": 60.0, "action": "kill", "target": "machine-host-2", "restart_after": 10.0}]
+    summary = run_scenario(parse_scenario(data, "<live>"), tmp_path)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    assert summary["utilization"]["by_resource"][RESOURCE] > 0 and summary["jobs"]["scheduled"] > 0
+    ev = by_event(read_events(tmp_path))
+    assert any(t[5] > 0 for e in ev[TASKS_LAUNCHED] for t in e["tasks"] if not e["prefill"])
