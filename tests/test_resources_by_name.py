@@ -70,6 +70,12 @@ def test_a_bad_declaration_is_one_line_naming_the_key(names: list[str], problem:
     assert _err(_gpu_data(resources=names)).startswith(f"bad.toml: cell.resources: {problem}")
 
 
+@pytest.mark.parametrize("name", ["count", "priority", "band"])  # a machine class's, a job class's, a Borg quota's key
+def test_a_resource_may_not_take_the_name_of_a_key_beside_the_per_resource_ones(name: str) -> None:
+    assert _err(_gpu_data(resources=["cpu", "mem", name])).startswith(
+        f"bad.toml: cell.resources: {name!r} is a key of a table that has a key per resource")
+
+
 def test_a_task_asking_more_of_it_than_any_machine_has_is_refused() -> None:
     data = _gpu_data()
     data["workload"]["classes"][0]["gpu"] = 5.0

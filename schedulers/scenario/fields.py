@@ -93,6 +93,19 @@ def per_resource(field: Callable[[str, bool], Field]) -> Field:
     return Field(FURTHER, float, nested=True, each_resource=field, doc=field(FURTHER, False).doc)
 
 
+def resource_neighbours(fields: Sequence[Field]) -> set[str]:
+    """The other keys of every table (here and described inside) that has a
+    key per resource: names a resource may not take (a resource called
+    ``count`` would be a machine class's count and its capacity at once)."""
+    out: set[str] = set()
+    if any(f.each_resource is not None for f in fields):
+        out |= {f.name for f in fields if f.each_resource is None}
+    for f in fields:
+        for inner in (f.of, f.each, *f.any_of):
+            out |= resource_neighbours(inner)
+    return out
+
+
 def amounts(values: Mapping[str, Any], resources: Sequence[str]) -> tuple[Any, ...]:
     """A parsed table's per-resource values, in ``resources``' order (a resource vector's)."""
     return tuple(values[r] for r in resources)

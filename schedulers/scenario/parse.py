@@ -78,6 +78,9 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
 
     ct = top.sub("cell")
     resources = tuple(read_field(ct, fields.RESOURCES))
+    taken = sorted(set(resources) & fields.resource_keys_taken())
+    if taken:
+        ct.fail(ct.key("resources"), f"{taken[0]!r} is a key of a table that has a key per resource: name the resource otherwise")
     mclasses = tuple(_machine_class(x, i, resources) for i, x in enumerate(table_array(ct, "machine_classes")))
     cell = CellSpec(mclasses, resources=resources, **parse_fields(ct, fields.CELL, skip=("resources",)))
     ct.done()

@@ -18,7 +18,7 @@ from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.workload import Dist
 from schedlab.schedulers.scenario.css import CSS_FIELDS
 from schedlab.schedulers.model.resources import DEFAULT, names_problem
-from schedlab.schedulers.scenario.fields import REQUIRED, Computed, Field, parse_fields, per_resource
+from schedlab.schedulers.scenario.fields import REQUIRED, Computed, Field, parse_fields, per_resource, resource_neighbours
 from schedlab.schedulers.scenario.swf_class import SWF_CLASS
 from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, positive, read_dist
 
@@ -64,6 +64,13 @@ MACHINE_CLASS = (
 RESOURCES = Field("resources", list, list(DEFAULT), check=names_problem, schema={"items": {"type": "string"}},
                   doc="The cell's resource dimensions: cpu and mem, then any others by name (a GPU count, disk, ...); "
                       "every machine class, job class, quota and share has a key per resource.")
+
+def resource_keys_taken() -> set[str]:
+    """Names a resource may not take: the other keys of every table with a
+    key per resource, here and in every registered architecture's section."""
+    tables = [*SECTIONS_WITH_RESOURCES, *(spec.fields for spec in registry.registry().values())]
+    return set().union(*(resource_neighbours(t) for t in tables))
+
 
 CELL = (
     RESOURCES,
@@ -189,3 +196,7 @@ WORKLOAD = (
     Field("prefill_utilization", float, 0.0, check=fraction,
           doc="Share of the cell filled with standing work before the run starts."),
 )
+
+
+# The common tables with a key per resource (machine and job classes; a class replaying a log).
+SECTIONS_WITH_RESOURCES = (MACHINE_CLASS, JOB_CLASS, SWF_CLASS)
