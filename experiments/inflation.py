@@ -2,11 +2,12 @@
 policy leaves unallocated as tasks pile up (Weng et al., "Beware of
 Fragmentation", USENIX ATC 2023, section 6: their simulator's experiment).
 
-    schedlab inflation [--nodes FILE] [--pods FILE] [--policies fgd,best_fit,...] [--seeds 3] [--until 1.3]
+    schedlab inflation [--trace openb|pai] [--nodes FILE] [--pods FILE] [--policies fgd,best_fit,...] [--seeds 3] [--until 1.3]
 
-The cell is an openb node list, the tasks an openb pod list (the shipped
-samples by default; the real files are alibaba/clusterdata's
-cluster-trace-gpu-v2023). Tasks are drawn from the pod list (with
+The cell is an openb node list (or PAI's machine spec), the tasks an openb
+pod list (or PAI's task table, one task per instance): the shipped samples
+by default; the real files are alibaba/clusterdata's
+cluster-trace-gpu-v2023 and cluster-trace-gpu-v2020. Tasks are drawn from the pod list (with
 replacement, seeded) and placed one at a time, never leaving, until the
 GPUs they asked for reach ``--until`` times the cell's; a task that fits
 nowhere is skipped (it counts as arrived, not allocated). The table shows,
@@ -33,7 +34,7 @@ from rich.console import Console
 from rich.table import Table
 
 from schedlab.cli.command import EXIT_BAD_INPUT, error
-from schedlab.schedulers.model.alibaba_gpu import Node, Task, TraceError, openb_nodes, openb_tasks
+from schedlab.schedulers.model.alibaba_gpu import Node, Task, TraceError, openb_nodes, openb_tasks, pai_machines, pai_tasks
 from schedlab.schedulers.model.devices import layout
 from schedlab.schedulers.placement import device_policies as dp
 from schedlab.schedulers.placement.fragmentation import DeviceCell, Shape, cell_fragmentation, typical, workload_of
@@ -43,6 +44,11 @@ TOOL_HELP = "workload inflation: GPUs each device placement policy leaves unallo
 SAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "workloads"
 COLUMN = 2  # cpu, mem, then the GPUs
 POLICY_NAMES = (*dp.POLICIES, "gpu_clustering")
+# Each trace's readers (nodes, tasks) and its shipped samples.
+TRACES = {
+    "openb": (openb_nodes, openb_tasks, "openb_node_list_sample.csv", "openb_pod_list_sample.csv"),
+    "pai": (pai_machines, pai_tasks, "pai_machine_spec_sample.csv", "pai_task_table_sample.csv"),
+}
 
 
 def cell_of(nodes: list[Node]) -> tuple[DeviceCell, dict[str, int]]:
@@ -90,13 +96,36 @@ def at(curve: list[tuple[float, float, float]], arrived: float) -> tuple[float, 
     return 1.0 - alloc, frag
 
 
+def plot(curves: dict[str, list[list[tuple[float, float, float]]]], until: float, title: str, path: Path) -> None:
+    """Unallocated GPUs against arrived GPU demand, per policy (its mean over
+    seeds on a common grid), as the paper's figure draws them."""
+    from schedlab.actors.analysis import plots
+
+    grid = np.linspace(0.05, until, 60)
+    fig, axs = plots.figure(size=(8.0, 4.6))
+    ax = axs[0][0]
+    for policy, runs in curves.items():
+        un = np.mean([np.interp(grid, [a for a, _, _ in c], [1.0 - al for _, al, _ in c]) for c in runs], axis=0)
+        ax.plot(grid, un, lw=1.4, label=policy)
+    ax.axvline(1.0, color="grey", ls=":", lw=0.8)
+    ax.set(xlabel="arrived GPU demand (share of the cell's GPUs)", ylabel="GPUs unallocated (share of the cell's)",
+           title=title)
+    plots.percent_axis(ax, "x")
+    plots.percent_axis(ax, "y")
+    ax.grid(alpha=0.3)
+    plots.legend(ax, fontsize="small")
+    plots.save(fig, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="schedlab inflation", description=TOOL_HELP)
-    ap.add_argument("--nodes", type=Path, default=SAMPLES / "openb_node_list_sample.csv", help="an openb node list")
-    ap.add_argument("--pods", type=Path, default=SAMPLES / "openb_pod_list_sample.csv", help="an openb pod list")
+    ap.add_argument("--trace", choices=sorted(TRACES), default="openb", help="which trace's files (default openb)")
+    ap.add_argument("--nodes", type=Path, help="its node list (openb) or machine spec (pai); default: the shipped sample")
+    ap.add_argument("--pods", type=Path, help="its pod list (openb) or task table (pai); default: the shipped sample")
     ap.add_argument("--policies", default="fgd,best_fit,dot_product,gpu_packing,gpu_clustering,random_fit")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--until", type=float, default=1.3, help="stop when the arrived GPU demand is this many times the cell's")
+    ap.add_argument("--plot", type=Path, help="also draw unallocated GPUs against arrived demand per policy to this PNG")
     a = ap.parse_args(argv)
     policies = [p.strip() for p in a.policies.split(",") if p.strip()]
     bad = [p for p in policies if p not in POLICY_NAMES]
@@ -106,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.seeds < 1 or not 1.0 <= a.until <= 5.0:
         error("--seeds must be >= 1 and --until within [1, 5]")
         return EXIT_BAD_INPUT
+    read_nodes, read_tasks, node_sample, task_sample = TRACES[a.trace]
+    a.nodes, a.pods = a.nodes or SAMPLES / node_sample, a.pods or SAMPLES / task_sample
     try:
-        nodes, tasks = list(openb_nodes(a.nodes)), list(openb_tasks(a.pods))
+        nodes, tasks = list(read_nodes(a.nodes)), list(read_tasks(a.pods))
     except TraceError as e:
         error(str(e))
         return EXIT_BAD_INPUT
@@ -117,18 +148,22 @@ def main(argv: list[str] | None = None) -> int:
     cell, models = cell_of(nodes)
     shapes = [shape_of(t, models) for t in tasks]
     workload = typical(workload_of([s.request for s in shapes], [s.models for s in shapes]), 0.95)
-    table = Table(title=f"workload inflation: {len(tasks)} pods drawn onto {len(nodes)} nodes "
+    table = Table(title=f"workload inflation ({a.trace}): {len(tasks)} tasks drawn onto {len(nodes)} nodes "
                         f"({int(cell.capacity[:, COLUMN].sum())} GPUs), {a.seeds} seeds; at 100% arrived")
     for col in ("policy", "unallocated GPUs", "fragmented GPUs", "range (unallocated)", f"unallocated at {a.until:.0%}", "cpu s"):
         table.add_column(col, justify="left" if col == "policy" else "right")
+    drawn: dict[str, list] = {}
     for p in policies:
         t0 = time.process_time()
-        curves = [inflate(cell, shapes, p, workload, seed, a.until) for seed in range(a.seeds)]
+        curves = drawn[p] = [inflate(cell, shapes, p, workload, seed, a.until) for seed in range(a.seeds)]
         runs = [at(c, 1.0) for c in curves]
         un = [u for u, _ in runs]
         table.add_row(p, f"{np.mean(un):.1%}", f"{np.mean([f for _, f in runs]):.1%}", f"{min(un):.1%} - {max(un):.1%}",
                       f"{np.mean([1.0 - c[-1][1] for c in curves]):.1%}", f"{time.process_time() - t0:.1f}")
     Console(width=120).print(table)
+    if a.plot is not None:
+        plot(drawn, a.until, f"workload inflation ({a.trace}), {a.seeds} seeds", a.plot)
+        print(f"wrote {a.plot}")
     return 0
 
 

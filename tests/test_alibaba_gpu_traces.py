@@ -144,11 +144,17 @@ def test_inflation_curves_are_consistent_and_fgd_leaves_no_more_than_random() ->
     assert unallocated["fgd"] <= unallocated["random_fit"]
 
 
-def test_the_inflation_command_prints_its_table_and_refuses_a_bad_policy_in_one_line() -> None:
+def test_the_inflation_command_prints_its_table_and_refuses_a_bad_policy_in_one_line(tmp_path: Path) -> None:
     run = lambda *a: subprocess.run([sys.executable, "-m", "schedlab", "inflation", *a],  # noqa: E731
                                     capture_output=True, text=True, timeout=300)
-    r = run("--seeds", "1", "--policies", "fgd,gpu_packing", "--until", "1.0")
+    png = tmp_path / "inflation.png"
+    r = run("--seeds", "1", "--policies", "random_fit,gpu_packing", "--until", "1.0", "--plot", str(png))
     assert r.returncode == 0, r.stderr
-    assert "fgd" in r.stdout and "gpu_packing" in r.stdout and "unallocated GPUs" in r.stdout
+    assert "random_fit" in r.stdout and "gpu_packing" in r.stdout and "unallocated GPUs" in r.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = run("--trace", "pai", "--seeds", "1", "--policies", "fgd", "--until", "1.0")
+    assert r.returncode == 0 and "(pai): 318 tasks drawn onto 16 nodes (112 GPUs)" in r.stdout, r.stderr
+    r = run("--trace", "pai", "--pods", str(W / "openb_pod_list_sample.csv"))  # an openb file given as PAI's
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "openb_pod_list_sample.csv:1:" in r.stderr
     r = run("--policies", "tetris")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "'tetris' is not one of" in r.stderr

@@ -109,6 +109,15 @@ def test_fragmentation_is_never_negative_nor_more_than_what_is_free(cell: Device
     assert np.all(f >= -1e-12) and np.all(f <= cell.devices.sum(axis=1) + 1e-9)
 
 
+@settings(max_examples=50, deadline=None)
+@given(cells(), WORKLOADS, st.integers(8, 20))
+def test_alike_rows_measured_once_give_each_rows_own_measure(cell: DeviceCell, workload: list, copies: int) -> None:
+    from schedlab.schedulers.placement.fragmentation import _fragmentation
+
+    free, dev, model = (np.repeat(x, copies, axis=0) for x in (cell.free, cell.devices, cell.model))
+    assert np.allclose(machine_fragmentation(free, dev, model, COL, workload), _fragmentation(free, dev, model, COL, workload))
+
+
 @settings(max_examples=150, deadline=None)
 @given(cells(), SHAPES, WORKLOADS, st.integers(0, 2**16))
 def test_fgds_choice_grows_fragmentation_no_more_than_any_feasible_alternative(cell: DeviceCell, s: Shape, workload: list,

@@ -84,7 +84,19 @@ def machine_fragmentation(free: np.ndarray, devices: np.ndarray, model: np.ndarr
                           workload: Workload) -> np.ndarray:
     """Each row's expected fragmented device capacity under ``workload``
     (rows: machines, or candidate states of machines); >= 0 and at most
-    the row's free device capacity."""
+    the row's free device capacity. Rows alike (a cell's idle machines of
+    one kind) are measured once."""
+    if free.shape[0] > 32:
+        rows = np.concatenate([free, devices, np.asarray(model, dtype=np.float64)[:, None]], axis=1)
+        distinct, index = np.unique(rows, axis=0, return_inverse=True)
+        if distinct.shape[0] < free.shape[0]:
+            r, g = free.shape[1], devices.shape[1]
+            once = _fragmentation(distinct[:, :r], distinct[:, r:r + g], distinct[:, -1].astype(np.int64), column, workload)
+            return once[index.reshape(-1)]
+    return _fragmentation(free, devices, model, column, workload)
+
+
+def _fragmentation(free: np.ndarray, devices: np.ndarray, model: np.ndarray, column: int, workload: Workload) -> np.ndarray:
     total = devices.sum(axis=-1)
     out = np.zeros(total.shape)
     for shape, p in workload:
