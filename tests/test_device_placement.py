@@ -109,6 +109,15 @@ def test_fragmentation_is_never_negative_nor_more_than_what_is_free(cell: Device
     assert np.all(f >= -1e-12) and np.all(f <= cell.devices.sum(axis=1) + 1e-9)
 
 
+@settings(max_examples=150, deadline=None)
+@given(cells(), WORKLOADS)
+def test_all_shapes_at_once_measure_what_the_definition_does_shape_by_shape(cell: DeviceCell, workload: list) -> None:
+    from schedlab.schedulers.placement.fragmentation import _by_shapes, _fragmentation
+
+    args = (cell.free, cell.devices, cell.model, COL, workload)
+    assert np.allclose(_by_shapes(*args), _fragmentation(*args))
+
+
 @settings(max_examples=50, deadline=None)
 @given(cells(), WORKLOADS, st.integers(8, 20))
 def test_alike_rows_measured_once_give_each_rows_own_measure(cell: DeviceCell, workload: list, copies: int) -> None:

@@ -185,22 +185,32 @@ def fgd_choice(cell: DeviceCell, shape: Shape, workload: Workload, rng: np.rando
         return -1, np.zeros(0, dtype=np.int64), 0.0
     ask = shape.ask(cell.column)
     req = np.asarray(shape.request, dtype=np.float64)
-    machines, ways = [], []
-    for m in ok:
-        for d in choices(cell.devices[m], ask):
-            machines.append(int(m))
-            ways.append(d)
-    idx = np.asarray(machines, dtype=np.int64)
-    after_dev = np.stack([take(cell.devices[m], d, ask) for m, d in zip(machines, ways)])
+    idx, after_dev, ways = _candidates(cell.devices, ok, ask)
     after_free = cell.free[idx] - req
     after_free[:, cell.column] = after_dev.sum(axis=1)
     before = machine_fragmentation(cell.free[ok], cell.devices[ok], cell.model[ok], cell.column, workload)
-    base = dict(zip(ok.tolist(), before.tolist()))
     after = machine_fragmentation(after_free, after_dev, cell.model[idx], cell.column, workload)
-    growth = after - np.array([base[m] for m in machines])
+    growth = after - before[np.searchsorted(ok, idx)]
     best = np.flatnonzero(growth <= growth.min() + EPS)
     j = int(best[0]) if best.size == 1 else int(rng.choice(best))
-    return machines[j], ways[j], float(growth[j])
+    return int(idx[j]), ways[j], float(growth[j])
+
+
+def _candidates(devices: np.ndarray, ok: np.ndarray, ask: DeviceAsk) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Every (machine, device choice) of ``choices`` over the machines
+    ``ok`` at once: the machines, their devices after the task, the device
+    indices each takes."""
+    rows = devices[ok]
+    if ask.amount <= 0:
+        return ok, rows.copy(), [np.zeros(0, dtype=np.int64)] * ok.size
+    fits = rows + EPS >= ask.per_device
+    if ask.share:
+        which, dev = np.nonzero(fits)
+        after = rows[which].copy()
+        after[np.arange(which.size), dev] = np.maximum(after[np.arange(which.size), dev] - ask.amount, 0.0)
+        return ok[which], after, [dev[i:i + 1] for i in range(dev.size)]
+    taken = fits & (np.cumsum(fits, axis=1) <= ask.whole)
+    return ok, np.maximum(rows - taken, 0.0), [np.flatnonzero(t) for t in taken]
 
 
 def fgd(cell: DeviceCell, shape: Shape, n_tasks: int, rng: np.random.Generator,
