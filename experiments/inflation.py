@@ -147,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     cell, models = cell_of(nodes)
     shapes = [shape_of(t, models) for t in tasks]
+    if not any(s.request[COLUMN] > 0 for s in shapes):
+        error(f"{a.pods}: no task asks for a GPU: nothing to inflate")
+        return EXIT_BAD_INPUT
     workload = typical(workload_of([s.request for s in shapes], [s.models for s in shapes]), 0.95)
     table = Table(title=f"workload inflation ({a.trace}): {len(tasks)} tasks drawn onto {len(nodes)} nodes "
                         f"({int(cell.capacity[:, COLUMN].sum())} GPUs), {a.seeds} seeds; at 100% arrived")

@@ -74,7 +74,8 @@ POD = ["p0", "4000", "16384", "1", "500", "nan", "LS", "Running", "10", "20", "1
 
 @pytest.mark.parametrize(("change", "message"), [
     ({1: "4k"}, ":2: cpu_milli: '4k' is not a number"),
-    ({4: "1500"}, ":2: gpu_milli: '1500' is more than one GPU (1000)"),
+    ({4: "1500"}, ":2: gpu_milli: '1500' is not a whole number of thousandths of one GPU (0 to 1000)"),
+    ({4: "0.0001"}, ":2: gpu_milli: '0.0001' is not a whole number of thousandths of one GPU (0 to 1000)"),
     ({3: "1.5"}, ":2: num_gpu: '1.5' is not a whole number of GPUs"),
     ({3: "0"}, ":2: gpu_milli: '500' for a pod asking no GPU (num_gpu 0)"),
     ({9: "5"}, ":2: deletion_time: 5 is before creation_time 10"),
@@ -89,6 +90,17 @@ def test_a_bad_openb_row_is_one_line_naming_file_line_and_column(tmp_path: Path,
     with pytest.raises(TraceError) as e:
         list(openb_tasks(p))
     assert str(e.value) == f"{p}{message}"
+
+
+def test_a_corrupt_archive_and_a_byte_order_mark_are_read_as_users_meet_them(tmp_path: Path) -> None:
+    good = gzip.compress((W / "openb_pod_list_sample.csv").read_bytes())
+    bad = tmp_path / "pods.csv.gz"
+    bad.write_bytes(good[:200] + bytes(64) + good[264:])
+    with pytest.raises(TraceError, match=r"pods.csv.gz: cannot read \("):
+        list(openb_tasks(bad))
+    bom = tmp_path / "nodes.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + (W / "openb_node_list_sample.csv").read_bytes())
+    assert len(list(openb_nodes(bom))) == 64
 
 
 def test_a_missing_column_or_a_short_row_or_no_file_is_one_line(tmp_path: Path) -> None:

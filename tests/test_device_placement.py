@@ -206,3 +206,16 @@ def test_fgd_keeps_whole_devices_free_for_a_whole_device_workload() -> None:
     cell = cell_of([[0.5, 1.0, 1.0]])
     workload = [(shape(1.0), 0.8), (shape(0.5), 0.2)]
     assert _one(dp.fgd, cell, shape(0.5), workload) == (0, [0])
+
+
+def test_a_cell_larger_than_a_chunk_is_measured_as_row_by_row() -> None:
+    from schedlab.schedulers.placement.fragmentation import CHUNK, _by_shapes, _fragmentation
+
+    rng = np.random.default_rng(7)
+    n = 2 * CHUNK + 17
+    dev = np.round(rng.choice([0.0, 0.25, 0.5, 1.0], size=(n, 8)), 2)
+    free = np.column_stack([rng.choice([0.0, 4.0, 64.0], n), np.full(n, 256.0), dev.sum(axis=1)])
+    model = rng.integers(0, 3, n)
+    workload = [(shape(0.5), 0.3), (shape(1.0, models={1}), 0.3), (shape(4.0, cpu=8.0), 0.2), (shape(0.0), 0.2)]
+    args = (free, dev, model, COL, workload)
+    assert np.allclose(machine_fragmentation(*args), _fragmentation(*args)) and np.allclose(_by_shapes(*args), _fragmentation(*args))

@@ -162,3 +162,24 @@ def test_borgs_quota_is_a_vector_and_names_the_resource_it_refuses() -> None:
     assert book.admit("u", 100, np.array([1.0, 1.0, 0.0]), 2)[0]
     ok, why = book.admit("u", 100, np.array([1.0, 1.0, 1.0]), 2)
     assert not ok and "would use 2 gpu of 1" in why
+
+
+def test_htcondor_refuses_a_resource_named_as_a_slot_attribute_and_ignores_non_requests() -> None:
+    data = further_resource_data("htcondor", "memory")
+    assert _err(data).startswith("bad.toml: cell.resources: 'memory' would be the slot ad's own memory attribute")
+    names = ("cpu", "mem", "gpu")
+    slot = slot_ad(0, 0, "g", (4.0, 16.0, 2.0), 2, MachineAds(), resources=names)
+    job = dict(job_ad(5, 0, "train", (1.0, 2.0, 0.0), JobAds("u", 0), resources=names), RequestedBy='"ops"')
+    assert fits_requests(job, slot)  # RequestedBy is an attribute, not a request for "edBy"
+    job["requestgpu"] = 3.0  # case does not matter to ClassAds: a request for 3 of the slot's 1
+    assert not fits_requests(job, slot)
+
+
+def test_a_cell_of_too_many_resources_is_refused_and_k8s_names_short_ones_lazily() -> None:
+    assert "at most 16" in names_problem(["cpu", "mem", *(f"r{i}" for i in range(15))])
+    names = ("cpu", "mem", *(f"r{i}" for i in range(14)))
+    view = ClusterView([Node(0, "n0", (1.0,) * 16)], resources=names)
+    from tests.test_kubernetes_plugins import run_filter
+
+    st = run_filter(NodeResourcesFit(), Pod((1, 0), (2.0, 0.5, *([0.0] * 13), 2.0)), view)[0]
+    assert st.reasons == ("Insufficient cpu", "Insufficient r13")

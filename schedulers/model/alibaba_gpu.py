@@ -35,9 +35,12 @@ import gzip
 import io
 import math
 import tarfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from schedlab.schedulers.model.devices import ask_problem
 
 MIB_PER_GIB = 1024.0
 
@@ -93,10 +96,10 @@ def _text(path: Path) -> io.TextIOBase:
             raise TraceError(f"{path}: an empty archive")
         raw = tar.extractfile(member)
         assert raw is not None
-        return io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
     if name.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
 
 
 def _rows(path: str | Path, columns: tuple[str, ...], header: bool) -> Iterator[tuple[int, dict[str, str]]]:
@@ -126,7 +129,7 @@ def _rows(path: str | Path, columns: tuple[str, ...], header: bool) -> Iterator[
                 if len(row) != len(names):
                     raise TraceError(f"{p}:{line}: {len(row)} fields, expected {len(names)} ({', '.join(names)})")
                 yield line, dict(zip(names, row))
-    except (UnicodeDecodeError, OSError, EOFError, tarfile.TarError, csv.Error) as e:
+    except (UnicodeDecodeError, OSError, EOFError, tarfile.TarError, csv.Error, zlib.error) as e:
         raise TraceError(f"{p}: cannot read ({type(e).__name__}: {e})") from None
 
 
@@ -180,8 +183,9 @@ def openb_tasks(path: str | Path) -> Iterator[Task]:
         milli = _number(path, line, row, "gpu_milli", empty=0.0)
         if n != int(n) or n > 64:
             raise TraceError(f"{path}:{line}: num_gpu: {row['num_gpu']!r} is not a whole number of GPUs")
-        if milli > 1000:
-            raise TraceError(f"{path}:{line}: gpu_milli: {row['gpu_milli']!r} is more than one GPU (1000)")
+        if milli > 1000 or milli != int(milli):
+            raise TraceError(f"{path}:{line}: gpu_milli: {row['gpu_milli']!r} is not a whole number of thousandths "
+                             "of one GPU (0 to 1000)")
         if n == 0 and milli > 0:
             raise TraceError(f"{path}:{line}: gpu_milli: {row['gpu_milli']!r} for a pod asking no GPU (num_gpu 0)")
         devices = milli / 1000.0 if n == 1 and 0 < milli < 1000 else n
@@ -244,6 +248,8 @@ def pai_tasks(path: str | Path, submits: dict[str, float] | None = None) -> Iter
                 raise TraceError(f"{path}:{line}: start_time: empty, and no job table gives job {job!r} a submission time")
             submit = start
         devices = pai_devices(_number(path, line, row, "plan_gpu", empty=0.0))
+        if problem := ask_problem(devices):
+            raise TraceError(f"{path}:{line}: plan_gpu: {row['plan_gpu']!r}: {problem}")
         model = _name(row["gpu_type"])
         base = Task(f"{job}/{row['task_name'].strip()}", _number(path, line, row, "plan_cpu", empty=0.0) / 100.0,
                     _number(path, line, row, "plan_mem", empty=0.0), devices, (model,) if model and devices else (),

@@ -31,12 +31,15 @@ from dataclasses import dataclass
 import numpy as np
 
 EPS = 1e-9
+MIN_SHARE = 1e-3  # the finest share asked for (openb's gpu_milli: thousandths); below it, EPS slack would let it fit anywhere
 
 
 def ask_problem(amount: float) -> str | None:
     """Why ``amount`` is no device ask (for a one-line scenario error), or None."""
     if not math.isfinite(amount) or amount < 0:
         return f"{amount:g} is not an amount of devices"
+    if 0 < amount < MIN_SHARE:
+        return f"{amount:g}: a share of one device is at least {MIN_SHARE:g} (a thousandth)"
     if amount >= 1 and abs(amount - round(amount)) > EPS:
         return f"{amount:g}: a share of one device is below 1; more is a whole number of devices"
     return None

@@ -25,6 +25,9 @@ DEFAULT: tuple[str, ...] = BASE
 # A resource's name is a scenario key and an event field: a plain identifier.
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
+# Kubernetes' fit filter names the short resources of a node by a bit mask per resource (Insufficient cpu, ...).
+MAX_RESOURCES = 16
+
 # Float slack for fit checks: requests are summed and subtracted repeatedly.
 EPS = 1e-9
 
@@ -38,6 +41,8 @@ def names_problem(names: Sequence[str]) -> str | None:
         return f"{bad[0]!r} is not a resource name (lower case letters, digits, _; a letter first)"
     if len(set(names)) != len(names):
         return "names a resource twice"
+    if len(names) > MAX_RESOURCES:
+        return f"{len(names)} resources: at most {MAX_RESOURCES} (a fit check's bit mask per resource)"
     return None
 
 

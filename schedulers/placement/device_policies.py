@@ -205,6 +205,10 @@ def _candidates(devices: np.ndarray, ok: np.ndarray, ask: DeviceAsk) -> tuple[np
         return ok, rows.copy(), [np.zeros(0, dtype=np.int64)] * ok.size
     fits = rows + EPS >= ask.per_device
     if ask.share:
+        # Devices with the same free amount are the same choice: one candidate each, so a machine's
+        # chance in a tie does not grow with its number of alike devices.
+        for g in range(1, rows.shape[1]):
+            fits[:, g] &= ~np.any(fits[:, :g] & (rows[:, :g] == rows[:, g:g + 1]), axis=1)
         which, dev = np.nonzero(fits)
         after = rows[which].copy()
         after[np.arange(which.size), dev] = np.maximum(after[np.arange(which.size), dev] - ask.amount, 0.0)

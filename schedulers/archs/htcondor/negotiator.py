@@ -116,10 +116,12 @@ class Negotiation:
 def fits_requests(job_ad: Ad, machine_ad: Ad) -> bool:
     """Each request the job states is a number no larger than the machine's
     resource (a missing or non-numeric resource refuses); none stated: fits.
-    Besides cpus, memory and disk, every other ``Request<name>`` the job ad
-    holds asks for the machine's ``<name>`` (a custom machine resource, as
-    RequestGPUs asks for GPUs: condor_submit adds each to Requirements)."""
-    for req, res in (*REQUESTS, *_custom_requests(job_ad)):
+    Besides cpus, memory and disk, a ``Request<name>`` of the job ad asks
+    for the machine's custom resource ``<name>`` (as RequestGPUs asks for
+    GPUs: condor_submit adds each to Requirements), where the machine ad
+    declares one by that name (``Total<name>``); another attribute that
+    merely begins with "Request" is no request."""
+    for req, res in (*REQUESTS, *_custom_requests(job_ad, machine_ad)):
         want = evaluate(f"MY.{req}", job_ad, machine_ad)
         if want is UNDEFINED:
             continue
@@ -129,9 +131,11 @@ def fits_requests(job_ad: Ad, machine_ad: Ad) -> bool:
     return True
 
 
-def _custom_requests(job_ad: Ad) -> list[tuple[str, str]]:
+def _custom_requests(job_ad: Ad, machine_ad: Ad) -> list[tuple[str, str]]:
+    declared = {k[len("total"):].lower() for k in machine_ad if isinstance(k, str) and k.lower().startswith("total")}
     return [(k, k[len("Request"):]) for k in job_ad
-            if isinstance(k, str) and k.startswith("Request") and k.lower() not in _BASE and len(k) > len("Request")]
+            if isinstance(k, str) and k.lower().startswith("request") and k.lower() not in _BASE
+            and k[len("Request"):].lower() in declared]
 
 
 def acceptable(job_ad: Ad, machine_ad: Ad) -> bool:

@@ -151,7 +151,17 @@ FIELDS = (
 )
 
 
+# A slot ad's own attributes (pool.slot_ad): a further resource is an attribute too, by its name, and
+# ClassAd names are case-insensitive, so a resource may not be called any of these.
+SLOT_ATTRIBUTES = frozenset({"name", "machine", "slotid", "cpus", "memory", "disk", "totalcpus", "totalmemory", "arch",
+                             "opsys", "machineclass", "rack", "labels", "requirements", "rank", "state", "activity"})
+
+
 def parse_htcondor(t: Table, ctx: SectionContext) -> CondorSpec:
+    for r in ctx.resources[2:]:
+        if r.lower() in SLOT_ATTRIBUTES or f"total{r}".lower() in SLOT_ATTRIBUTES:
+            ctx.top.fail("cell.resources", f"{r!r} would be the slot ad's own {r} attribute (ClassAd names ignore case): "
+                                           "name the resource otherwise")
     spec = parse_fields(t, FIELDS)
     schedds = spec["schedds"]
     mclasses = {mc.name: mc for mc in ctx.machine_classes}

@@ -123,6 +123,29 @@ def validate_shape(shape: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], .
     return pts
 
 
+class _Reasons(Sequence[Status]):
+    """Upstream's "Insufficient <resource>" for each set of short resources:
+    ``[code - 1]`` for the bit mask ``code``, made when first asked for
+    (2^R - 1 of them exist; a cycle meets a handful)."""
+
+    def __init__(self, names: tuple[str, ...], plugin: str) -> None:
+        self.names, self.plugin = names, plugin
+        self._made: dict[int, Status] = {}
+
+    def __len__(self) -> int:
+        return (1 << len(self.names)) - 1
+
+    def __getitem__(self, i: int) -> Status:  # type: ignore[override]
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        got = self._made.get(i)
+        if got is None:
+            code = i + 1
+            got = self._made[i] = unschedulable(*(f"Insufficient {r}" for j, r in enumerate(self.names) if code >> j & 1),
+                                                plugin=self.plugin)
+        return got
+
+
 class NodeResourcesFit:
     name = "NodeResourcesFit"
 
@@ -141,7 +164,7 @@ class NodeResourcesFit:
         self._names: tuple[str, ...] = ()
         self.weights = np.zeros(0, dtype=np.int64)
         self._bits = np.zeros(0, dtype=np.int64)
-        self.filter_reasons: tuple[Status, ...] = ()
+        self.filter_reasons: Sequence[Status] = ()
 
     def _cell(self, view: ClusterView) -> None:
         """The weights, and upstream's "Insufficient <resource>" for each
@@ -151,10 +174,8 @@ class NodeResourcesFit:
         if view.resources != self._names:
             names = self._names = view.resources
             self.weights = resource_weights(self.resources, names)
-            bits = self._bits = 1 << np.arange(len(names))
-            self.filter_reasons = tuple(
-                unschedulable(*(f"Insufficient {r}" for j, r in enumerate(names) if code & bits[j]), plugin=self.name)
-                for code in range(1, 1 << len(names)))
+            self._bits = 1 << np.arange(len(names))
+            self.filter_reasons = _Reasons(names, self.name)
 
     def _request(self, state: CycleState, pod: Pod) -> np.ndarray:
         req = state.get(self.name)
