@@ -159,17 +159,19 @@ def test_owner_schedules_are_deterministic_per_machine_and_alternate() -> None:
 
 def test_standing_tasks_take_whole_slots_out_of_the_pool() -> None:
     cap = np.array([4.0, 16.0])
-    assert reserved_slots(np.zeros(2), cap, 4) == 0
-    assert reserved_slots(np.array([0.5, 1.0]), cap, 4) == 1
-    assert reserved_slots(np.array([1.2, 1.0]), cap, 4) == 2
-    assert reserved_slots(np.array([0.5, 9.0]), cap, 4) == 3  # memory decides
-    assert reserved_slots(np.array([4.0, 16.0]), cap, 4) == 4
-    # 4 GPUs over 8 slots sit on slots 1-4: standing tasks holding 3 GPUs take the last 7 slots,
-    # so the one slot left has 1 GPU and the machine's 4 are never exceeded (the soak with a
-    # further resource overcommitted when the slots were taken as equal).
+    assert reserved_slots(np.zeros(2), cap, 4) == []
+    assert reserved_slots(np.array([0.5, 1.0]), cap, 4) == [3]
+    assert reserved_slots(np.array([1.2, 1.0]), cap, 4) == [2, 3]
+    assert reserved_slots(np.array([0.5, 9.0]), cap, 4) == [1, 2, 3]  # memory decides
+    assert reserved_slots(np.array([4.0, 16.0]), cap, 4) == [0, 1, 2, 3]
+    # 4 GPUs over 8 slots sit on slots 0-3: standing tasks holding 3 GPUs take three GPU slots
+    # besides the last slots their cpu needs, so the slots left have 1 GPU and the machine's 4 are
+    # never exceeded (the soak with a further resource overcommitted when the slots were taken as
+    # equal); half a GPU held takes one GPU slot, not the whole machine.
     gpus = np.array([8.0, 32.0, 4.0])
-    assert reserved_slots(np.array([3.0, 6.0, 3.0]), gpus, 8) == 7
-    assert reserved_slots(np.array([1.0, 2.0, 0.0]), gpus, 8) == 1
+    assert reserved_slots(np.array([3.0, 6.0, 3.0]), gpus, 8) == [1, 2, 3, 5, 6, 7]
+    assert reserved_slots(np.array([1.0, 2.0, 0.0]), gpus, 8) == [7]
+    assert reserved_slots(np.array([0.0, 0.0, 0.5]), np.array([4.0, 8.0, 1.0]), 4) == [0]
 
 
 def test_a_restarted_schedd_rebuilds_running_finished_and_idle_jobs() -> None:

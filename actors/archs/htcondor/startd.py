@@ -116,15 +116,15 @@ class StartdService(ActorShell):
     # ------------------------------------------------------------------ helpers
 
     def _hold(self, m: int) -> None:
-        """Slots the machine's standing tasks take out of the pool (the last
-        ones); released as those tasks end."""
+        """Slots the machine's standing tasks take out of the pool
+        (``reserved_slots``); released as those tasks end."""
         idx = self.cfg.machines.index(m)
         held = sum(self.standing[m].values(), np.zeros(self.cfg.capacity.shape[1]))
-        r = reserved_slots(held, self.cfg.capacity[idx], len(self.by_machine[m]))
         names = self.by_machine[m]
+        reserved = set(reserved_slots(held, self.cfg.capacity[idx], len(names)))
         for i, name in enumerate(names):
             s = self.slots[name]
-            want = i >= len(names) - r
+            want = i in reserved
             if want and not s.held and s.core.state in ("Unclaimed", "Owner"):
                 s.held = True
                 self.dirty[name] = None

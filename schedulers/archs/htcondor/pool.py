@@ -179,18 +179,33 @@ def slot_amounts(capacity: Sequence[float] | np.ndarray, slots: int) -> np.ndarr
     return out
 
 
-def reserved_slots(held: np.ndarray, capacity: np.ndarray, slots: int) -> int:
-    """How many of a machine's slots, the last ones, its standing
-    (non-Condor) tasks take out of the pool: the fewest whose resources
-    together cover what those tasks hold in every resource, so the slots
-    left plus the standing tasks never exceed the machine. (Slots are not
-    all equal when a countable further resource is split in whole units:
-    4 GPUs over 8 slots sit on the first four.)"""
-    if not np.any(held > 1e-9):
-        return 0
-    cover = np.cumsum(slot_amounts(capacity, slots)[::-1], axis=0)
-    enough = np.flatnonzero(np.all(cover + 1e-9 >= np.asarray(held, dtype=np.float64), axis=1))
-    return int(enough[0]) + 1 if enough.size else slots
+def reserved_slots(held: np.ndarray, capacity: np.ndarray, slots: int) -> list[int]:
+    """Which of a machine's slots its standing (non-Condor) tasks take out
+    of the pool: enough that together they cover what those tasks hold in
+    every resource, so the slots left plus the standing tasks never exceed
+    the machine. The last slots first, as many as cpu and memory need;
+    then, for a further resource still short (slots are not all equal when
+    a countable one is split in whole units: 4 GPUs over 8 slots sit on
+    the first four), the last of the slots that have some of it."""
+    want = np.asarray(held, dtype=np.float64)
+    if not np.any(want > 1e-9):
+        return []
+    per = slot_amounts(capacity, slots)
+    taken: list[int] = []
+    got = np.zeros_like(want)
+    for i in range(slots - 1, -1, -1):
+        if np.all(got[:2] + 1e-9 >= want[:2]):
+            break
+        taken.append(i)
+        got += per[i]
+    for r in range(2, want.size):
+        for i in range(slots - 1, -1, -1):
+            if got[r] + 1e-9 >= want[r]:
+                break
+            if i not in taken and per[i, r] > 0:
+                taken.append(i)
+                got += per[i]
+    return sorted(taken)
 
 
 # -- a restarted schedd ---------------------------------------------------------------
