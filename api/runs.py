@@ -4,7 +4,7 @@ its tables.
     import schedlab
 
     run = schedlab.run("quickstart", engine="sim", seed=3, duration=600,
-                       overrides={"omega.schedulers.0.t_job": 2})
+                       overrides={"metrics.sample_interval": 2.0})
     run.summary["jobs"]["scheduled"]      # summary.json, as a dict
     jobs = run.jobs()                     # one row per job (a Table)
     df = jobs.to_pandas()                 # with the analysis extra: pip install 'schedlab[analysis]'
@@ -237,7 +237,7 @@ def prepare(scenario: str | Path | Mapping[str, Any], *, engine: str | None = No
     arch = settings.pop("architecture", None)
     for key, value in [*settings.items(), *overrides.items()]:
         if not isinstance(key, str) or not key or "" in key.split("."):
-            raise ScenarioError(f"overrides: {key!r}: not a dotted key (e.g. omega.schedulers.0.t_job)")
+            raise ScenarioError(f"overrides: {key!r}: not a dotted key (e.g. metrics.sample_interval)")
         set_value(data, key, _plain(value), what=f"{source}: override")
     for key, value in (("seed", seed), ("engine", engine)):
         if value is not None:

@@ -117,6 +117,21 @@ class SectionContext:
 
 
 @dataclass(frozen=True)
+class CssSetup:
+    """One of the set-ups of the shared-state paper's simulator (CSS) as this
+    architecture runs it (``experiments/paper/css_compare``): ``swept`` is the scheduler
+    whose think time CSS sweeps (its name in summary.json's ``schedulers``),
+    set through ``key`` (``<key>.t_job``, ``<key>.t_task``); ``sets`` are
+    further ``--set`` arguments."""
+
+    name: str  # a folder name under OUT
+    label: str  # the table's label
+    key: str
+    swept: str
+    sets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ArchSpec:
     name: str  # the scenario's ``architecture`` value and its section's name
     title: str  # its name and kind, for listings and errors
@@ -170,6 +185,9 @@ class ArchSpec:
     # ``no_further_resources`` (why the real system cannot).
     further_resources: str = ""
     no_further_resources: str = "it models no resource beyond cpu and mem"
+    # The set-ups of the shared-state paper's simulator (CSS) it stands for,
+    # if any (CSS compares a monolithic, a two-level and a shared-state scheduler).
+    css_setups: tuple[CssSetup, ...] = ()
 
 
 def _load(path: str) -> Any:

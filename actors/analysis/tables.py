@@ -208,6 +208,7 @@ TASKS = (
     Column("prefill", "bool", "a standing task of the prefill, not a job of the workload"),
     Column("cpu", "float", "cpu it asked for"),
     Column("mem", "float", "memory it asked for"),
+    Column("more", "json", "its amounts of each further resource, in [cell] resources order (empty: none)"),
     Column("start_s", "float", "when its run time starts counting: the commit of its placement (0 for prefill); "
                                "a completed task ran end_s - start_s"),
     Column("launched_s", "float", "when its host started it (the tasks_launched event; up to a batch interval after start_s)"),
@@ -260,15 +261,15 @@ def tasks(events: list[dict]) -> Table:
             key = (int(task[0]), int(task[1]))
             if key in running:  # a double launch (an invariant counts it): the first copy is the one tracked
                 continue
-            cpu, mem = (float(x) for x in task[3:5])
+            cpu, mem, *more = (float(x) for x in task[3:-1])  # [job, task, machine, *request, start]
             running[key] = len(rows)
             rows.append([key[0], key[1], int(task[2]), host, prefill,
-                         cpu, mem, float(task[-1]), t, None, "running"])
+                         cpu, mem, more, float(task[-1]), t, None, "running"])
     return Table("tasks", TASKS, [tuple(r) for r in rows])
 
 
 def _end(row: list, t: float, outcome: str) -> None:
-    row[9], row[10] = t, outcome
+    row[10], row[11] = t, outcome
 
 
 # -------------------------------------------------------------- samples

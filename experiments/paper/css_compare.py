@@ -27,11 +27,13 @@ import resource
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from schedlab.cli.sweep import Sweep, finish, plan_sweep, run_dir, run_inline
+from schedlab.schedulers import arch as registry
+from schedlab.schedulers.arch import CssSetup
 
 TOOL_HELP = "the Omega paper simulator's (CSS) default experiment on sim"  # one line in `schedlab --help` (cli.tools)
 
@@ -42,17 +44,10 @@ CLASSES = ("batch", "service")
 
 
 @dataclass(frozen=True)
-class Setup:
-    """One of CSS's set-ups as schedlab settings. ``swept`` is the scheduler
-    whose think time CSS sweeps (its name in summary.json's ``schedulers``),
-    set through ``key`` (``<key>.t_job``, ``<key>.t_task``)."""
+class Setup(CssSetup):
+    """One of CSS's set-ups (``arch.CssSetup``) with the architecture that declares it."""
 
-    name: str  # a folder name under OUT, and the table's label
-    label: str
-    architecture: str
-    key: str
-    swept: str
-    sets: tuple[str, ...] = ()
+    architecture: str = ""
 
     def overrides(self, t_jobs: tuple[str, ...], machines: int, hours: float) -> list[str]:
         """``--set`` arguments: this architecture only, CSS's sweep, the size."""
@@ -61,12 +56,8 @@ class Setup:
                 f"cell.machine_classes.0.count={machines}", f"duration={hours * 3600:g}"]
 
 
-SETUPS = (
-    Setup("mono_single", "monolithic, single path", "borg", "borg", "borgmaster-all", ("borg.multi_path=false",)),
-    Setup("mono_multi", "monolithic, multi path", "borg", "borg", "borgmaster-service", ("borg.multi_path=true",)),
-    Setup("mesos", "Mesos", "mesos", "mesos.frameworks.1", "framework-service"),
-    Setup("omega", "Omega", "omega", "omega.schedulers.0", "scheduler-batch-0"),
-)
+# Every registered architecture's CSS set-ups, in the registry's order.
+SETUPS = tuple(Setup(**asdict(css), architecture=name) for name, spec in registry.registry().items() for css in spec.css_setups)
 
 
 def waits(run: Path) -> dict[str, list[float]]:

@@ -25,7 +25,7 @@ DEFAULT: tuple[str, ...] = BASE
 # A resource's name is a scenario key and an event field: a plain identifier.
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
-# Kubernetes' fit filter names the short resources of a node by a bit mask per resource (Insufficient cpu, ...).
+# A fit filter may name a node's short resources by a bit mask per resource ("Insufficient cpu", ...).
 MAX_RESOURCES = 16
 
 # Float slack for fit checks: requests are summed and subtracted repeatedly.

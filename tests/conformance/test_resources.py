@@ -43,6 +43,13 @@ def test_a_further_resource_is_honoured_or_refused(arch: str, tmp_path: Path) ->
     placed = [(t[0], t[2]) for e in ev[TASKS_LAUNCHED] for t in e["tasks"] if t[5] > 0]
     assert {j for j, _ in placed} & train, "no task asking for the resource was placed"
     assert {m for _, m in placed} <= has, "a task asking for it ran on a machine without it"
+    from schedlab.api.runs import load
+
+    run = load(tmp_path)
+    more = run.tasks().names.index("more")
+    # The tasks table carries it (an ApplicationMaster, task -1, asks for none).
+    assert {r[more][0] for r in run.tasks().rows if r[0] in train and r[1] >= 0} <= {1.0, 2.0}
+    assert all(len(r[run.samples().names.index("more")]) == 1 for r in run.samples().rows)
 
 
 @pytest.mark.ray

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from schedlab.schedulers.archs.borg.placement import SCORING
 from schedlab.schedulers.archs.borg.priority import BANDS
-from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
+from schedlab.schedulers.arch import ArchSpec, CssSetup, Decider, Role, SectionContext
 from schedlab.schedulers.scenario.fields import REQUIRED, Field, parse_fields, per_resource
 from schedlab.schedulers.scenario.spec import Scenario
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, table_array
@@ -148,6 +148,8 @@ SPEC = ArchSpec(
     min_replicas=3,
     fields=FIELDS,
     showcase="borg_failover",
+    css_setups=(CssSetup("mono_single", "monolithic, single path", "borg", "borgmaster-all", ("borg.multi_path=false",)),
+                CssSetup("mono_multi", "monolithic, multi path", "borg", "borgmaster-service", ("borg.multi_path=true",))),
     further_resources=("a resource vector: feasibility, scoring, quotas (a limit per resource and priority band) and "
                        "preemption over every resource, as Borg's are"),
 )

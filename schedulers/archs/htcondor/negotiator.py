@@ -132,10 +132,15 @@ def fits_requests(job_ad: Ad, machine_ad: Ad) -> bool:
 
 
 def _custom_requests(job_ad: Ad, machine_ad: Ad) -> list[tuple[str, str]]:
-    declared = {k[len("total"):].lower() for k in machine_ad if isinstance(k, str) and k.lower().startswith("total")}
-    return [(k, k[len("Request"):]) for k in job_ad
-            if isinstance(k, str) and k.lower().startswith("request") and k.lower() not in _BASE
-            and k[len("Request"):].lower() in declared]
+    """On every match evaluation: the machine ad is looked at only for a job
+    that has a request beyond the built-in ones (most jobs have none)."""
+    out = []
+    for k in job_ad:
+        if isinstance(k, str) and len(k) > 7 and k[:7].lower() == "request" and k.lower() not in _BASE:
+            total = f"total{k[7:]}".lower()
+            if any(isinstance(m, str) and m.lower() == total for m in machine_ad):
+                out.append((k, k[7:]))
+    return out
 
 
 def acceptable(job_ad: Ad, machine_ad: Ad) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
+from schedlab.schedulers.arch import ArchSpec, CssSetup, Decider, Role, SectionContext
 from schedlab.schedulers.archs.mesos.order_policies import ALLOCATION_POLICIES
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
 from schedlab.schedulers.model.resources import BASE
@@ -218,6 +218,7 @@ SPEC = ArchSpec(
     check_sizes=check_sizes,
     fields=FIELDS,
     showcase="mesos_failover",
+    css_setups=(CssSetup("mesos", "Mesos", "mesos.frameworks.1", "framework-service"),),
     further_resources=("scalar resources: offers carry every resource, DRF's dominant share is over all of them and "
                        "min_offer has a floor per resource (Mesos' gpus and custom scalars)"),
 )

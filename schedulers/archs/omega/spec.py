@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
+from schedlab.schedulers.arch import ArchSpec, CssSetup, Decider, Role, SectionContext
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
 from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
@@ -140,6 +140,7 @@ SPEC = ArchSpec(
     live="schedlab.actors.archs.omega.architecture:ARCHITECTURE",
     fields=FIELDS,
     showcase="quickstart",
+    css_setups=(CssSetup("omega", "Omega", "omega.schedulers.0", "scheduler-batch-0"),),
     further_resources=("a resource vector: the shared cell state keeps every machine's free amount of each resource and a "
                        "commit checks them all (Omega's cell state, like Borg's, is a vector of resources)"),
 )
