@@ -31,23 +31,32 @@ from schedlab.actors.analysis.summary import summarize
 from schedlab.actors.arch import architecture
 from schedlab.actors.topology import Build, Plan
 from schedlab.schedulers.events.shared import ACTOR_LOST, FAULT
-from schedlab.schedulers.model.cluster import build_cell, host_count
+from schedlab.schedulers.model.cluster import build_cell, host_count, with_devices
 from schedlab.schedulers.placement.policies import PlacementPolicy, get_policy
 from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.arch import Decider, all_roles, spec_of
 from schedlab.schedulers.scenario.parse import Scenario, roster_for
 from schedlab.schedulers.consensus.timing import raft_timing
-from schedlab.schedulers.model.workload import Prefill, generate_jobs, prefill
+from schedlab.schedulers.model.workload import Prefill, generate_jobs, prefill, with_device_columns
 
 ProgressFn = Callable[[float, dict], None]
 StartedFn = Callable[[str, str], None]  # (namespace, Ray address) once the run's actors are up
 
 
 def plan_run(sc: Scenario) -> Plan:
-    cell = build_cell(sc.cell.machine_classes, sc.cell.resources)
+    """The cell, jobs and prefill of a run. An architecture that places
+    devices gets the cell with a column per device slot (``with_devices``)
+    and every request widened to match, device columns 0 until its
+    placement fills them in a claim."""
+    cell = build_cell(sc.cell.machine_classes, sc.cell.resources, sc.cell.devices)
     jobs = [j.to_wire() for j in generate_jobs(sc.workload.classes, sc.duration, sc.seed)]
     pre = prefill(cell, sc.workload.classes, sc.workload.prefill_utilization, sc.seed,
                   sc.workload.standing, sc.workload.standing_cpu_limit)
+    if spec_of(sc.architecture).devices:
+        cell = with_devices(cell)
+        pre = with_device_columns(pre, cell)
+        for j in jobs:
+            j["request"] += [0.0] * cell.device_slots
     return Plan(sc, cell, jobs, pre)
 
 
@@ -181,7 +190,10 @@ class CellRun:
         RunSetup(scenario=sc.name, source=sc.source, architecture=sc.architecture, seed=sc.seed, machines_per_actor=k,
                  replicas=sc.coordinator.replicas, namespace=namespace, address=eng.gcs_address(),
                  embedded=eng.is_loopback_only(), engine=eng.name, capacity=plan.cell.capacity.tolist(),
-                 rack=plan.cell.rack.tolist(), resources=list(plan.cell.resources)).write(out)
+                 rack=plan.cell.rack.tolist(), resources=list(plan.cell.resources),
+                 devices=None if plan.cell.device is None else plan.cell.resources[plan.cell.device],
+                 model=plan.cell.model.tolist() if plan.cell.device is not None else [],
+                 models=list(plan.cell.models)).write(out)
         # On a multi-node cluster, machine hosts are spread over the nodes by rack
         # (a node is a failure domain, like a rack); everything else stays on the
         # first node, so killing another node takes machines, not the control plane.

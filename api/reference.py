@@ -281,11 +281,16 @@ def resources_md() -> str:
     out = ["# Resources by architecture\n", GENERATED.strip() + "\n",
            "How each architecture schedules a resource beyond cpu and mem that `[cell] resources` declares "
            "(see [Resources](../concepts/resources.md)), in its real system's terms, or why it refuses a "
-           "scenario that declares one (exit 2, one line naming `cell.resources`, before anything starts).\n",
-           "| architecture | further resources |", "| --- | --- |"]
+           "scenario that declares one (exit 2, one line naming `cell.resources`, before anything starts); and "
+           "how it treats a resource held as devices (`[cell] devices`, see [Devices](../concepts/devices.md)): "
+           "placing devices, or counting them (whole devices only: a share of one device or a model constraint "
+           "is refused in one line).\n",
+           "| architecture | further resources | devices |", "| --- | --- | --- |"]
     for name, spec in registry.registry().items():
         how = spec.further_resources or f"refused: {spec.no_further_resources}"
-        out.append(f"| [{name}](../architectures/{name}.md) | {_cell(how)} |")
+        dev = (f"places them: {spec.devices}" if spec.devices else "counts them: whole devices only") \
+            if spec.further_resources else "refused (no further resources)"
+        out.append(f"| [{name}](../architectures/{name}.md) | {_cell(how)} | {_cell(dev)} |")
     return "\n".join(out) + "\n"
 
 

@@ -9,18 +9,24 @@ A plot whose data is absent is skipped with a line saying why, never an error.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 
 from schedlab.actors.common.event_files import events_file, read_events
+from schedlab.actors.analysis.devices import device_series
+from schedlab.actors.analysis.run_info import RunSetup
 from schedlab.actors.analysis.stats import by_event
 from schedlab.actors.analysis.summary import first_attempts
 from schedlab.actors.analysis import plots
 from schedlab.actors.arch import of_summary
 from schedlab.schedulers.events.shared import CELL_SAMPLE, JOB_SUBMITTED, RAFT_ROLE
 from schedlab.schedulers.model.resources import BASE, sample_shares
+from schedlab.schedulers.scenario.toml_table import ScenarioError
 from schedlab.actors.analysis.saved_run import NotARun
 from schedlab.api import kinds
 from schedlab.api.compare import headline
@@ -224,7 +230,33 @@ def run_body(path: Path, summary: dict, ev: Events, plot_rel: str, level: str, h
         parts.append("Warnings:\n\n" + "".join(f"- {w}\n" for w in summary["warnings"]))
     for spec in plot_specs(summary):
         parts.append(figure_md(render(spec, summary, ev, path / plot_rel, plot_rel), level))
+    if summary.get("devices"):
+        spec = dataclasses.replace(DEVICES, extract=lambda s, e: device_data(path, s, e))
+        parts.append(figure_md(render(spec, summary, ev, path / plot_rel, plot_rel), level))
     return "\n".join(parts)
+
+
+def device_data(path: Path, summary: dict, ev: Events) -> Any:
+    """The device measures of the run at ``path`` (its cell from run.json), per model and cell-wide."""
+    try:
+        cell = RunSetup.read(path / "run.json").cell()
+    except (OSError, ValueError, KeyError, TypeError, ScenarioError) as e:
+        return Skip(f"run.json unreadable ({type(e).__name__})")
+    series = device_series(ev, cell, float(summary["emulated_seconds"]))
+    if series is None:
+        return Skip("run.json names no device resource")
+    n = np.maximum(series.devices, 1)
+    return {"t": series.t.tolist(), "allocated": {m: (series.allocated[:, k] / n[k]).tolist() for k, m in enumerate(series.models)},
+            "unallocated": (series.devices.sum() - series.allocated.sum(axis=1)).tolist(),
+            "fragmented": series.fragmented.sum(axis=1).tolist()}
+
+
+DEVICES = PlotSpec(
+    "devices", "Devices allocated and fragmented",
+    "Left: the share of each device model's devices held by tasks over the run; right: the cell's unallocated devices "
+    "(grey) and, shaded, how many of them were fragmented: free on machines where a typical task of the run's workload "
+    "cannot use them (Weng et al., ATC 2023).",
+    lambda s, e: Skip("needs the run's directory"), plots.devices)
 
 
 def _run_line(summary: dict) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.actors.analysis import tables
+from schedlab.actors.analysis.run_info import RunSetup
 from schedlab.actors.analysis.saved_run import NotARun
 from schedlab.actors.common.event_files import EVENT_FILES, events_file, export_jsonl, read_events
 from schedlab.api import kinds
@@ -34,7 +35,7 @@ from schedlab.schedulers.scenario.toml_table import read_text
 
 __all__ = ["NotARun", "Run", "ScenarioError", "load", "run"]
 
-TABLES = ("jobs", "tasks", "samples", "events")
+TABLES = ("jobs", "tasks", "samples", "devices", "events")
 
 
 class Run:
@@ -128,8 +129,19 @@ class Run:
             duration = None
         return tables.samples(self._read_events(), duration)
 
+    def devices(self) -> tables.Table:
+        """Device allocation and fragmentation over the run, per model
+        (``tables.DEVICES``; empty when the cell has no [cell] devices):
+        their means are the summary's ``devices``."""
+        try:
+            setup = RunSetup.read(self.path / "run.json")
+            duration = self.summary["emulated_seconds"]
+        except (OSError, ValueError, KeyError, TypeError, ScenarioError) as e:
+            raise NotARun(f"{self.path}: no run.json and summary.json to measure devices by ({type(e).__name__}: {e})") from None
+        return tables.devices(self._read_events(), setup.cell(), duration)
+
     def table(self, name: str) -> tables.Table:
-        """A table by name: jobs, tasks, samples or events."""
+        """A table by name: jobs, tasks, samples, devices or events."""
         if name not in TABLES:
             raise ValueError(f"no table {name!r} (one of {', '.join(TABLES)})")
         return getattr(self, name)()

@@ -185,6 +185,12 @@ class ArchSpec:
     # ``no_further_resources`` (why the real system cannot).
     further_resources: str = ""
     no_further_resources: str = "it models no resource beyond cpu and mem"
+    # How it places a resource held as devices ([cell] devices): which
+    # device of which machine a task takes, in the real system's terms;
+    # empty: it counts them, as the machine's amount of the resource, so it
+    # runs tasks asking for whole devices and refuses a share of one device
+    # or a model constraint (a count cannot tell one device from another).
+    devices: str = ""
     # The set-ups of the shared-state paper's simulator (CSS) it stands for,
     # if any (CSS compares a monolithic, a two-level and a shared-state scheduler).
     css_setups: tuple[CssSetup, ...] = ()

@@ -170,7 +170,7 @@ def test_a_plain_default_passes_its_own_check(where: str) -> None:
 
 def test_the_schema_describes_machine_classes_job_classes_and_faults() -> None:
     mc = json_schema(common.CELL)["properties"]["machine_classes"]["items"]
-    assert list(mc["properties"]) == ["name", *DEFAULT, "count", "racks", "labels"]
+    assert list(mc["properties"]) == ["name", *DEFAULT, "count", "racks", "labels", "model"]
     # Any further resource [cell] resources declares is a key too: a number, 0 when left out.
     assert mc["required"] == [*DEFAULT, "count"] and mc["additionalProperties"]["type"] == "number"
     assert mc["additionalProperties"]["default"] == 0.0

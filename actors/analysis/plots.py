@@ -75,6 +75,24 @@ def utilization(data: dict[str, Any], path: Path) -> None:
     save(fig, path)
 
 
+def devices(data: dict[str, Any], path: Path) -> None:
+    """Left: each model's share of devices allocated; right: the cell's
+    unallocated devices and, of those, the fragmented."""
+    fig, axs = figure(1, 2, size=(10.0, 4.2))
+    left, right = axs[0]
+    for model, share in data["allocated"].items():
+        left.plot(data["t"], share, lw=1.2, label=model)
+    left.set(xlabel="emulated time (s)", ylabel="share of its devices", ylim=(0, 1.05), title="Devices allocated, per model")
+    percent_axis(left)
+    right.plot(data["t"], data["unallocated"], color="tab:gray", lw=1.2, label="unallocated")
+    right.fill_between(data["t"], data["fragmented"], color="tab:red", alpha=0.4, label="fragmented")
+    right.set(xlabel="emulated time (s)", ylabel="devices", title="Unallocated and fragmented devices")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        legend(ax, loc="best", fontsize="small")
+    save(fig, path)
+
+
 def wait_cdf(data: dict[str, dict[str, Any]], path: Path, title: str = "Wait to first scheduling attempt") -> None:
     """``data``: label -> {"waits": [s], "submitted": n}. The curve is a share of
     *submitted* jobs, so it levels off below 100% when jobs were never tried."""

@@ -17,6 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.scenario.toml_table import read_text
 
@@ -78,6 +81,9 @@ class RunSetup:
     capacity: list[list[float]]  # per machine, per dimension
     rack: list[int]  # per machine
     resources: list[str] = field(default_factory=lambda: list(DEFAULT))  # the dimensions' names
+    devices: str | None = None  # the resource held as devices ([cell] devices)
+    model: list[int] = field(default_factory=list)  # per machine, its device model's index in models (-1: none)
+    models: list[str] = field(default_factory=list)
 
     def write(self, out: Path) -> None:
         (out / "run.json").write_text(json.dumps(asdict(self)) + "\n")
@@ -96,4 +102,13 @@ class RunSetup:
                    seed=data["seed"], machines_per_actor=int(data["machines_per_actor"]), replicas=int(data.get("replicas", 1)),
                    namespace=data["namespace"], address=data.get("address"), embedded=bool(data.get("embedded", False)),
                    engine=data.get("engine", "ray"), capacity=cap, rack=data.get("rack", [0] * len(cap)),
-                   resources=list(data.get("resources", DEFAULT)))
+                   resources=list(data.get("resources", DEFAULT)), devices=data.get("devices"),
+                   model=list(data.get("model", [])), models=list(data.get("models", [])))
+
+    def cell(self) -> Cell:
+        """The cell as the run saw it (one machine class: a saved run keeps no classes)."""
+        cap = np.asarray(self.capacity, dtype=np.float64)
+        return Cell(capacity=cap, rack=np.asarray(self.rack), machine_class=np.zeros(len(cap), dtype=np.int64), classes=(),
+                    resources=tuple(self.resources),
+                    device=None if self.devices is None else self.resources.index(self.devices),
+                    model=np.asarray(self.model or [-1] * len(cap), dtype=np.int64), models=tuple(self.models))

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 
 from schedlab.actors.analysis.invariants import invariants
 from schedlab.actors.analysis.run_info import RunSetup
 from schedlab.actors.common.event_files import events_file, has_events, read_events
 from schedlab.actors.coordinator.raft_disk import read_applied
 from schedlab.actors.analysis.stats import by_event
-from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.scenario.toml_table import ScenarioError
 
 
@@ -32,9 +30,7 @@ def check_saved(out: str | Path) -> dict[str, int]:
         raise NotARun(f"{d}: not a schedlab run directory (no run.json and events.jsonl)")
     try:
         setup = RunSetup.read(d / "run.json")
-        cap = np.asarray(setup.capacity, dtype=np.float64)
-        cell = Cell(capacity=cap, rack=np.asarray(setup.rack), machine_class=np.zeros(len(cap), dtype=np.int64), classes=(),
-                    resources=tuple(setup.resources))
+        cell = setup.cell()
     except ScenarioError as e:
         raise NotARun(str(e)) from None
     except (ValueError, KeyError, TypeError) as e:  # JSONDecodeError is a ValueError

@@ -18,7 +18,8 @@ from schedlab.schedulers.events.shared import (
 )
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
-from schedlab.schedulers.model.resources import EPS, sample_shares
+from schedlab.actors.analysis.devices import device_series, device_summary
+from schedlab.schedulers.model.resources import EPS, declared, sample_shares
 
 SUMMARY_KEYS = (
     "scenario", "architecture", "engine", "seed", "time_scale", "emulated_seconds", "wall_seconds",
@@ -216,7 +217,7 @@ def summarize(events: Iterable[dict], info: RunInfo, cell: Cell, applied: dict[i
         "emulated_seconds": duration,
         "wall_seconds": round(float(info.wall_seconds), 3),
         "cell": {"machines": cell.size, "machines_per_actor": info.machines_per_actor, "host_actors": info.host_actors,
-                 "resources": list(cell.resources)},
+                 "resources": list(declared(cell.resources))},
         "jobs": {
             "submitted": len(submitted),
             "scheduled": len(set(scheduled) | final_placed),
@@ -229,7 +230,8 @@ def summarize(events: Iterable[dict], info: RunInfo, cell: Cell, applied: dict[i
         },
         "wait_time_s": {"first_attempt": percentiles(wait_first), "fully_scheduled": percentiles(wait_full), "by_class": by_class},
         "schedulers": schedulers,
-        "utilization": utilization(samples, cell.resources),
+        "utilization": utilization(samples, declared(cell.resources)),
+        "devices": device_summary(device_series(ev, cell, duration)),
         "substrate": info.substrate,
         "failovers": coord_failovers,
         "faults": [fault_record(f) for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"])],

@@ -70,6 +70,19 @@ SUMMARY: tuple[SummaryKey, ...] = (
     SummaryKey("utilization.mem_mean", "float|null", "The same for memory.", "fraction"),
     SummaryKey("utilization.by_resource.<resource>", "float|null", "The same for each resource of cell.resources.", "fraction"),
     SummaryKey("utilization.samples", "int", "Samples taken."),
+    SummaryKey("devices", "object|null", "The resource [cell] devices holds as devices, measured over the run from the "
+               "tasks' launches and ends (actors.analysis.devices; null: no [cell] devices)."),
+    SummaryKey("devices.resource", "str", "Its name."),
+    SummaryKey("devices.devices", "int", "Devices in the cell.", "devices"),
+    SummaryKey("devices.allocated_mean", "float|null", "Mean share of them held by tasks (a share of one counts its "
+               "fraction).", "fraction"),
+    SummaryKey("devices.unallocated_mean", "float", "Mean devices' worth free.", "devices"),
+    SummaryKey("devices.fragmented_mean", "float", "Mean devices' worth free on machines where a typical task of the "
+               "run asking for devices cannot use them (Weng et al., ATC 2023: the expectation over the run's task "
+               "shapes).", "devices"),
+    SummaryKey("devices.fragmented_share_mean", "float|null", "The same as a share of all devices.", "fraction"),
+    SummaryKey("devices.by_model.<model>", "object", "The same numbers for each device model's machines ('-': classes "
+               "naming no model)."),
     SummaryKey("substrate.rtt_wall_ms_p50", "float", "The engine's actor round trip, measured at the start: median.", "wall ms"),
     SummaryKey("substrate.rtt_wall_ms_p90", "float", "Its 90th percentile.", "wall ms"),
     SummaryKey("substrate.rtt_emulated_s_p50", "float", "The median in emulated time.", "emulated s"),

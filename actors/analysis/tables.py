@@ -7,7 +7,7 @@ from the summary's own derivation (``summary.job_fates``).
 Times are emulated seconds since the run's start (the events' ``t``); a
 time that never happened is None (empty in CSV, null in Parquet, NaN in
 pandas). Each table's columns are documented where it is built: ``JOBS``,
-``TASKS``, ``SAMPLES``, ``EVENTS``.
+``TASKS``, ``SAMPLES``, ``DEVICES``, ``EVENTS``.
 """
 from __future__ import annotations
 
@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schedlab.actors.analysis.devices import device_series
 from schedlab.actors.analysis.stats import by_event
 from schedlab.actors.analysis.summary import first_attempts, job_fates
 from schedlab.schedulers.events.shared import (
     CELL_SAMPLE, MACHINES_DOWN, PREEMPTED, TASKS_COMPLETED, TASKS_KILLED, TASKS_LAUNCHED, TASKS_LOST, TXN,
 )
+from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.model.resources import EPS
 
 INSTALL_HINT = "pip install 'schedlab[analysis]'"
@@ -290,6 +292,29 @@ def samples(events: list[dict], duration: float | None = None) -> Table:
     rows = [(e["t"], float(e["cpu"]), float(e["mem"]), list(e.get("more", ())), e.get("actor"))
             for e in events if e["event"] == CELL_SAMPLE and 0 <= e["t"] and (duration is None or e["t"] <= duration + EPS)]
     return Table("samples", SAMPLES, rows)
+
+
+# -------------------------------------------------------------- devices
+
+DEVICES = (
+    Column("t", "float", "when measured (evenly over the run)"),
+    Column("model", "str", "a device model ('-': machines whose class names none)"),
+    Column("devices", "int", "devices of that model in the cell"),
+    Column("allocated", "float", "devices' worth held by tasks (a share counts its fraction)"),
+    Column("unallocated", "float", "devices' worth free"),
+    Column("fragmented", "float", "of the free, devices' worth a typical task cannot use (Weng et al., ATC 2023)"),
+)
+
+
+def devices(events: list[dict], cell: Cell, duration: float) -> Table:
+    """The device measures over the run, per model (empty: the cell has no
+    device resource); their means are summary.json's ``devices``."""
+    series = device_series(by_event(events), cell, duration)
+    rows = [] if series is None else [
+        (float(t), m, int(series.devices[k]), round(float(series.allocated[i, k]), 6),
+         round(float(series.devices[k] - series.allocated[i, k]), 6), round(float(series.fragmented[i, k]), 6))
+        for i, t in enumerate(series.t) for k, m in enumerate(series.models)]
+    return Table("devices", DEVICES, rows)
 
 
 # --------------------------------------------------------------- events

@@ -110,6 +110,7 @@ class Submitter(ActorShell):
                     kind=job["kind"],
                     tasks=len(job["durations"]),
                     request=job["request"],
+                    **({"models": job["models"]} if job.get("models") else {}),
                     scheduler=name,
                 )
             await self._deliver()
@@ -225,7 +226,8 @@ class Submitter(ActorShell):
                 targets = self.routes[job["job_class"]]
                 name, _ = targets[route(job["job_id"], len(targets))]
                 self.log.emit(JOB_SUBMITTED, job_id=job["job_id"], job_class=job["job_class"], kind=job["kind"],
-                              tasks=len(job["durations"]), request=job["request"], scheduler=name)
+                              tasks=len(job["durations"]), request=job["request"], scheduler=name,
+                              **({"models": job["models"]} if job.get("models") else {}))
                 self.log.emit(JOB_PENDING, job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]),
                               orphaned=True)
             self.next = len(self.jobs)

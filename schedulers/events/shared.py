@@ -22,6 +22,7 @@ JOB_SUBMITTED = EventType("job_submitted", "the submitter released a job to the 
     req("tasks", "int", "how many tasks it has", "tasks"),
     req("request", "list", "one task's request, one number per resource dimension"),
     req("scheduler", "str", "the actor it was routed to"),
+    opt("models", "list", "any model", "the device models its tasks may run on ([cell] devices)"),
 ))
 JOB_ATTEMPT = EventType("job_attempt", "a scheduler tried to place a job (first=true: its first try, where wait time ends)", (
     req("job_id", "int", "the job"),

@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from schedlab.schedulers.model.resources import DEFAULT
+import dataclasses
+
+from schedlab.schedulers.model.devices import layout
+from schedlab.schedulers.model.resources import DEFAULT, declared, device_columns
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,7 @@ class MachineClass:
     capacity: tuple[float, ...]  # one amount per resource the cell declares, in its order
     racks: int = 1
     labels: tuple[str, ...] = ()
+    model: str = ""  # its devices' model, in a cell whose [cell] devices names a resource ("" none named)
 
 
 @dataclass
@@ -34,10 +38,25 @@ class Cell:
     classes: tuple[MachineClass, ...]
     labels: tuple[frozenset[str], ...] = field(default=())
     resources: tuple[str, ...] = DEFAULT  # the names of capacity's columns
+    # A resource held as devices ([cell] devices): its column, each machine's
+    # device model (an index into ``models``; -1: none named).
+    device: int | None = None
+    model: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    models: tuple[str, ...] = ()
 
     @property
     def width(self) -> int:
         return int(self.capacity.shape[1])
+
+    @property
+    def declared(self) -> int:
+        """Columns of resources the scenario declared; device columns (``with_devices``) follow them."""
+        return len(declared(self.resources))
+
+    @property
+    def device_slots(self) -> int:
+        """Device columns after the declared ones (0: none)."""
+        return self.width - self.declared
 
     @property
     def size(self) -> int:
@@ -47,7 +66,7 @@ class Cell:
         return self.capacity.sum(axis=0)
 
 
-def build_cell(classes: tuple[MachineClass, ...], resources: tuple[str, ...] = DEFAULT) -> Cell:
+def build_cell(classes: tuple[MachineClass, ...], resources: tuple[str, ...] = DEFAULT, devices: str | None = None) -> Cell:
     """Lay machines out class after class; racks are numbered cell-wide so two
     classes never share a rack (a rack is a failure domain of one hardware kind)."""
     caps: list[np.ndarray] = []
@@ -66,6 +85,9 @@ def build_cell(classes: tuple[MachineClass, ...], resources: tuple[str, ...] = D
     if not caps:
         capacity = np.zeros((0, len(resources)))
         return Cell(capacity, np.zeros(0, int), np.zeros(0, int), classes, (), resources)
+    models = tuple(sorted({mc.model for mc in classes if mc.model}))
+    kind = np.concatenate(kinds).astype(np.int64)
+    by_class = np.array([models.index(mc.model) if mc.model else -1 for mc in classes], dtype=np.int64)
     return Cell(
         capacity=np.concatenate(caps),
         rack=np.concatenate(racks).astype(np.int64),
@@ -73,7 +95,23 @@ def build_cell(classes: tuple[MachineClass, ...], resources: tuple[str, ...] = D
         classes=classes,
         labels=tuple(labels),
         resources=tuple(resources),
+        device=None if devices is None else resources.index(devices),
+        model=by_class[kind],
+        models=models,
     )
+
+
+def with_devices(cell: Cell) -> Cell:
+    """``cell`` with a column per device slot after its declared resources
+    (``resources.DEVICE_MARK``): each machine's devices, 1 free each, 0 in
+    a slot it does not have. For an architecture that places devices; one
+    that counts them gets the cell as declared."""
+    if cell.device is None or cell.device_slots:
+        return cell
+    counts = np.rint(cell.capacity[:, cell.device]).astype(np.int64)
+    slots = layout(counts.tolist())
+    names = device_columns(cell.resources[cell.device], slots.shape[1])
+    return dataclasses.replace(cell, capacity=np.hstack([cell.capacity, slots]), resources=cell.resources + names)
 
 
 def host_of(machine: int | np.ndarray, machines_per_actor: int) -> int | np.ndarray:

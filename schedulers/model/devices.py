@@ -45,6 +45,13 @@ def ask_problem(amount: float) -> str | None:
     return None
 
 
+def count_problem(amount: float) -> str | None:
+    """Why a machine's amount of a device resource is no number of devices, or None."""
+    if not math.isfinite(amount) or amount < 0 or abs(amount - round(amount)) > EPS:
+        return f"{amount:g} is not a whole number of devices"
+    return None
+
+
 @dataclass(frozen=True)
 class DeviceAsk:
     """One task's ask of a device resource: ``amount`` (see the module

@@ -56,6 +56,8 @@ class Job:
     # The user's estimate of its run time (a batch system's requested time
     # limit, as an SWF trace records it); None: the user gave none.
     estimate: float | None = None
+    # The device models its tasks may run on, in a cell with devices (empty: any).
+    models: tuple[str, ...] = ()
 
     @property
     def tasks(self) -> int:
@@ -75,6 +77,7 @@ class Job:
             "request": list(self.request),
             "durations": [-1.0 if math.isinf(d) else d for d in self.durations],
             **({} if self.estimate is None else {"estimate": self.estimate}),
+            **({"models": list(self.models)} if self.models else {}),
         }
 
     @staticmethod
@@ -88,4 +91,5 @@ class Job:
             request=tuple(d["request"]),
             durations=tuple(math.inf if x < 0 else float(x) for x in d["durations"]),
             estimate=None if d.get("estimate") is None else float(d["estimate"]),
+            models=tuple(d.get("models", ())),
         )

@@ -46,6 +46,24 @@ def names_problem(names: Sequence[str]) -> str | None:
     return None
 
 
+# A cell whose further resource is held as devices (``[cell] devices``)
+# gives an architecture that places devices one more column per device
+# slot, named ``<resource>#<slot>`` (no scenario key can be: ``#`` is not
+# in a resource name): a machine's free share of each device, so a commit,
+# a host's overcommit check and the invariants' replay, which compare
+# vectors, are device-exact without knowing what a device is.
+DEVICE_MARK = "#"
+
+
+def device_columns(name: str, slots: int) -> tuple[str, ...]:
+    return tuple(f"{name}{DEVICE_MARK}{g}" for g in range(slots))
+
+
+def declared(names: Sequence[str]) -> tuple[str, ...]:
+    """The resources a scenario declared among a cell's column names (its device columns left out)."""
+    return tuple(n for n in names if DEVICE_MARK not in n)
+
+
 def vector(names: Sequence[str] = DEFAULT, /, **amounts: float) -> np.ndarray:
     """A resource vector over ``names`` from keyword amounts; missing ones are 0."""
     unknown = set(amounts) - set(names)

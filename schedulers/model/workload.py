@@ -5,6 +5,7 @@ Same seed, same job list: each class draws from its own generator
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -162,6 +163,7 @@ class JobClass:
     # A replayed trace (an SWF log): its jobs arrive as recorded instead of
     # being drawn, each task asking the class's mean request.
     trace: tuple[TraceJob, ...] = ()
+    models: tuple[str, ...] = ()  # device models its tasks may run on ([cell] devices; empty: any)
 
 
 def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
@@ -172,7 +174,7 @@ def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
     # that ran forever instead would fill the cell with service work.
     drawn = np.maximum(jc.duration.sample(rng, 1 if jc.one_duration else n), 1e-3)
     durations = (float(drawn[0]),) * n if jc.one_duration else tuple(float(x) for x in drawn)
-    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations)
+    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations, models=jc.models)
 
 
 def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> list[Job]:
@@ -231,7 +233,8 @@ def on_off_times(rng: np.random.Generator, gap: Dist, mean_on: float, mean_off: 
 
 def _replayed(job_id: int, jc: JobClass, at: float, tj: TraceJob) -> Job:
     request = tuple(float(d.expected()) for d in jc.request)
-    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, (float(tj.runtime),) * tj.tasks, tj.estimate)
+    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, (float(tj.runtime),) * tj.tasks, tj.estimate,
+               jc.models)
 
 
 @dataclass(frozen=True)
@@ -257,6 +260,21 @@ class Prefill:
         return out
 
 
+def with_device_columns(pre: Prefill, cell: Cell) -> Prefill:
+    """``pre`` on ``cell`` widened by ``cluster.with_devices``: its tasks
+    ask for no device (``prefill`` takes none that do), so they take no
+    device column; every device is free."""
+    slots = cell.device_slots
+    if not slots:
+        return pre
+    jobs = tuple(dataclasses.replace(j, request=j.request + (0.0,) * slots) for j in pre.jobs)
+    return Prefill(jobs, pre.machines, np.hstack([pre.free, cell.capacity[:, cell.declared:]]))
+
+
+def asks_no_device(jc: JobClass, cell: Cell) -> bool:
+    return cell.device is None or jc.request[cell.device].maximum() <= 0
+
+
 @dataclass(frozen=True)
 class StandingJob:
     """A job already running when the run starts, as a trace's initial cell
@@ -280,7 +298,10 @@ def prefill(cell: Cell, classes: tuple[JobClass, ...], target: float, seed: int,
     first fit, tasks that fit nowhere left out (as the Omega simulator
     prefills its initial cell state). Then long-running jobs shaped like the
     workload's classes (service first, as the Omega simulator does) are placed
-    the same way until mean cpu utilisation reaches ``target``."""
+    the same way until mean cpu utilisation reaches ``target``. In a cell
+    with devices, only classes asking for none: which device a standing
+    task holds is an architecture's placement, not the prefill's."""
+    classes = tuple(jc for jc in classes if asks_no_device(jc, cell))
     free = cell.capacity.copy()
     jobs: list[Job] = []
     placed: list[np.ndarray] = []

@@ -15,6 +15,7 @@ from schedlab.schedulers.arch import COMMON_ROLES, SectionContext
 from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec, Roster, parse_fault
 from schedlab.schedulers.model.cluster import MachineClass, host_count
+from schedlab.schedulers.model.devices import ask_problem, count_problem
 from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.resources import BASE
 from schedlab.schedulers.model.workload import Dist, JobClass
@@ -34,7 +35,7 @@ def _machine_class(t: Table, index: int, resources: tuple[str, ...]) -> MachineC
     v = parse_fields(t, fields.MACHINE_CLASS, values={"index": index, "resources": resources})
     t.done()
     return MachineClass(name=v["name"], count=v["count"], capacity=amounts(v, resources), racks=v["racks"],
-                        labels=tuple(v["labels"]))
+                        labels=tuple(v["labels"]), model=v["model"])
 
 
 def _job_class(t: Table, resources: tuple[str, ...]) -> JobClass:
@@ -54,6 +55,7 @@ def _job_class(t: Table, resources: tuple[str, ...]) -> JobClass:
         priority=v["priority"],
         one_duration=v["rigid"],
         bursts=v["bursts"],
+        models=tuple(v["models"]),
     )
 
 
@@ -97,7 +99,6 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
         wt.fail(wt.key("classes"), "job class names must be unique")
     workload = WorkloadSpec(jclasses, parse_fields(wt, fields.WORKLOAD)["prefill_utilization"], standing, standing_limit)
     wt.done()
-    _check_fit(wt, cell, jclasses)
 
     coord_data = top.data.get("coordinator", {})
     if isinstance(coord_data, dict) and "replicas" not in coord_data and spec.default_replicas != 1:
@@ -111,6 +112,8 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     if further and not spec.further_resources:
         ct.fail(ct.key("resources"), f"architecture {arch!r} cannot schedule {', '.join(map(repr, further))}: "
                                      f"{spec.no_further_resources}")
+    _check_devices(ct, wt, cell, jclasses, spec)
+    _check_fit(wt, cell, jclasses)
     ctx = SectionContext(tuple(names), mclasses, coordinator, top, resources)
     section = spec.parse(top.sub(arch) if spec.section_required else top.sub(arch, default={}), ctx)
     for other in registry.names():
@@ -183,11 +186,51 @@ def _coordinator(t: Table) -> CoordinatorSpec:
     return CoordinatorSpec(**dict(got, election_ms=e if isinstance(e, float) else (float(e[0]), float(e[1]))))
 
 
+def _check_devices(ct: Table, wt: Table, cell: CellSpec, classes: tuple[JobClass, ...], spec: registry.ArchSpec) -> None:
+    """Devices are whole on machines; a task's ask is whole devices or a
+    share of one; a model named is some machine class's; an architecture
+    that only counts devices gets no ask a count cannot honour."""
+    mts = table_array(ct, "machine_classes")
+    jts = table_array(wt, "classes") if "classes" in wt.data else []
+    if cell.devices is None:
+        for ts, classes_, key in ((mts, cell.machine_classes, "model"), (jts, classes, "models")):
+            for t, c in zip(ts, classes_):
+                if getattr(c, key):
+                    t.fail(t.key(key), "names device models, but [cell] devices names no resource held as devices")
+        return
+    if cell.devices not in cell.resources[len(BASE):]:
+        ct.fail(ct.key("devices"), f"{cell.devices!r} is not one of the further resources [cell] resources declares")
+    d = cell.resources.index(cell.devices)
+    for t, mc in zip(mts, cell.machine_classes):
+        if (why := count_problem(mc.capacity[d])) is not None:
+            t.fail(t.key(cell.devices), why)
+    known = {mc.model for mc in cell.machine_classes if mc.model}
+    for t, jc in zip(jts, classes):
+        ask = jc.request[d]
+        if ask.kind not in ("constant", "empirical"):
+            t.fail(t.key(cell.devices), "a device ask is a number or an empirical distribution of them")
+        for a in (ask.value,) if ask.kind == "constant" else ask.values:
+            if (why := ask_problem(a)) is not None:
+                t.fail(t.key(cell.devices), why)
+        unknown = sorted(set(jc.models) - known)
+        if unknown:
+            t.fail(t.key("models"), f"no machine class has model {unknown[0]!r} (models: {', '.join(sorted(known)) or 'none'})")
+        if not spec.devices:
+            share = any(0 < a < 1 for a in ((ask.value,) if ask.kind == "constant" else ask.values))
+            if share or jc.models:
+                t.fail(t.key(cell.devices if share else "models"),
+                       f"architecture {spec.name!r} counts {cell.devices} as a number per machine: "
+                       f"{'a share of one device' if share else 'a model constraint'} needs one that places devices "
+                       f"({', '.join(s.name for s in registry.registry().values() if s.devices)})")
+
+
 def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:
-    """A job class whose largest task fits no machine class would only ever be abandoned."""
+    """A job class whose largest task fits no machine class (of the device
+    models it allows) would only ever be abandoned."""
     for i, jc in enumerate(classes):
         biggest = [d.maximum() for d in jc.request]
-        if not any(all(b <= c + 1e-9 for b, c in zip(biggest, mc.capacity)) for mc in cell.machine_classes):
+        allowed = [mc for mc in cell.machine_classes if not jc.models or mc.model in jc.models]
+        if not any(all(b <= c + 1e-9 for b, c in zip(biggest, mc.capacity)) for mc in allowed):
             asked = ", ".join(f"{r}={b:g}" for r, b in zip(cell.resources, biggest))
             t.fail(f"{t.key('classes')}[{i}]", f"a task of job class {jc.name!r} ({asked}) fits no machine class")
 

@@ -58,6 +58,8 @@ MACHINE_CLASS = (
     Field("racks", int, 1, check=positive, schema={"minimum": 1}, doc="Racks its machines are spread over (numbered cell-wide)."),
     Field("labels", list, [], schema={"items": {"type": "string"}},
           doc="Labels of its machines, which sections may name instead of the class."),
+    Field("model", str, "", doc="Its devices' model (V100M32, T4, ...), when [cell] devices names a resource: "
+                                 "each machine has that resource's amount of devices, all of this model."),
 )
 
 # Read before the machine classes: their keys are these names.
@@ -74,6 +76,10 @@ def resource_keys_taken() -> set[str]:
 
 CELL = (
     RESOURCES,
+    Field("devices", str, None,
+          doc="A further resource held as devices (GPUs): each machine has its amount of them, whole, of its class's "
+              "model; a task asks for whole devices (a whole number) or a share of one device (below 1), on "
+              "the models its class allows."),
     Field("machine_classes", list, nested=True, of=MACHINE_CLASS,
           doc="[[cell.machine_classes]]: name, count, capacity per resource, racks, labels."),
     Field("machines_per_actor", int, 1, check=positive, schema={"minimum": 1},
@@ -184,6 +190,8 @@ JOB_CLASS = (
         doc=(f"Each task's {r}" if base else "Each task's amount of a further resource [cell] resources declares "
              "(default 0)") + ": a number or a bounded distribution table (constant, uniform, empirical).")),
     Field("priority", int, 0, doc="Its jobs' priority."),
+    Field("models", list, [], schema={"items": {"type": "string"}},
+          doc="The device models its tasks may run on, when [cell] devices names a resource (empty: any)."),
     Field("rigid", bool, False, doc="One duration drawn per job, all its tasks running for it (a parallel job)."),
     Field("bursts", dict, None, nested=True, of=BURSTS, read=_bursts,
           doc="Arrivals in on and off periods, both exponential (needs interarrival_mode = \"exponential\")."),

@@ -23,6 +23,7 @@ class CellSpec:
     machine_classes: tuple[MachineClass, ...]
     machines_per_actor: int = 1
     resources: tuple[str, ...] = DEFAULT
+    devices: str | None = None  # a further resource held as devices (GPUs), or None
 
     @property
     def machines(self) -> int:

@@ -52,10 +52,7 @@ def conformance_data(name: str, base: dict[str, Any] | None = None) -> dict[str,
     return data
 
 
-def further_resource_data(name: str, resource: str = "accel") -> dict[str, Any]:
-    """The conformance scenario in a cell with a third resource (named
-    ``resource``: generic code must not care which): only the big machines
-    have it (4 each), and a third job class asks for 1 or 2 of it per task."""
+def _further_resource_base(resource: str) -> dict[str, Any]:
     base = copy.deepcopy(BASE)
     base["cell"]["resources"] = ["cpu", "mem", resource]
     base["cell"]["machine_classes"][1][resource] = 4.0
@@ -63,6 +60,28 @@ def further_resource_data(name: str, resource: str = "accel") -> dict[str, Any]:
         {"name": "train", "kind": "batch", "interarrival": 12.0, "tasks": 2.0,
          "duration": {"dist": "exponential", "mean": 40.0}, "cpu": 1.0, "mem": 2.0,
          resource: {"dist": "empirical", "values": [1.0, 2.0], "weights": [1, 1]}})
+    return base
+
+
+def further_resource_data(name: str, resource: str = "accel") -> dict[str, Any]:
+    """The conformance scenario in a cell with a third resource (named
+    ``resource``: generic code must not care which): only the big machines
+    have it (4 each), and a third job class asks for 1 or 2 of it per task."""
+    return conformance_data(name, _further_resource_base(resource))
+
+
+def device_data(name: str, resource: str = "accel", shares: bool = False) -> dict[str, Any]:
+    """``further_resource_data`` with the resource held as devices: the big
+    machines have 4 devices of model M4 each; with ``shares``, a fourth job
+    class asks for a share of one device, on M4 only."""
+    base = _further_resource_base(resource)
+    base["cell"]["devices"] = resource
+    base["cell"]["machine_classes"][1]["model"] = "M4"
+    if shares:
+        base["workload"]["classes"].append(
+            {"name": "infer", "kind": "batch", "interarrival": 6.0, "tasks": 2.0,
+             "duration": {"dist": "exponential", "mean": 40.0}, "cpu": 0.5, "mem": 1.0,
+             resource: {"dist": "empirical", "values": [0.25, 0.5, 0.7]}, "models": ["M4"]})
     return conformance_data(name, base)
 
 

@@ -11,6 +11,7 @@ from schedlab.schedulers.archs.omega.cell_machine import CellMachineFactory
 from schedlab.schedulers.archs.omega.scheduler import SchedulerParams
 from schedlab.schedulers.archs.omega.spec import OmegaSpec, scheduler_name
 from schedlab.schedulers.model.cluster import host_count
+from schedlab.schedulers.placement.device_claims import device_view
 
 
 def build(b: Build) -> Topology:
@@ -31,7 +32,9 @@ def build(b: Build) -> Topology:
         topo = Topology(ReplicatedCell(sc.coordinator.replicas), group.spawn_all(), group)
     topo.heartbeat = om.heartbeat  # commits ring the hosts
     for spec in om.schedulers:
-        params = SchedulerParams(spec.name, spec.t_job, spec.t_task, b.policies[spec.name], om.max_attempts, om.retry_backoff)
+        view = device_view(plan.cell, sc.workload.classes, spec.device_policy)
+        params = SchedulerParams(spec.name, spec.t_job, spec.t_task, b.policies[spec.name], om.max_attempts, om.retry_backoff,
+                                 view)
         for i in range(spec.count):
             name = scheduler_name(spec, i)
             h = members.spawn("scheduler", OmegaScheduler, name, b.rt, name, params, sc.seed, topo.cell, b.metrics, flush)

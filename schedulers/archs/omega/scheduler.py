@@ -15,6 +15,7 @@ import numpy as np
 
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.shared_state.commit import Claims
+from schedlab.schedulers.placement.device_claims import DeviceView, place
 from schedlab.schedulers.placement.policies import PlacementPolicy
 from schedlab.schedulers.shared_state.cell import LocalCopy
 
@@ -36,6 +37,7 @@ class SchedulerParams:
     policy: PlacementPolicy
     max_attempts: int = 1000
     retry_backoff: float = 1.0  # emulated seconds to wait when nothing fit
+    devices: DeviceView | None = None  # a cell with device columns: a device ask is placed by its device policy
 
 
 @dataclass(frozen=True)
@@ -186,14 +188,15 @@ class OmegaSchedulerCore:
         rejected claim never leaves a phantom reservation behind."""
         work = self.local.free.copy()
         request = jp.job.request_vector()
-        machines = self.params.policy(work, request, int(jp.pending.size), self.rng)
+        view = self.params.devices
+        if view is not None and view.asks(request):
+            machines, rows = place(view, work, request, jp.job.models, int(jp.pending.size), self.rng)
+        else:
+            machines = self.params.policy(work, request, int(jp.pending.size), self.rng)
+            rows = np.tile(request, (int((machines >= 0).sum()), 1))
         ok = machines >= 0
         m = machines[ok].astype(np.int64)
-        claims = Claims(
-            machine=m,
-            request=np.tile(request, (m.size, 1)),
-            seen_seq=self.local.seq[m].copy(),
-        )
+        claims = Claims(machine=m, request=rows, seen_seq=self.local.seq[m].copy())
         return Plan(claims, jp.pending[ok])
 
     def settle(self, jp: JobProgress, plan: Plan, accepted: np.ndarray, now: float) -> Outcome:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schedlab.schedulers.arch import ArchSpec, CssSetup, Decider, Role, SectionContext
+from schedlab.schedulers.placement.device_claims import DEVICE_POLICIES
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
 from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.spec import Scenario
@@ -29,6 +30,7 @@ class OmegaSchedulerSpec:
     t_job: float = 0.1
     t_task: float = 0.005
     policy: str = "random_first_fit"
+    device_policy: str = "best_fit"
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ SCHEDULER_FIELDS = (
     Field("t_job", float, _S.t_job, unit="emulated s", check=non_negative, doc="Think time per job."),
     Field("t_task", float, _S.t_task, unit="emulated s", check=non_negative, doc="... and per task."),
     Field("policy", str, _S.policy, choices=lambda: tuple(PLACEMENT_POLICIES), doc="Placement policy on its copy of the cell."),
+    Field("device_policy", str, _S.device_policy, choices=DEVICE_POLICIES,
+          doc="In a cell with devices ([cell] devices), how a task asking for some is placed: which machine and which "
+              "of its devices (fgd: Fragmentation Gradient Descent; see the placement package)."),
 )
 
 # Every key of [omega], in the order parse_omega reads them.
@@ -143,4 +148,7 @@ SPEC = ArchSpec(
     css_setups=(CssSetup("omega", "Omega", "omega.schedulers.0", "scheduler-batch-0"),),
     further_resources=("a resource vector: the shared cell state keeps every machine's free amount of each resource and a "
                        "commit checks them all (Omega's cell state, like Borg's, is a vector of resources)"),
+    devices=("each scheduler picks the machine and its devices on its copy of the cell (device_policy: fgd, best_fit, "
+             "dot_product, gpu_packing, random_fit); the cell state keeps each device's free share and a commit checks "
+             "the devices a claim names, so two schedulers' shares of one device conflict like any other claims"),
 )

@@ -1,0 +1,124 @@
+"""Devices in runs ([cell] devices): the declaration and its one-line
+refusals, the cell's device columns, and that the commit rule and the
+invariants' replay are device-exact through them (two shares that fit a
+machine's sum but no single device are a conflict, and an overcommit).
+Every architecture running a device cell is tests/conformance/test_devices.py."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from schedlab.actors.analysis.invariants import check_machines
+from schedlab.actors.run import plan_run
+from schedlab.schedulers.events.shared import TASKS_LAUNCHED
+from schedlab.schedulers.model.cluster import build_cell, with_devices
+from schedlab.schedulers.model.cluster import MachineClass
+from schedlab.schedulers.placement.device_claims import device_view, place
+from schedlab.schedulers.scenario.parse import parse_scenario
+from schedlab.schedulers.shared_state.commit import Claims, ConflictMode, TxnMode, commit
+from tests.conftest import scenario_error as _err
+from tests.conformance.scenarios import device_data
+
+RES = ("cpu", "mem", "gpu")
+
+
+def _cell():
+    classes = (MachineClass("two", 2, (8.0, 32.0, 2.0), model="T4"), MachineClass("none", 1, (8.0, 32.0, 0.0)))
+    return with_devices(build_cell(classes, RES, "gpu"))
+
+
+def test_a_cell_with_devices_has_a_column_per_device_slot_after_the_declared_ones() -> None:
+    cell = _cell()
+    assert cell.resources == ("cpu", "mem", "gpu", "gpu#0", "gpu#1") and cell.declared == 3 and cell.device_slots == 2
+    assert cell.capacity[:, 3:].tolist() == [[1, 1], [1, 1], [0, 0]]
+    assert cell.model.tolist() == [0, 0, -1] and cell.models == ("T4",)
+    assert with_devices(cell) is cell  # widening twice is once
+
+
+def _claim(machine: int, device: int, share: float) -> np.ndarray:
+    row = np.array([1.0, 1.0, share, 0.0, 0.0])
+    row[3 + device] = share
+    return row
+
+
+def test_two_shares_that_fit_the_sum_but_not_one_device_conflict_at_commit() -> None:
+    cell = _cell()
+    free, seq = cell.capacity.copy(), np.zeros(cell.size, dtype=np.int64)
+    same = Claims(np.array([0, 0]), np.vstack([_claim(0, 0, 0.6), _claim(0, 0, 0.6)]), seq[[0, 0]])
+    got = commit(free, seq, same, ConflictMode.RESOURCE, TxnMode.INCREMENTAL)
+    assert got.accepted.tolist() == [True, False]  # 1.2 of 2 GPUs fits the sum; not device 0
+    apart = Claims(np.array([0, 0]), np.vstack([_claim(0, 0, 0.6), _claim(0, 1, 0.6)]), seq[[0, 0]])
+    assert commit(free, seq, apart, ConflictMode.RESOURCE, TxnMode.INCREMENTAL).accepted.all()
+
+
+@pytest.mark.parametrize(("devices", "over"), [((0, 0), 1), ((0, 1), 0)])
+def test_the_invariants_replay_counts_an_overcommitted_device(devices: tuple[int, int], over: int) -> None:
+    cell = _cell()
+    tasks = [[1, i, 0, *_claim(0, d, 0.6).tolist(), 0.0] for i, d in enumerate(devices)]
+    overcommit, double = check_machines({TASKS_LAUNCHED: [{"t": 1.0, "host": 0, "tasks": tasks}]}, cell)
+    assert (overcommit, double) == (over, 0)
+
+
+def test_placement_fills_the_device_columns_and_respects_models() -> None:
+    sc = parse_scenario(device_data("omega", "gpu", shares=True) | {"engine": "sim"}, "ok.toml")
+    plan = plan_run(sc)
+    cell = plan.cell
+    assert cell.device_slots == 4 and all(len(j["request"]) == 7 for j in plan.jobs)
+    # The prefill takes no device: which one a standing task holds is the architecture's placement.
+    assert all(j.request[2] == 0 and len(j.request) == 7 for j in plan.prefill.jobs)
+    assert np.array_equal(plan.prefill.free[:, 3:], cell.capacity[:, 3:])
+    view = device_view(cell, sc.workload.classes, "fgd")
+    assert view is not None and view.workload and abs(sum(p for _, p in view.workload) - 1) < 1e-9
+    work = cell.capacity.copy()
+    request = np.array([0.5, 1.0, 0.5, 0, 0, 0, 0])
+    machines, rows = place(view, work, request, ["M4"], 9, np.random.default_rng(0))
+    assert set(machines[machines >= 0].tolist()) <= set(range(8, 12))
+    assert all(np.count_nonzero(r[3:]) == 1 and r[3:].sum() == 0.5 for r in rows)
+    assert np.all(work[:, 3:] >= -1e-9) and np.allclose(work[:, 2], work[:, 3:].sum(axis=1))
+
+
+def _devices_data(**change: object) -> dict:
+    data = device_data("omega", "gpu", shares=True)
+    for path, value in change.items():
+        where, key = path.rsplit("__", 1)
+        node = data
+        for part in where.split("__"):
+            node = node[int(part)] if part.isdigit() else node[part]
+        node[key] = value
+    return data
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"workload__classes__3__gpu": 1.5}, "workload.classes[3].gpu: 1.5: a share of one device is below 1"),
+    ({"workload__classes__3__gpu": 0.0001}, "workload.classes[3].gpu: 0.0001: a share of one device is at least 0.001"),
+    ({"workload__classes__3__gpu": {"dist": "uniform", "low": 0.1, "high": 0.5}},
+     "workload.classes[3].gpu: a device ask is a number or an empirical distribution"),
+    ({"workload__classes__3__models": ["A100"]}, "workload.classes[3].models: no machine class has model 'A100'"),
+    ({"workload__classes__2__gpu": 8.0}, "workload.classes[2]: a task of job class 'train'"),
+    ({"cell__machine_classes__1__gpu": 2.5}, "cell.machine_classes[1].gpu: 2.5 is not a whole number of devices"),
+    ({"cell__devices": "mem"}, "cell.devices: 'mem' is not one of the further resources"),
+])
+def test_a_bad_device_scenario_is_one_line_naming_the_key(change: dict, problem: str) -> None:
+    assert _err(_devices_data(**change)).startswith(f"bad.toml: {problem}")
+
+
+def test_models_without_devices_are_refused() -> None:
+    data = _devices_data()
+    del data["cell"]["devices"]
+    assert _err(data).startswith("bad.toml: cell.machine_classes[1].model: names device models, but [cell] devices")
+
+
+def test_the_cli_refuses_a_share_where_devices_are_counted_in_one_line(tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parent.parent / "scenarios/gpu_devices.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('architecture = "omega"', 'architecture = "borg"', 1))
+    r = subprocess.run([sys.executable, "-m", "schedlab", "run", str(bad), "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "workload.classes[0].gpu: architecture 'borg' counts gpu as a number per machine" in lines[0]
+    assert not (tmp_path / "o").exists()
