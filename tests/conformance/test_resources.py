@@ -18,7 +18,7 @@ from schedlab.schedulers import arch as registry
 from schedlab.schedulers.events.shared import JOB_SUBMITTED, TASKS_LAUNCHED
 from schedlab.schedulers.scenario.parse import parse_scenario
 from schedlab.schedulers.scenario.toml_table import ScenarioError
-from tests.conformance.scenarios import further_resource_data
+from tests.conformance.scenarios import device_data, further_resource_data
 
 RESOURCE = "accel"
 
@@ -54,13 +54,16 @@ def test_a_further_resource_is_honoured_or_refused(arch: str, tmp_path: Path) ->
 
 @pytest.mark.ray
 def test_a_further_resource_travels_live_through_ray(ray_session: None, tmp_path: Path) -> None:
-    """What only live shows: the vectors of three in the byte blobs (deltas,
-    claims, releases carry their width) and the samples, between real Ray
-    actors, with a fault in the middle."""
-    data = further_resource_data("omega", RESOURCE) | {"engine": "ray", "duration": 150.0}
+    """What only live shows: the vectors of three resources and four device
+    columns in the byte blobs (deltas, claims, releases carry their width)
+    and the samples, between real Ray actors, with a fault in the middle;
+    shares of one device committed by real concurrent schedulers."""
+    data = device_data("omega", RESOURCE, shares=True) | {"engine": "ray", "duration": 150.0}
     data["faults"] = [{"at": 60.0, "action": "kill", "target": "machine-host-2", "restart_after": 10.0}]
     summary = run_scenario(parse_scenario(data, "<live>"), tmp_path)
     assert not any(summary["invariants"].values()), summary["invariants"]
     assert summary["utilization"]["by_resource"][RESOURCE] > 0 and summary["jobs"]["scheduled"] > 0
     ev = by_event(read_events(tmp_path))
     assert any(t[5] > 0 for e in ev[TASKS_LAUNCHED] for t in e["tasks"] if not e["prefill"])
+    assert any(0 < t[5] < 1 for e in ev[TASKS_LAUNCHED] for t in e["tasks"]), "no share of a device was placed"
+    assert summary["devices"]["allocated_mean"] > 0
