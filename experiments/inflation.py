@@ -19,8 +19,9 @@ tasks have had their chance to fill the holes; means over seeds. FGD's target wo
 shapes (those covering 95% of its pods), as the paper's simulator takes it.
 
 Pure placement, no actors and no time: what the paper isolates is packing,
-not scheduling delay. schedlab's architectures do not run device resources
-yet; see docs/concepts/resources.md.
+not scheduling delay. The same policies run inside an architecture, with
+arrivals, departures and concurrent schedulers, in a scenario with
+``[cell] devices`` (scenarios/openb_replay.toml; docs/concepts/devices.md).
 """
 from __future__ import annotations
 

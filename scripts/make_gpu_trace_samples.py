@@ -40,7 +40,8 @@ def openb(out: Path, rng: np.random.Generator) -> None:
         kind = kinds[int(rng.choice(len(kinds), p=weights))]
         n = {"cpu": 0, "share": 1, "one": 1, "two": 2, "four": 4, "eight": 8}[kind]
         milli = int(rng.choice([100, 200, 250, 300, 500, 700])) if kind == "share" else (1000 if n else 0)
-        cpu = int(rng.choice([2000, 4000, 8000, 16000])) * max(1, n)
+        # At most 12 cores per GPU asked: every pod fits an 8-GPU node (96 cores), as every pod of the real lists fits a node.
+        cpu = min(int(rng.choice([2000, 4000, 8000, 16000])) * max(1, n), 12000 * max(1, n))
         mem = int(cpu / 1000 * rng.choice([2048, 4096, 8192]))
         spec = "|".join(sorted(rng.choice(MODELS, size=int(rng.integers(1, 3)), replace=False))) if n and rng.random() < 0.1 else "nan"
         t += int(rng.exponential(60))

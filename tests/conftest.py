@@ -158,3 +158,20 @@ def scenario_error(data: dict, source: str = "bad.toml") -> str:
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith(f"{source}: ")
     return msg
+
+
+def cli_run_refused(scenario_text: str, tmp_path: Path) -> str:
+    """``schedlab run`` of ``scenario_text`` (written to tmp_path/bad.toml)
+    must exit 2 with one line on stderr and write nothing; returns the line."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text(scenario_text)
+    r = subprocess.run([sys.executable, "-m", "schedlab", "run", str(bad), "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert not (tmp_path / "o").exists()  # nothing started, nothing written
+    return lines[0]

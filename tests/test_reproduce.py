@@ -92,3 +92,14 @@ def test_sparrow_findings_smoke(tmp_path: Path) -> None:
     so = by["sparrow_vs_omniscient"]["numbers"]
     assert so["omniscient"]["jobs"] > 100 and all(0.5 < v < 2.0 for v in so["ratio"].values())
     assert (tmp_path / "sparrow_vs_omniscient" / "sweep.csv").exists()
+
+
+def test_the_fgd_finding_is_computed_from_the_shipped_sample(tmp_path: Path) -> None:
+    from schedlab.experiments.fidelity import Context
+    from schedlab.experiments.paper.findings_gpu import BASELINES, fgd_inflation
+
+    r = fgd_inflation(Context(tmp_path, smoke=True))
+    end = r.numbers["unallocated_at_end"]
+    assert set(end) == {"fgd", *BASELINES} and all(0 <= v <= 1 for v in end.values())
+    assert r.ok == (end["fgd"] <= min(end[p] for p in BASELINES))
+    assert r.numbers["best_baseline"] == min(BASELINES, key=lambda p: end[p]) and "FGD" in r.measured

@@ -20,6 +20,7 @@ from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.scenario import section_fields as common
 from schedlab.schedulers.scenario.fields import FURTHER, Computed, Field, expand, json_schema, parse_fields
 from schedlab.schedulers.scenario.parse import parse_scenario
+from schedlab.schedulers.scenario.gpu_trace import TRACE_CLASS
 from schedlab.schedulers.scenario.swf_class import SWF_CLASS
 from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, positive
 from tests.conformance.scenarios import conformance_data
@@ -174,7 +175,8 @@ def test_the_schema_describes_machine_classes_job_classes_and_faults() -> None:
     # Any further resource [cell] resources declares is a key too: a number, 0 when left out.
     assert mc["required"] == [*DEFAULT, "count"] and mc["additionalProperties"]["type"] == "number"
     assert mc["additionalProperties"]["default"] == 0.0
-    drawn, swf = json_schema(common.WORKLOAD)["properties"]["classes"]["items"]["anyOf"]
+    drawn, swf, trace = json_schema(common.WORKLOAD)["properties"]["classes"]["items"]["anyOf"]
+    assert list(trace["properties"]) == [f.name for f in TRACE_CLASS] and trace["required"][:2] == ["name", "gpu_trace"]
     assert list(drawn["properties"]) == [f.name for f in expand(common.JOB_CLASS) if f.name != FURTHER]
     assert list(swf["properties"]) == [f.name for f in expand(SWF_CLASS) if f.name != FURTHER]
     assert {"interarrival", "tasks", "duration", "bursts", *DEFAULT} <= set(drawn["properties"])

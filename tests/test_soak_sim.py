@@ -151,13 +151,16 @@ FURTHER = "accel"
 
 
 def further_resource_soak(arch: str, seconds: float):  # noqa: ANN201 - a Scenario
-    """The soak with a third resource every machine has 4 of and every batch
-    task asks 1 of: vectors of three through every fault and recovery path."""
+    """The soak with a third resource held as devices, 4 on every machine:
+    every batch task asks 1 whole device, or, where the architecture places
+    devices, a share of one or one whole: vectors of three (and device
+    columns) through every fault and recovery path."""
     data = {**SOAK, "architectures": [arch], "engine": "sim"}
-    data["cell"] = {**SOAK["cell"], "resources": ["cpu", "mem", FURTHER],
+    data["cell"] = {**SOAK["cell"], "resources": ["cpu", "mem", FURTHER], "devices": FURTHER,
                     "machine_classes": [{**mc, FURTHER: 4.0} for mc in SOAK["cell"]["machine_classes"]]}
+    ask = {"dist": "empirical", "values": [0.5, 1.0]} if spec_of(arch).devices else 1.0
     data["workload"] = {**SOAK["workload"], "classes": [
-        {**c, FURTHER: 1.0} if c["name"] == "batch" else c for c in SOAK["workload"]["classes"]]}
+        {**c, FURTHER: ask} if c["name"] == "batch" else c for c in SOAK["workload"]["classes"]]}
     data["yarn"] = {**SOAK["yarn"], "resource_calculator": "dominant"}  # resource types need it (Hadoop's rule)
     (sc,) = parse_comparison(data, "soak.toml")
     return dataclasses.replace(sc, duration=seconds)
@@ -169,4 +172,5 @@ def test_a_sim_soak_with_a_further_resource_keeps_every_invariant(tmp_path: Path
     assert_invariants_hold(row["invariants"], tmp_path / arch, f"sim-soak-{FURTHER}-{arch}")
     summary = json.loads((tmp_path / arch / "summary.json").read_text())
     assert summary["cell"]["resources"] == ["cpu", "mem", FURTHER] and summary["utilization"]["by_resource"][FURTHER] > 0
+    assert summary["devices"]["allocated_mean"] > 0
     assert row["faults"] >= 30 and row["jobs"]["scheduled"] > 0

@@ -14,6 +14,7 @@ import numpy as np
 from schedlab.schedulers.archs.yarn.events import QUEUE_USAGE
 from schedlab.schedulers.archs.mesos import analytic_model as mesos_model
 from schedlab.experiments.fidelity import Context, Finding, Result, metric, schedulers
+from schedlab.experiments.paper.findings_gpu import fgd_inflation
 from schedlab.experiments.paper.findings_sampling import multicluster_imbalance, sparrow_vs_omniscient, supermarket
 
 BORG = ['architectures=["borg"]', "coordinator.replicas=3"]
@@ -444,4 +445,10 @@ FINDINGS = [
             "that counts what it sent does not",
             "per publish-interval window: busiest/mean ≥ 1.5x the meta-scheduler's and > 2, a site left idle in most "
             "windows observational and in none with the meta-scheduler", multicluster_imbalance),
+    Finding("fgd_inflation", "Weng et al., USENIX ATC 2023, Fig. 9a and abstract",
+            "Fragmentation Gradient Descent leaves fewer GPUs unallocated than packing heuristics",
+            "under workload inflation FGD leaves the fewest GPUs unallocated; up to 49% fewer than the best packing "
+            "baseline (290 more GPUs allocated of 6,200+) on the openb trace",
+            "FGD's unallocated GPUs at 130% arrived ≤ every baseline's (best fit, dot product, GPU packing, GPU "
+            "clustering, random fit)", fgd_inflation, engine=None),
 ]

@@ -137,6 +137,10 @@ class TraceJob:
     tasks: int
     runtime: float
     estimate: float | None = None
+    # Its own request and device models, where the trace records them per
+    # job (a pod list); None: the class's mean request.
+    request: tuple[float, ...] | None = None
+    models: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -232,9 +236,9 @@ def on_off_times(rng: np.random.Generator, gap: Dist, mean_on: float, mean_off: 
 
 
 def _replayed(job_id: int, jc: JobClass, at: float, tj: TraceJob) -> Job:
-    request = tuple(float(d.expected()) for d in jc.request)
+    request = tj.request if tj.request is not None else tuple(float(d.expected()) for d in jc.request)
     return Job(job_id, jc.name, jc.kind, jc.priority, at, request, (float(tj.runtime),) * tj.tasks, tj.estimate,
-               jc.models)
+               tj.models or jc.models)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,14 @@ def target_workload(classes: Sequence[JobClass], cell: Cell, cover: float = 0.95
     allowed: list[frozenset[int] | None] = []
     weights: list[float] = []
     for jc in classes:
+        if jc.trace and jc.trace[0].request is not None:
+            # A replayed list: its jobs' own shapes, each at its share of the list's rate.
+            span = max(jc.trace[-1].submit - jc.trace[0].submit, 1.0)
+            for tj in jc.trace:
+                requests.append([float(x) for x in (tj.request or ())])
+                allowed.append(frozenset(models.index(m) for m in tj.models if m in models) if tj.models else None)
+                weights.append(tj.tasks / span)
+            continue
         rate = jc.tasks.expected() / max(jc.interarrival.expected(), 1e-12)
         base = [float(d.expected()) for d in jc.request]
         dev = jc.request[cell.device] if cell.device is not None else None

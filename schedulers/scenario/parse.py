@@ -23,6 +23,7 @@ from schedlab.schedulers.scenario import section_fields as fields
 from schedlab.schedulers.scenario.css import read_css
 from schedlab.schedulers.scenario.fields import amounts, parse_fields, read_field
 from schedlab.schedulers.scenario.limits import CLUSTER, Limits, check_sizes
+from schedlab.schedulers.scenario.gpu_trace import read_nodes, read_trace_class
 from schedlab.schedulers.scenario.swf_class import read_swf_class
 from schedlab.schedulers.scenario.spec import (CellSpec, CoordinatorSpec, MetricsSpec, Scenario, SubstrateSpec,
                                                WorkloadSpec)
@@ -38,9 +39,12 @@ def _machine_class(t: Table, index: int, resources: tuple[str, ...]) -> MachineC
                         labels=tuple(v["labels"]), model=v["model"])
 
 
-def _job_class(t: Table, resources: tuple[str, ...]) -> JobClass:
+def _job_class(t: Table, cell: CellSpec) -> JobClass:
+    resources = cell.resources
     if "swf" in t.data:
         return read_swf_class(t, resources)
+    if "gpu_trace" in t.data:
+        return read_trace_class(t, resources, cell.devices, cell.machine_classes)
     v = parse_fields(t, fields.JOB_CLASS, values={"resources": resources})
     t.done()
     return JobClass(
@@ -83,8 +87,13 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     taken = sorted(set(resources) & fields.resource_keys_taken())
     if taken:
         ct.fail(ct.key("resources"), f"{taken[0]!r} is a key of a table that has a key per resource: name the resource otherwise")
-    mclasses = tuple(_machine_class(x, i, resources) for i, x in enumerate(table_array(ct, "machine_classes")))
+    mclasses = tuple(_machine_class(x, i, resources) for i, x in enumerate(table_array(ct, "machine_classes"))) \
+        if "machine_classes" in ct.data or "nodes" not in ct.data else ()
     cell = CellSpec(mclasses, resources=resources, **parse_fields(ct, fields.CELL, skip=("resources",)))
+    if cell.devices is not None and cell.devices not in resources[len(BASE):]:
+        ct.fail(ct.key("devices"), f"{cell.devices!r} is not one of the further resources [cell] resources declares")
+    if "nodes" in ct.data:
+        cell = replace(cell, machine_classes=mclasses + read_nodes(ct.sub("nodes"), resources, cell.devices))
     ct.done()
 
     wt = top.sub("workload")
@@ -93,7 +102,7 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
             wt.fail(wt.key("classes"), "give either [[workload.classes]] or [workload.css] (which makes the classes)")
         jclasses, standing, standing_limit = read_css(wt.sub("css"), resources)
     else:
-        jclasses, standing, standing_limit = tuple(_job_class(x, resources) for x in table_array(wt, "classes")), (), 1.0
+        jclasses, standing, standing_limit = tuple(_job_class(x, cell) for x in table_array(wt, "classes")), (), 1.0
     names = [jc.name for jc in jclasses]
     if len(set(names)) != len(names):
         wt.fail(wt.key("classes"), "job class names must be unique")
@@ -190,7 +199,7 @@ def _check_devices(ct: Table, wt: Table, cell: CellSpec, classes: tuple[JobClass
     """Devices are whole on machines; a task's ask is whole devices or a
     share of one; a model named is some machine class's; an architecture
     that only counts devices gets no ask a count cannot honour."""
-    mts = table_array(ct, "machine_classes")
+    mts = table_array(ct, "machine_classes") if "machine_classes" in ct.data else []
     jts = table_array(wt, "classes") if "classes" in wt.data else []
     if cell.devices is None:
         for ts, classes_, key in ((mts, cell.machine_classes, "model"), (jts, classes, "models")):
@@ -198,27 +207,26 @@ def _check_devices(ct: Table, wt: Table, cell: CellSpec, classes: tuple[JobClass
                 if getattr(c, key):
                     t.fail(t.key(key), "names device models, but [cell] devices names no resource held as devices")
         return
-    if cell.devices not in cell.resources[len(BASE):]:
-        ct.fail(ct.key("devices"), f"{cell.devices!r} is not one of the further resources [cell] resources declares")
     d = cell.resources.index(cell.devices)
     for t, mc in zip(mts, cell.machine_classes):
         if (why := count_problem(mc.capacity[d])) is not None:
             t.fail(t.key(cell.devices), why)
     known = {mc.model for mc in cell.machine_classes if mc.model}
     for t, jc in zip(jts, classes):
+        key = cell.devices if cell.devices in t.data or "gpu_trace" not in t.data else "gpu_trace"
         ask = jc.request[d]
         if ask.kind not in ("constant", "empirical"):
-            t.fail(t.key(cell.devices), "a device ask is a number or an empirical distribution of them")
+            t.fail(t.key(key), "a device ask is a number or an empirical distribution of them")
         for a in (ask.value,) if ask.kind == "constant" else ask.values:
             if (why := ask_problem(a)) is not None:
-                t.fail(t.key(cell.devices), why)
+                t.fail(t.key(key), why)
         unknown = sorted(set(jc.models) - known)
         if unknown:
             t.fail(t.key("models"), f"no machine class has model {unknown[0]!r} (models: {', '.join(sorted(known)) or 'none'})")
         if not spec.devices:
             share = any(0 < a < 1 for a in ((ask.value,) if ask.kind == "constant" else ask.values))
             if share or jc.models:
-                t.fail(t.key(cell.devices if share else "models"),
+                t.fail(t.key(key if share else "models"),
                        f"architecture {spec.name!r} counts {cell.devices} as a number per machine: "
                        f"{'a share of one device' if share else 'a model constraint'} needs one that places devices "
                        f"({', '.join(s.name for s in registry.registry().values() if s.devices)})")
@@ -228,6 +236,8 @@ def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:
     """A job class whose largest task fits no machine class (of the device
     models it allows) would only ever be abandoned."""
     for i, jc in enumerate(classes):
+        if jc.trace and jc.trace[0].request is not None:
+            continue  # each job checked as it was read
         biggest = [d.maximum() for d in jc.request]
         allowed = [mc for mc in cell.machine_classes if not jc.models or mc.model in jc.models]
         if not any(all(b <= c + 1e-9 for b, c in zip(biggest, mc.capacity)) for mc in allowed):

@@ -19,6 +19,7 @@ from schedlab.schedulers.model.workload import Dist
 from schedlab.schedulers.scenario.css import CSS_FIELDS
 from schedlab.schedulers.model.resources import DEFAULT, names_problem
 from schedlab.schedulers.scenario.fields import REQUIRED, Computed, Field, parse_fields, per_resource, resource_neighbours
+from schedlab.schedulers.scenario.gpu_trace import NODE_FIELDS, TRACE_CLASS
 from schedlab.schedulers.scenario.swf_class import SWF_CLASS
 from schedlab.schedulers.scenario.toml_table import Table, fraction, non_negative, positive, read_dist
 
@@ -80,8 +81,12 @@ CELL = (
           doc="A further resource held as devices (GPUs): each machine has its amount of them, whole, of its class's "
               "model; a task asks for whole devices (a whole number) or a share of one device (below 1), on "
               "the models its class allows."),
-    Field("machine_classes", list, nested=True, of=MACHINE_CLASS,
-          doc="[[cell.machine_classes]]: name, count, capacity per resource, racks, labels."),
+    Field("machine_classes", list, [], nested=True, of=MACHINE_CLASS,
+          doc="[[cell.machine_classes]]: name, count, capacity per resource, racks, labels, model "
+              "(this, nodes, or both)."),
+    Field("nodes", dict, None, nested=True, of=NODE_FIELDS,
+          doc="A GPU trace's node list as machines (alike nodes one class, named by model), after any "
+              "machine_classes: { format = \"openb\" or \"pai\", file = ..., max_nodes = N }."),
     Field("machines_per_actor", int, 1, check=positive, schema={"minimum": 1},
           doc="Machines one host actor carries (more: fewer actors, larger cells)."),
 )
@@ -198,8 +203,9 @@ JOB_CLASS = (
 )
 
 WORKLOAD = (
-    Field("classes", list, None, nested=True, any_of=(JOB_CLASS, SWF_CLASS),
-          doc="[[workload.classes]]: the job classes (this or [workload.css]); a class with swf replays a log."),
+    Field("classes", list, None, nested=True, any_of=(JOB_CLASS, SWF_CLASS, TRACE_CLASS),
+          doc="[[workload.classes]]: the job classes (this or [workload.css]); a class with swf replays a log, "
+              "one with gpu_trace a GPU trace's pods or tasks."),
     Field("css", dict, None, nested=True, of=CSS_FIELDS, doc="[workload.css]: a CSS workload, which makes the classes."),
     Field("prefill_utilization", float, 0.0, check=fraction,
           doc="Share of the cell filled with standing work before the run starts."),
