@@ -84,3 +84,19 @@ def test_shares_and_models_are_placed_device_exact(arch: str, tmp_path: Path) ->
             assert np.count_nonzero(dev) == 1 and abs(dev.sum() - amount) < 1e-9, "a share must sit on one device"
         else:
             assert np.count_nonzero(dev) == round(amount) and np.all(dev[dev > 0] == 1.0), "whole devices, each whole"
+
+
+@pytest.mark.parametrize("arch", registry.names())
+def test_every_architectures_readme_says_how_it_treats_gpus(arch: str) -> None:
+    """The Done-when of the accelerators work: each architecture's README says
+    whether it places devices, counts them (whole only) or refuses further
+    resources, as its ArchSpec does."""
+    text = (Path(__file__).resolve().parents[2] / "actors" / "archs" / arch / "README.md").read_text()
+    assert "**GPUs and further resources" in text
+    spec = registry.spec_of(arch)
+    if spec.devices:
+        assert "are placed" in text
+    elif spec.further_resources:
+        assert "whole" in text and "a share of one GPU" in text and "in one line" in text
+    else:
+        assert "Refused" in text and "cell.resources" in text
