@@ -275,23 +275,39 @@ def exit_codes_md() -> str:
     return "\n".join(out) + "\n"
 
 
-def resources_md() -> str:
+def _by_architecture(title: str, intro: str, columns: tuple[str, ...], cells: Callable[[Any], tuple[str, ...]]) -> str:
+    """A generated page with one row per registered architecture: its link, then ``cells(spec)``."""
     from schedlab.schedulers import arch as registry
 
-    out = ["# Resources by architecture\n", GENERATED.strip() + "\n",
-           "How each architecture schedules a resource beyond cpu and mem that `[cell] resources` declares "
-           "(see [Resources](../concepts/resources.md)), in its real system's terms, or why it refuses a "
-           "scenario that declares one (exit 2, one line naming `cell.resources`, before anything starts); and "
-           "how it treats a resource held as devices (`[cell] devices`, see [Devices](../concepts/devices.md)): "
-           "placing devices, or counting them (whole devices only: a share of one device or a model constraint "
-           "is refused in one line).\n",
-           "| architecture | further resources | devices |", "| --- | --- | --- |"]
+    out = [f"# {title}\n", GENERATED.strip() + "\n", intro + "\n",
+           "| " + " | ".join(("architecture", *columns)) + " |", "| " + " | ".join(["---"] * (len(columns) + 1)) + " |"]
     for name, spec in registry.registry().items():
-        how = spec.further_resources or f"refused: {spec.no_further_resources}"
-        dev = (f"places them: {spec.devices}" if spec.devices else "counts them: whole devices only") \
-            if spec.further_resources else "refused (no further resources)"
-        out.append(f"| [{name}](../architectures/{name}.md) | {_cell(how)} | {_cell(dev)} |")
+        out.append(f"| [{name}](../architectures/{name}.md) | " + " | ".join(_cell(c) for c in cells(spec)) + " |")
     return "\n".join(out) + "\n"
+
+
+def resources_md() -> str:
+    return _by_architecture(
+        "Resources by architecture",
+        "How each architecture schedules a resource beyond cpu and mem that `[cell] resources` declares "
+        "(see [Resources](../concepts/resources.md)), in its real system's terms, or why it refuses a "
+        "scenario that declares one (exit 2, one line naming `cell.resources`, before anything starts); and "
+        "how it treats a resource held as devices (`[cell] devices`, see [Devices](../concepts/devices.md)): "
+        "placing devices, or counting them (whole devices only: a share of one device or a model constraint "
+        "is refused in one line).",
+        ("further resources", "devices"),
+        lambda spec: (spec.further_resources or f"refused: {spec.no_further_resources}",
+                      ((f"places them: {spec.devices}" if spec.devices else "counts them: whole devices only")
+                       if spec.further_resources else "refused (no further resources)")))
+
+
+def gangs_md() -> str:
+    return _by_architecture(
+        "Gangs by architecture",
+        "How each architecture starts a gang job's tasks together (a job class with `gang = true`, see "
+        "[Gangs](../concepts/gangs.md)), in its real system's terms, or why it refuses a scenario with a gang "
+        "class (exit 2, one line naming the class's `gang` key, before anything starts).",
+        ("gangs",), lambda spec: (spec.gang or f"refused: {spec.no_gang}",))
 
 
 PAGES: dict[str, Callable[[], str]] = {
@@ -302,6 +318,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/exit-codes.md": exit_codes_md,
     "reference/python-api.md": python_api_md,
     "reference/resources.md": resources_md,
+    "reference/gangs.md": gangs_md,
 }
 
 

@@ -191,6 +191,11 @@ class ArchSpec:
     # runs tasks asking for whole devices and refuses a share of one device
     # or a model constraint (a count cannot tell one device from another).
     devices: str = ""
+    # How it starts a gang job's tasks together (a job class with gang =
+    # true), in its real system's terms; empty: it cannot, and a scenario
+    # with a gang class is refused with ``no_gang`` (why).
+    gang: str = ""
+    no_gang: str = "it places a job's tasks one by one"
     # The set-ups of the shared-state paper's simulator (CSS) it stands for,
     # if any (CSS compares a monolithic, a two-level and a shared-state scheduler).
     css_setups: tuple[CssSetup, ...] = ()

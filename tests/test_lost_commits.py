@@ -83,8 +83,8 @@ class CellWithEagerHost:
         return self.machine.query(("sync", version))
 
     async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float,
-                     n_tasks: int) -> list:
-        reply = self.machine.apply(("commit", claims, since, job_id, tasks, now, n_tasks))
+                     n_tasks: int, gang: bool = False) -> list:
+        reply = self.machine.apply(("commit", claims, since, job_id, tasks, now, n_tasks, gang))
         for host in list(self.machine.to_launch):
             launches = self.machine.apply(("exchange", host, b""))
             self.host_events.append({"event": TASKS_LAUNCHED, "t": round(now + 0.002, 6), "actor": f"machine-host-{host}",

@@ -154,14 +154,20 @@ def test_holds_then_launch_from_held_and_unhold() -> None:
     assert sorted(o.machines[0] for o in a.allocate(1.0)) == [0, 1]
 
 
-def test_launch_combines_hold_and_offer_on_one_machine() -> None:
+def test_a_launch_on_an_offer_does_not_take_what_the_framework_holds_there() -> None:
+    # What a framework holds on a machine is a gang gathering its slots: a
+    # task of another job launched on an offer must not take it from under it.
     a = make("agent", m=1, fws=("A",))
     (o,) = a.allocate(0.0)
     a.accept(o.offer_id, "A", [], [(0, SLOT / 4)])
     (o2,) = a.allocate(1.0)
     np.testing.assert_allclose(o2.resources[0], SLOT * 0.75)
     r = a.accept(o2.offer_id, "A", [Launch((5, 0), 0, SLOT)], [])
-    assert r.launched.tolist() == [True] and not r.returned.any() and 0 not in a.held["A"]
+    assert r.launched.tolist() == [False] and r.returned.any()
+    np.testing.assert_allclose(a.held["A"][0], SLOT / 4)
+    check_books(a)
+    r = a.accept(None, "A", [Launch((6, 0), 0, SLOT / 4)], [])  # the gang's own launch takes it
+    assert r.launched.tolist() == [True] and 0 not in a.held["A"]
     check_books(a)
 
 

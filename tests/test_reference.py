@@ -65,19 +65,20 @@ def _generalize(path: str) -> str:
 def test_the_summary_schema_is_what_a_run_writes_both_ways(arch: str, tmp_path: Path) -> None:
     """Every key a run writes is declared (the architecture's own section
     aside), and every declared key is written by this run (in a cell with
-    devices where the architecture schedules a further resource; the
-    devices block is null, a leaf, where it cannot)."""
+    devices and a gang class where the architecture runs them; the devices
+    and gangs blocks are null, a leaf, where it cannot)."""
     from schedlab.actors.analysis.summary_schema import SUMMARY
     from schedlab.actors.run import run_scenario
     from schedlab.schedulers.scenario.parse import parse_scenario
-    from tests.conformance.scenarios import conformance_data, device_data
+    from tests.conformance.scenarios import everything_data
 
-    data = (device_data(arch) if registry.spec_of(arch).further_resources else conformance_data(arch)) | {"engine": "sim"}
+    data = everything_data(arch) | {"engine": "sim"}
     summary = run_scenario(parse_scenario(data, f"<conformance {arch}>"), tmp_path)
     written = {_generalize(p) for p in _paths({k: v for k, v in summary.items() if k != arch})}
-    if summary["devices"] is not None:
-        written.add("devices")  # the block's own entry, declared beside its keys
-    declared_paths = {k.path for k in SUMMARY if summary["devices"] is not None or not k.path.startswith("devices.")}
+    blocks = ("devices", "gangs")  # null where the architecture runs neither
+    written |= {b for b in blocks if summary[b] is not None}  # the block's own entry, declared beside its keys
+    declared_paths = {k.path for k in SUMMARY
+                      if not any(k.path.startswith(f"{b}.") and summary[b] is None for b in blocks)}
     assert written - declared_paths == set(), "written, not declared (actors/analysis/summary_schema.py)"
     # placement is written only on a multi-node cluster (null here: a leaf, as declared).
     assert declared_paths - written == set(), "declared, not written"

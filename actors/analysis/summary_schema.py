@@ -81,6 +81,18 @@ SUMMARY: tuple[SummaryKey, ...] = (
                "run asking for devices cannot use them (Weng et al., ATC 2023: the expectation over the run's task "
                "shapes).", "devices"),
     SummaryKey("devices.fragmented_share_mean", "float|null", "The same as a share of all devices.", "fraction"),
+    SummaryKey("gangs", "object|null", "Gang jobs (job classes with gang = true), from the events "
+               "(actors.analysis.gangs; null: no gang class)."),
+    SummaryKey("gangs.jobs", "int", "Gang jobs submitted."),
+    SummaryKey("gangs.scheduled", "int", "Of those, fully placed."),
+    SummaryKey("gangs.pending", "int", "Still waiting at the end: starved, or dead-locked against each other."),
+    SummaryKey("gangs.start_spread_s.p50", "float|null", "Median time between a whole gang's first and last task "
+               "starts (hosts' poll delay for one started together).", "emulated s"),
+    SummaryKey("gangs.start_spread_s.max", "float|null", "The largest such spread.", "emulated s"),
+    SummaryKey("gangs.releases", "int", "gang_released events: part of a gang that held room let go after its "
+               "gang_timeout (repeated: a livelock)."),
+    SummaryKey("gangs.released_tasks", "int", "Tasks' holds let go in them.", "tasks"),
+    SummaryKey("gangs.released_jobs", "int", "Gang jobs that let go at least once."),
     SummaryKey("devices.by_model.<model>", "object", "The same numbers for each device model's machines ('-': classes "
                "naming no model)."),
     SummaryKey("substrate.rtt_wall_ms_p50", "float", "The engine's actor round trip, measured at the start: median.", "wall ms"),

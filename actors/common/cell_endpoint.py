@@ -31,8 +31,8 @@ class DirectCell:
         return await self.rt.call(self.handle, "sync", version)
 
     async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float,
-                     n_tasks: int) -> tuple:
-        return await self.rt.call(self.handle, "commit", scheduler, claims, since, job_id, tasks, n_tasks)
+                     n_tasks: int, gang: bool = False) -> tuple:
+        return await self.rt.call(self.handle, "commit", scheduler, claims, since, job_id, tasks, n_tasks, gang)
 
     async def exchange(self, host_id: int, finished: bytes) -> list:
         return await self.rt.call(self.handle, "exchange", host_id, finished)
@@ -87,8 +87,8 @@ class ReplicatedCell:
         return await self.client.query(("sync", version))
 
     async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, now: float,
-                     n_tasks: int) -> tuple:
-        return await self.write("commit", ("commit", claims, since, job_id, tasks, now, n_tasks))
+                     n_tasks: int, gang: bool = False) -> tuple:
+        return await self.write("commit", ("commit", claims, since, job_id, tasks, now, n_tasks, gang))
 
     async def exchange(self, host_id: int, finished: bytes) -> list:
         # An idle poll need not cost a log entry: ask first whether anything waits.

@@ -111,6 +111,7 @@ class Submitter(ActorShell):
                     tasks=len(job["durations"]),
                     request=job["request"],
                     **({"models": job["models"]} if job.get("models") else {}),
+                    **({"gang_timeout": job["gang_timeout"]} if job.get("gang_timeout") is not None else {}),
                     scheduler=name,
                 )
             await self._deliver()
@@ -227,7 +228,8 @@ class Submitter(ActorShell):
                 name, _ = targets[route(job["job_id"], len(targets))]
                 self.log.emit(JOB_SUBMITTED, job_id=job["job_id"], job_class=job["job_class"], kind=job["kind"],
                               tasks=len(job["durations"]), request=job["request"], scheduler=name,
-                              **({"models": job["models"]} if job.get("models") else {}))
+                              **({"models": job["models"]} if job.get("models") else {}),
+                              **({"gang_timeout": job["gang_timeout"]} if job.get("gang_timeout") is not None else {}))
                 self.log.emit(JOB_PENDING, job_id=job["job_id"], scheduler=name, unplaced=len(job["durations"]),
                               orphaned=True)
             self.next = len(self.jobs)

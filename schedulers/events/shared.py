@@ -23,6 +23,7 @@ JOB_SUBMITTED = EventType("job_submitted", "the submitter released a job to the 
     req("request", "list", "one task's request, one number per resource dimension"),
     req("scheduler", "str", "the actor it was routed to"),
     opt("models", "list", "any model", "the device models its tasks may run on ([cell] devices)"),
+    opt("gang_timeout", "float", "not a gang", "a gang job: how long part of it may be held (its class's gang_timeout)", "s"),
 ))
 JOB_ATTEMPT = EventType("job_attempt", "a scheduler tried to place a job (first=true: its first try, where wait time ends)", (
     req("job_id", "int", "the job"),
@@ -167,6 +168,12 @@ TASKS_LOST = EventType("tasks_lost", "a scheduler learned tasks were lost (machi
     req("reason", "str", "why (machine_down, revoked, ...)"),
     req("tasks", "list", "[job, task] per task"),
     req("requeued_jobs", "list", "job ids queued again"),
+))
+GANG_RELEASED = EventType("gang_released", "part of a gang that held room while waiting for the rest let go of it "
+                          "(its wait timed out, or a member was rejected); the gang is tried again", (
+    req("job_id", "int", "the gang's job"),
+    req("tasks", "int", "tasks of it that let go", "tasks"),
+    req("scheduler", "str", "who held them"),
 ))
 MACHINES_DOWN = EventType("machines_down", "host actors were written off (silent too long) or rejoined as new", (
     req("hosts", "list", "host actor indices"),

@@ -58,6 +58,14 @@ class Job:
     estimate: float | None = None
     # The device models its tasks may run on, in a cell with devices (empty: any).
     models: tuple[str, ...] = ()
+    # A gang: its tasks start together or not at all; an architecture that
+    # holds part of a gang while it gathers the rest lets go after
+    # ``gang_timeout`` emulated seconds (None: not a gang).
+    gang_timeout: float | None = None
+
+    @property
+    def gang(self) -> bool:
+        return self.gang_timeout is not None
 
     @property
     def tasks(self) -> int:
@@ -78,6 +86,7 @@ class Job:
             "durations": [-1.0 if math.isinf(d) else d for d in self.durations],
             **({} if self.estimate is None else {"estimate": self.estimate}),
             **({"models": list(self.models)} if self.models else {}),
+            **({"gang_timeout": self.gang_timeout} if self.gang_timeout is not None else {}),
         }
 
     @staticmethod
@@ -92,4 +101,5 @@ class Job:
             durations=tuple(math.inf if x < 0 else float(x) for x in d["durations"]),
             estimate=None if d.get("estimate") is None else float(d["estimate"]),
             models=tuple(d.get("models", ())),
+            gang_timeout=None if d.get("gang_timeout") is None else float(d["gang_timeout"]),
         )

@@ -168,6 +168,7 @@ class JobClass:
     # being drawn, each task asking the class's mean request.
     trace: tuple[TraceJob, ...] = ()
     models: tuple[str, ...] = ()  # device models its tasks may run on ([cell] devices; empty: any)
+    gang_timeout: float | None = None  # its jobs are gangs (all tasks start together), partial holds released after this
 
 
 def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
@@ -178,7 +179,7 @@ def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
     # that ran forever instead would fill the cell with service work.
     drawn = np.maximum(jc.duration.sample(rng, 1 if jc.one_duration else n), 1e-3)
     durations = (float(drawn[0]),) * n if jc.one_duration else tuple(float(x) for x in drawn)
-    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations, models=jc.models)
+    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations, models=jc.models, gang_timeout=jc.gang_timeout)
 
 
 def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> list[Job]:
@@ -238,7 +239,7 @@ def on_off_times(rng: np.random.Generator, gap: Dist, mean_on: float, mean_off: 
 def _replayed(job_id: int, jc: JobClass, at: float, tj: TraceJob) -> Job:
     request = tj.request if tj.request is not None else tuple(float(d.expected()) for d in jc.request)
     return Job(job_id, jc.name, jc.kind, jc.priority, at, request, (float(tj.runtime),) * tj.tasks, tj.estimate,
-               tj.models or jc.models)
+               tj.models or jc.models, jc.gang_timeout)
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,8 @@ def _job_class(t: Table, cell: CellSpec) -> JobClass:
     if "gpu_trace" in t.data:
         return read_trace_class(t, resources, cell.devices, cell.machine_classes)
     v = parse_fields(t, fields.JOB_CLASS, values={"resources": resources})
+    if "gang_timeout" in t.data and not v["gang"]:
+        t.fail(t.key("gang_timeout"), "is for a gang: set gang = true")
     t.done()
     return JobClass(
         name=v["name"],
@@ -60,6 +62,7 @@ def _job_class(t: Table, cell: CellSpec) -> JobClass:
         one_duration=v["rigid"],
         bursts=v["bursts"],
         models=tuple(v["models"]),
+        gang_timeout=v["gang_timeout"] if v["gang"] else None,
     )
 
 
@@ -122,6 +125,7 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
         ct.fail(ct.key("resources"), f"architecture {arch!r} cannot schedule {', '.join(map(repr, further))}: "
                                      f"{spec.no_further_resources}")
     _check_devices(ct, wt, cell, jclasses, spec)
+    _check_gangs(wt, jclasses, spec)
     _check_fit(wt, cell, jclasses)
     ctx = SectionContext(tuple(names), mclasses, coordinator, top, resources)
     section = spec.parse(top.sub(arch) if spec.section_required else top.sub(arch, default={}), ctx)
@@ -230,6 +234,17 @@ def _check_devices(ct: Table, wt: Table, cell: CellSpec, classes: tuple[JobClass
                        f"architecture {spec.name!r} counts {cell.devices} as a number per machine: "
                        f"{'a share of one device' if share else 'a model constraint'} needs one that places devices "
                        f"({', '.join(s.name for s in registry.registry().values() if s.devices)})")
+
+
+def _check_gangs(wt: Table, classes: tuple[JobClass, ...], spec: registry.ArchSpec) -> None:
+    """A gang class on an architecture that cannot start a job's tasks together is refused, saying why."""
+    if spec.gang:
+        return
+    for i, jc in enumerate(classes):
+        if jc.gang_timeout is not None:
+            wt.fail(f"{wt.key('classes')}[{i}].gang", f"architecture {spec.name!r} cannot start a job's tasks "
+                    f"together: {spec.no_gang} (gangs run on: "
+                    f"{', '.join(s.name for s in registry.registry().values() if s.gang)})")
 
 
 def _check_fit(t: Table, cell: CellSpec, classes: tuple[JobClass, ...]) -> None:

@@ -198,6 +198,12 @@ JOB_CLASS = (
     Field("models", list, [], schema={"items": {"type": "string"}},
           doc="The device models its tasks may run on, when [cell] devices names a resource (empty: any)."),
     Field("rigid", bool, False, doc="One duration drawn per job, all its tasks running for it (a parallel job)."),
+    Field("gang", bool, False, doc="Its jobs are gangs: all tasks start together or none does, as each architecture "
+                                   "does it (reference: gangs by architecture); one that cannot refuses the class."),
+    Field("gang_timeout", float, 60.0, unit="emulated s", check=positive,
+          doc="How long part of a gang may be held while the rest is gathered, where an architecture holds parts "
+              "(a scheduler's Permit wait, a framework's held offers): then what was held is released and the gang "
+              "tried again."),
     Field("bursts", dict, None, nested=True, of=BURSTS, read=_bursts,
           doc="Arrivals in on and off periods, both exponential (needs interarrival_mode = \"exponential\")."),
 )

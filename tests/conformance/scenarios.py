@@ -85,6 +85,31 @@ def device_data(name: str, resource: str = "accel", shares: bool = False) -> dic
     return conformance_data(name, base)
 
 
+GANG_CLASS = {"name": "gang", "kind": "batch", "interarrival": 10.0, "tasks": 6.0, "duration": 40.0, "cpu": 3.0,
+              "mem": 2.0, "gang": True, "gang_timeout": 20.0}
+
+
+def gang_data(name: str) -> dict[str, Any]:
+    """The conformance scenario with a class of gangs: 6 tasks of 3 cpu that
+    must start together (one per 4-cpu machine at most), every 10 s: more
+    than the cell holds, so gangs wait for room and compete for it."""
+    base = copy.deepcopy(BASE)
+    base["workload"]["classes"].append(copy.deepcopy(GANG_CLASS))
+    return conformance_data(name, base)
+
+
+def everything_data(name: str) -> dict[str, Any]:
+    """The conformance scenario with whatever the architecture can run
+    beyond it: a third resource held as devices, and a class of gangs."""
+    spec = registry.spec_of(name)
+    base = _further_resource_base("accel") if spec.further_resources else copy.deepcopy(BASE)
+    if spec.further_resources:
+        base["cell"]["devices"] = "accel"
+    if spec.gang:
+        base["workload"]["classes"].append(copy.deepcopy(GANG_CLASS))
+    return conformance_data(name, base)
+
+
 def with_faults(name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The scenario with a kill of one member of every restartable role
     (back after BACK_AFTER) and a kill of every leader role's leader, spaced

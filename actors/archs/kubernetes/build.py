@@ -60,7 +60,8 @@ def build(b: Build) -> Topology:
     plugins = tuple(user_plugins_of(ks).items())
     for p in ks.profiles:
         for i, name in enumerate(worker_names(p)):
-            cfg = SchedulerConfig(p, nodes, pods, replicas, sc.seed, plugins, worker=i, resources=sc.cell.resources)
+            cfg = SchedulerConfig(p, nodes, pods, replicas, sc.seed, plugins, worker=i, resources=sc.cell.resources,
+                                  gangs=any(jc.gang_timeout is not None for jc in sc.workload.classes))
             # Started with the routed actors; no job is routed to them (they
             # find their pods in the store), and their role ``places``: stopped
             # before the kubelets, as a bind after that would never start.

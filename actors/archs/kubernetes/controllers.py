@@ -27,7 +27,7 @@ from schedlab.actors.common.cell_endpoint import ReplicatedCell
 from schedlab.actors.common.shell import ActorShell
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.kubernetes.events import PODS_RECREATED, PROGRESS_FAILED
-from schedlab.schedulers.archs.kubernetes.pods import PodFactory
+from schedlab.schedulers.archs.kubernetes.pods import KIND, PodFactory
 from schedlab.schedulers.archs.kubernetes.workloads import on_end
 from schedlab.schedulers.events.shared import JOBS_FINAL, JOB_PENDING
 from schedlab.schedulers.model.jobs import Job
@@ -51,7 +51,8 @@ class KubeControllerManager(ActorShell):
 
     def _rows(self, job: Job, tasks: list[int] | range) -> list[list]:
         now = self.rt.now()
-        return [self.pods.row(job.job_id, t, job.job_class, list(job.request), float(job.durations[t]), job.tasks, now)
+        return [self.pods.row(job.job_id, t, job.job_class, list(job.request), float(job.durations[t]), job.tasks, now,
+                              job.gang_timeout)
                 for t in tasks]
 
     async def _create(self, rows: list[list]) -> list:
@@ -93,7 +94,7 @@ class KubeControllerManager(ActorShell):
                 if int(j) not in self.jobs:
                     continue  # a standing (prefill) pod: nobody's to make again
                 row = self._rows(self.jobs[int(j)], [int(t)])[0]
-                if on_end(row[-1], why) == "replace":  # a pod that is gone, of either kind
+                if on_end(row[KIND], why) == "replace":  # a pod that is gone, of either kind
                     rows.append(row)
                     whys.append(why)
             self._made_again(rows, await self._create(rows), whys)

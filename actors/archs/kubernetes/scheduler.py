@@ -34,10 +34,11 @@ from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.kubernetes.events import K8S_CYCLE, K8S_RELIST, WATCH_FAILED
 from schedlab.schedulers.archs.kubernetes.objects import Node
 from schedlab.schedulers.archs.kubernetes.pods import PodFactory
+from schedlab.schedulers.archs.kubernetes.plugins.coscheduling import NAME as COSCHEDULING
 from schedlab.schedulers.archs.kubernetes.registry import build_profile, default_profile, register_plugin
 from schedlab.schedulers.archs.kubernetes.scheduler_core import Cycle, KubeSchedulerCore
 from schedlab.schedulers.archs.kubernetes.section import ProfileSpec
-from schedlab.schedulers.events.shared import JOB_ATTEMPT, JOB_SCHEDULED, PREEMPTED, TASKS_LOST, TXN
+from schedlab.schedulers.events.shared import GANG_RELEASED, JOB_ATTEMPT, JOB_SCHEDULED, PREEMPTED, TASKS_LOST, TXN
 from schedlab.schedulers.model.seeding import rng_for
 from schedlab.schedulers.model.resources import DEFAULT
 
@@ -58,18 +59,22 @@ class SchedulerConfig:
     user_plugins: tuple[tuple[str, Any], ...] = ()
     worker: int = 0  # which of the profile's workers (its pods: job id mod workers)
     resources: tuple[str, ...] = DEFAULT  # the cell's resource names (the nodes' capacity columns)
+    gangs: bool = False  # the workload has gang classes: Coscheduling runs at Permit
 
 
-def make_profile(spec: ProfileSpec) -> Any:
-    """The framework profile a scheduler runs, from its scenario entry."""
+def make_profile(spec: ProfileSpec, gangs: bool = False) -> Any:
+    """The framework profile a scheduler runs, from its scenario entry; with
+    ``gangs``, Coscheduling added (a cluster that runs gang jobs installs
+    it: scheduler-plugins' Coscheduling, as the PodGroup's owner)."""
     weights = dict(spec.weights)
     args = {"NodeResourcesFit": {"strategy": spec.scoring_strategy, "shape": [list(p) for p in spec.shape]}}
     pct = spec.percentage_of_nodes_to_score or None
     if spec.plugins is None:
         profile = default_profile(spec.name, weights=weights, plugin_args=args, disable=spec.disabled,
-                                  percentage_of_nodes_to_score=pct)
+                                  enable=[COSCHEDULING] if gangs else [], percentage_of_nodes_to_score=pct)
     else:
         names = [p for p in spec.plugins if p not in spec.disabled]
+        names += [COSCHEDULING] if gangs and COSCHEDULING not in names else []
         profile = build_profile(spec.name, names, weights=weights,
                                 plugin_args={k: v for k, v in args.items() if k in names}, percentage_of_nodes_to_score=pct)
     return dataclasses.replace(profile, candidate_limit=spec.candidates or None)
@@ -92,7 +97,7 @@ class KubeScheduler(ActorShell):
         seed = int(rng_for(self.cfg.seed, self.name).integers(2**31))
         spec = self.cfg.pods.spec
         budgets = {c: tpl.max_unavailable for tpl in spec.templates if tpl.max_unavailable is not None for c in tpl.classes}
-        self.core = KubeSchedulerCore(make_profile(self.cfg.profile), list(self.cfg.nodes), self.cfg.pods.pod, seed,
+        self.core = KubeSchedulerCore(make_profile(self.cfg.profile, self.cfg.gangs), list(self.cfg.nodes), self.cfg.pods.pod, seed,
                                       budgets, share=(self.cfg.worker, self.cfg.profile.workers), resources=self.cfg.resources)
         self.spawn_loop(self._loop())
 
@@ -165,6 +170,9 @@ class KubeScheduler(ActorShell):
             if binds:
                 await self._bind(binds, started)
             rejected, bind_failed = core.permit_rejected - rejected, core.bind_failed - bind_failed
+            for job, n in sorted(core.gang_released.items()):
+                self.log.emit(GANG_RELEASED, job_id=job, tasks=n, scheduler=self.name)
+            core.gang_released.clear()
             if cycles or released or rejected:
                 self.log.emit(K8S_CYCLE, scheduler=self.name, cycles=cycles, bound=len(binds),
                               unschedulable=unschedulable, waiting=waiting, released=released,

@@ -29,7 +29,7 @@ from schedlab.actors.archs.mesos.link import MasterLink
 from schedlab.actors.engines.runtime import Runtime
 from schedlab.schedulers.archs.mesos.events import JOB_FIRST_SLOT, TASKS_PLACED
 from schedlab.schedulers.events.shared import (
-    JOB_ABANDONED, JOB_ATTEMPT, JOB_PENDING, JOB_SCHEDULED, SCHEDULER_RECOVERED, SCHEDULER_START, TASKS_LOST, TXN,
+    GANG_RELEASED, JOB_ABANDONED, JOB_ATTEMPT, JOB_PENDING, JOB_SCHEDULED, SCHEDULER_RECOVERED, SCHEDULER_START, TASKS_LOST, TXN,
 )
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.archs.mesos.framework import Decision, FrameworkCore, FrameworkParams, JobProgress
@@ -231,6 +231,10 @@ class MesosFramework(ActorShell):
             self._record(jp, d, launched, spent, started, rtt_ms, int(held.sum()))
         if status == "waiting" and (gang := self.core.gang(jp)) is not None:
             status = await self._launch_gang(jp, gang)
+        if status == "waiting" and self.core.timed_out(jp, self.rt.now()):
+            gathered = len(jp.held)
+            self.unholds.extend(self.core.give_back(jp))
+            self.log.emit(GANG_RELEASED, job_id=jp.job.job_id, tasks=gathered, scheduler=self.name)
         self._finish(jp, status)
 
     async def _launch_gang(self, jp: JobProgress, d: Decision) -> str:

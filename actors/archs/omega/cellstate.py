@@ -82,12 +82,13 @@ class CellState(ActorShell):
         """Rows changed since ``version`` (see schedulers.model.wire for the encoding)."""
         return self.machine.query(("sync", version))
 
-    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, n_tasks: int) -> list:
+    async def commit(self, scheduler: str, claims: bytes, since: int, job_id: int, tasks: bytes, n_tasks: int,
+                     gang: bool = False) -> list:
         """Apply one transaction; reply [accepted mask bytes, delta since
         ``since``]. Accepted claims start now and wait for their hosts' next
         ``exchange``. Not idempotent: a scheduler must not resend a
         transaction (with one cell-state actor there is nothing to retry against)."""
-        reply = self.machine.apply(("commit", claims, since, job_id, tasks, self.rt.now(), n_tasks))
+        reply = self.machine.apply(("commit", claims, since, job_id, tasks, self.rt.now(), n_tasks, gang))
         self.bells.ring(self.machine.waiting())
         return reply
 

@@ -196,7 +196,7 @@ class OmegaScheduler(ActorShell):
             meta = pack_tasks(plan.tasks, np.asarray(job.durations, dtype=np.float64)[plan.tasks])
             try:
                 mask, delta = await self.cell.commit(self.name, pack_claims(plan.claims), core.local.version, job.job_id, meta,
-                                                     self.rt.now(), job.tasks)
+                                                     self.rt.now(), job.tasks, job.gang)
             except Exception as e:  # the cell state is gone (a dead actor); the job retries
                 self.log.emit(COMMIT_FAILED, job_id=job.job_id, error=f"{type(e).__name__}: {e}")
                 accepted = np.zeros(len(plan.claims), dtype=bool)

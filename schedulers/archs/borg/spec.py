@@ -129,6 +129,7 @@ def deciders(sc: Scenario) -> list[Decider]:
 
 SPEC = ArchSpec(
     name="borg",
+    no_gang="Borg schedules a job's tasks one at a time (the Borg paper describes no gang scheduling)",
     title="Borg (monolithic, replicated Borgmaster)",
     events=EVENTS,
     parse=parse_borg,

@@ -86,6 +86,7 @@ def deciders(sc: Scenario) -> list[Decider]:
 
 SPEC = ArchSpec(
     name="dispatcher",
+    no_gang="the head starts each task as soon as it fits",
     title="central dispatcher (one head node, one queue)",
     events=EVENTS,
     parse=parse_dispatcher,

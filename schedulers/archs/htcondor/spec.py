@@ -259,6 +259,7 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 
 SPEC = ArchSpec(
     name="htcondor",
+    no_gang="HTCondor runs all-or-nothing jobs in its parallel universe (the dedicated scheduler), which is not modelled",
     title="HTCondor (ClassAd matchmaking: negotiator, schedds, startds, claims)",
     events=EVENTS,
     parse=parse_htcondor,

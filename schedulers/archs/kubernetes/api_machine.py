@@ -18,7 +18,7 @@ Objects (kind ``nodes``: ``node-<i>`` -> ``{"i", "req", "ready"}``; kind
 the unbound pods with ``{"node": None}``).
 
 Commands
-* ``("create", [[job, task, cls, req, dur, prio, now, tasks, kind], ...])``
+* ``("create", [[job, task, cls, req, dur, prio, now, tasks, kind[, gang_timeout]], ...])``
   (``tasks`` and ``kind`` optional: 1, ``job``) -> per pod ``"ok"``,
   ``"exists"`` or ``"done"`` (a Job's task that already succeeded: a
   restarted controller does not run it again).
@@ -168,7 +168,8 @@ class KubeAPIMachine:
                                                  "dur": float(dur), "prio": int(prio), "node": None,
                                                  "phase": "Pending", "created": float(now),
                                                  "n": int(rest[0]) if rest else 1,
-                                                 "kind": str(rest[1]) if len(rest) > 1 else "job"})])
+                                                 "kind": str(rest[1]) if len(rest) > 1 else "job",
+                                                 **({"g": float(rest[2])} if len(rest) > 2 else {})})])
             out.append("ok")
         return out
 

@@ -65,6 +65,7 @@ class ClusterView:
         self.hard_tainted = np.zeros(n, dtype=bool)  # has a NoSchedule or NoExecute taint
         self.soft_taints = np.zeros(n, dtype=np.int64)  # PreferNoSchedule taints per node
         self.pods_on: list[dict[PodKey, Pod]] = [{} for _ in nodes]
+        self.of_job: dict[int, int] = {}  # pods bound or assumed per job (a PodGroup's members placed)
         self.node_of: dict[PodKey, int] = {}
         self.pods: dict[PodKey, Pod] = {}
         # Pods carrying inter-pod terms: InterPodAffinity walks only these.
@@ -164,6 +165,7 @@ class ClusterView:
         self.node_of[pod.key] = node
         self.pods[pod.key] = pod
         self.pods_on[node][pod.key] = pod
+        self.of_job[pod.key[0]] = self.of_job.get(pod.key[0], 0) + 1
         self.requested[node] += pod.requests
         self.free[node] -= pod.requests
         if pod.pod_affinity or pod.preferred_pod_affinity:
@@ -177,6 +179,10 @@ class ClusterView:
         node = self.node_of.pop(key)
         pod = self.pods.pop(key)
         del self.pods_on[node][key]
+        if self.of_job[key[0]] > 1:
+            self.of_job[key[0]] -= 1
+        else:
+            del self.of_job[key[0]]
         self.requested[node] -= pod.requests
         self.free[node] += pod.requests
         self.with_affinity.pop(key, None)

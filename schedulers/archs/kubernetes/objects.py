@@ -163,6 +163,11 @@ class Pod:
     preferred_pod_affinity: tuple[tuple[int, PodAffinityTerm], ...] = ()
     preemption_policy: PreemptionPolicy = "PreemptLowerPriority"
     owner: str = ""
+    # Its PodGroup (the coscheduling plugin's): the pods of its job, of which
+    # min_member must be placed together (0: no group); a member waits at
+    # Permit at most gang_timeout emulated s (permitWaitingTimeSeconds).
+    min_member: int = 0
+    gang_timeout: float = 0.0
 
     @property
     def request_vector(self) -> np.ndarray:

@@ -14,17 +14,22 @@ from schedlab.schedulers.archs.kubernetes.objects import Pod
 from schedlab.schedulers.archs.kubernetes.section import KubeSpec
 
 
+KIND = 8  # where a create row carries its template's kind (``PodFactory.row``)
+
+
 @dataclass(frozen=True)
 class PodFactory:
     spec: KubeSpec
 
     def row(self, job: int, task: int, job_class: str, request: list[float], duration: float, tasks: int,
-            now: float) -> list:
+            now: float, gang_timeout: float | None = None) -> list:
         """The ``create`` command's row for one task's pod (its template's
-        kind last: what becomes of it when its run ends, ``workloads``)."""
+        kind: what becomes of it when its run ends, ``workloads``; then, for
+        a gang's pod, how long it may wait for its group)."""
         tpl = self.spec.template_of(job_class)
         prio, _policy = self.spec.priority_of(tpl)
-        return [job, task, job_class, list(request), duration, prio, now, tasks, tpl.kind]
+        return [job, task, job_class, list(request), duration, prio, now, tasks, tpl.kind,
+                *([] if gang_timeout is None else [gang_timeout])]
 
     def pod(self, value: dict) -> Pod:
         """The Pod of a store value (a prefill pod, class "", has no template's fields)."""
@@ -38,4 +43,6 @@ class PodFactory:
                    labels=tpl.labels, scheduler_name=tpl.scheduler_name, node_selector=tpl.node_selector,
                    affinity=tpl.affinity, tolerations=tpl.tolerations, spread=tpl.spread, pod_affinity=tpl.pod_affinity,
                    preferred_pod_affinity=tpl.preferred_pod_affinity, preemption_policy=policy,
-                   owner=f"{value['cls']}/{value['j']}")
+                   owner=f"{value['cls']}/{value['j']}",
+                   # A gang's pod: its job's PodGroup, all of whose pods (the job's tasks) must be placed together.
+                   min_member=int(value["n"]) if value.get("g") else 0, gang_timeout=float(value.get("g") or 0.0))

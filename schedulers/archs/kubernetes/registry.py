@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .profile import Profile
 from .plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from .plugins.binder import DefaultBinder
+from .plugins.coscheduling import Coscheduling
 from .plugins.default_preemption import DefaultPreemption
 from .plugins.interpod_affinity import InterPodAffinity
 from .plugins.least_pods import LeastPods
@@ -41,6 +42,8 @@ _BUILTIN: dict[str, PluginFactory] = {
     "DefaultPreemption": DefaultPreemption,
     "DefaultBinder": DefaultBinder,
     "LeastPods": LeastPods,  # Swarm's spread strategy (not upstream's, not in the default set)
+    # scheduler-plugins' gang scheduling (out of tree): enabled for a scenario with gang job classes
+    "Coscheduling": Coscheduling,
 }
 _REGISTRY: dict[str, PluginFactory] = dict(_BUILTIN)
 

@@ -110,6 +110,7 @@ class KubeSchedulerCore:
         self.waiting = WaitingPods()  # pods held at Permit (assumed in the view)
         self.to_bind: dict[PodKey, WaitingPod] = {}  # allowed at Permit, to bind at the next calls
         self.permit_rejected = 0  # waiting pods rejected or timed out, over the run
+        self.gang_released: dict[int, int] = {}  # job -> gang members let go at Permit since the shell last took them
         self.bind_failed = 0  # pods whose Bind plugins failed them, over the run
 
     # ------------------------------------------------------------ the watch
@@ -283,6 +284,8 @@ class KubeSchedulerCore:
         allowed, rejected = self.waiting.settle(now)
         for wp in rejected:
             self.permit_rejected += 1
+            if wp.pod.min_member:
+                self.gang_released[wp.key[0]] = self.gang_released.get(wp.key[0], 0) + 1
             self._undo(wp.pod, wp.node, wp.state, now)
         for wp in allowed:
             self.to_bind[wp.key] = wp

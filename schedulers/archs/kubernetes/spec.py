@@ -86,6 +86,9 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 
 SPEC = ArchSpec(
     name="kubernetes",
+    gang=("a gang job's pods form a PodGroup of minMember = its tasks, and the kube-scheduler runs the Coscheduling "
+          "plugin (scheduler-plugins): members wait at Permit, their room held, until the group is placed, and a "
+          "partial group lets go of everything after gang_timeout (permitWaitingTimeSeconds) and is tried again"),
     title="Kubernetes (API store on the coordinator, scheduling framework, kubelets)",
     events=EVENTS,
     parse=_parse,

@@ -322,9 +322,11 @@ class Allocator:
         """Launch tasks on an offer (and/or on resources the framework holds),
         hold more of the offer, return the rest.
 
-        ``offer_id`` None uses held resources only. A launch takes from the
-        framework's held resources on its machine first, then from the offer;
-        a launch that fits in neither, or repeats a running task, is refused.
+        ``offer_id`` None uses held resources only (a gang launched from the
+        slots it gathered); a launch on an offer takes from the offer only:
+        what the framework holds on that machine is another job's gathering
+        gang, which a task of the offer must not take from under it. A launch
+        that does not fit, or repeats a running task, is refused.
         An offer that was rescinded refuses everything (``ok`` False)."""
         n_l, n_h = len(launches), len(holds)
         zero = np.zeros_like(self.total)
@@ -345,12 +347,12 @@ class Allocator:
         for i, ln in enumerate(launches):
             req = np.asarray(ln.request, dtype=np.float64)
             row = rows[i]
-            h = held.get(ln.machine, zero)
+            h = held.get(ln.machine, zero) if offer_id is None else zero
             r = remaining[row] if row >= 0 else zero
             if ln.key in self.tasks or np.any(h + r + EPS < req):
                 continue
             from_held = np.minimum(h, req)
-            if ln.machine in held:
+            if offer_id is None and ln.machine in held:
                 held[ln.machine] = h - from_held
                 if not (held[ln.machine] > EPS).any():
                     del held[ln.machine]

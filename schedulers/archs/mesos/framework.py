@@ -47,6 +47,7 @@ class JobProgress:
     first_slot_at: float | None = None
     wait_since: float | None = None  # delay scheduling: skipped for locality since
     held: list[int] = field(default_factory=list)  # rigid: one held slot per machine entry
+    held_since: float | None = None  # a gang job: when it began holding what it holds
 
 
 @dataclass
@@ -131,7 +132,7 @@ class FrameworkCore:
         if self.p.preferred is not None:
             free[~self.p.preferred[machines]] = 0.0
         req = jp.job.request_vector()
-        if self.p.mode == "rigid":
+        if self.rigid(jp):
             return self._place_rigid(jp, machines, free, req)
         return self._place_elastic(jp, machines, free, req, now)
 
@@ -179,10 +180,22 @@ class FrameworkCore:
         placed = self.p.policy(free, req, need, self.rng)
         return Decision(none, none, none, np.zeros(0, bool), placed[placed >= 0].astype(np.int64))
 
+    def rigid(self, jp: JobProgress) -> bool:
+        """Whether ``jp`` gathers its whole gang before launching: every job
+        of a rigid framework, and a gang job (``Job.gang``) of any."""
+        return self.p.mode == "rigid" or jp.job.gang
+
+    def timed_out(self, jp: JobProgress, now: float) -> bool:
+        """A gang job that has held part of its gang for its ``gang_timeout``:
+        it should give back what it holds (``give_back``) and gather again,
+        so two gangs each holding half the room do not wait for ever."""
+        return (jp.job.gang_timeout is not None and bool(jp.held) and jp.held_since is not None
+                and now - jp.held_since >= jp.job.gang_timeout)
+
     def gang(self, jp: JobProgress) -> Decision | None:
         """The launch of a rigid job's whole gang on its held slots, when it holds enough."""
         n = int(jp.pending.size)
-        if self.p.mode != "rigid" or n == 0 or len(jp.held) < n:
+        if not self.rigid(jp) or n == 0 or len(jp.held) < n:
             return None
         return Decision(jp.pending.copy(), np.full(n, -1, np.int64), np.asarray(jp.held[:n], np.int64),
                         np.zeros(n, bool), np.zeros(0, np.int64))
@@ -194,9 +207,12 @@ class FrameworkCore:
             jp.first_slot_at = now
         if d.tasks.size and launched.any():
             jp.pending = np.setdiff1d(jp.pending, d.tasks[launched])
-            if self.p.mode == "rigid":
+            if self.rigid(jp):
                 jp.held = []
+                jp.held_since = None
         jp.held.extend(int(machines[r]) for r in d.hold_rows[held].tolist())
+        if jp.held and jp.held_since is None:
+            jp.held_since = now
         if jp.pending.size == 0:
             self._forget(jp)
             return "scheduled"
@@ -211,6 +227,7 @@ class FrameworkCore:
         to the master (``unholds``); the job holds nothing after."""
         out = [(m, list(jp.job.request)) for m in jp.held]
         jp.held = []
+        jp.held_since = None
         return out
 
     def forget_holds(self) -> None:

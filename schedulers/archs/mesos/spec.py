@@ -196,6 +196,8 @@ def check_sizes(top: Table, sc: Scenario, tasks: dict[str, float]) -> None:
 
 SPEC = ArchSpec(
     name="mesos",
+    gang=("a gang job is placed as a rigid framework places every job: it holds slots from offers until it holds "
+          "the whole gang, then launches it at once; what it holds it gives back after gang_timeout and gathers again"),
     title="Mesos (two-level: resource offers)",
     events=EVENTS,
     parse=parse_mesos,

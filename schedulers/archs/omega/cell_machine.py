@@ -22,8 +22,9 @@ from schedlab.schedulers.model.resources import used_shares
 class CellStateMachine:
     """Commands:
 
-    * ``("commit", claims, since, job_id, tasks, now[, n_tasks])`` -> ``[accepted bytes, delta bytes]``
-      (``n_tasks``: the job's task count, so the cell knows when the job is done)
+    * ``("commit", claims, since, job_id, tasks, now[, n_tasks[, gang]])`` -> ``[accepted bytes, delta bytes]``
+      (``n_tasks``: the job's task count, so the cell knows when the job is done; ``gang``: the
+      transaction is all-or-nothing whatever the cell's transaction mode)
     * ``("exchange", host_id, finished)`` -> launches for that host (each handed out once);
       to a host marked down, ``{"reset": True, "launches": []}``: it comes back empty
       (whatever it still ran was written off and placed again elsewhere)
@@ -85,9 +86,10 @@ class CellStateMachine:
             return result
         raise ValueError(f"unknown cell command {op!r}")
 
-    def _commit(self, claims: bytes, since: int, job_id: int, tasks: bytes, now: float, n_tasks: int | None = None) -> list:
+    def _commit(self, claims: bytes, since: int, job_id: int, tasks: bytes, now: float, n_tasks: int | None = None,
+                gang: bool = False) -> list:
         c = unpack_claims(claims)
-        result = self.cell.commit(c, self.conflict_mode, self.txn_mode)
+        result = self.cell.commit(c, self.conflict_mode, TxnMode.ALL_OR_NOTHING if gang else self.txn_mode)
         self.commits += 1
         if result.committed:
             task_idx, durations = unpack_tasks(tasks)

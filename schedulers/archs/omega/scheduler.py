@@ -195,6 +195,10 @@ class OmegaSchedulerCore:
             machines = self.params.policy(work, request, int(jp.pending.size), self.rng)
             rows = np.tile(request, (int((machines >= 0).sum()), 1))
         ok = machines >= 0
+        if jp.job.gang and ok.sum() < jp.pending.size:
+            # A gang claims all its tasks or none: what fits alone is not claimed (nothing held while it waits).
+            ok[:] = False
+            rows = rows[:0]
         m = machines[ok].astype(np.int64)
         claims = Claims(machine=m, request=rows, seen_seq=self.local.seq[m].copy())
         return Plan(claims, jp.pending[ok])

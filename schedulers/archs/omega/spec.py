@@ -148,6 +148,9 @@ SPEC = ArchSpec(
     css_setups=(CssSetup("omega", "Omega", "omega.schedulers.0", "scheduler-batch-0"),),
     further_resources=("a resource vector: the shared cell state keeps every machine's free amount of each resource and a "
                        "commit checks them all (Omega's cell state, like Borg's, is a vector of resources)"),
+    gang=("a gang job's claims go in one all-or-nothing transaction, and only once every task fits on the "
+          "scheduler's copy: nothing is held while a gang waits (no partial gang, so none to time out), and a gang "
+          "may wait behind smaller jobs that fit first"),
     devices=("each scheduler picks the machine and its devices on its copy of the cell (device_policy: fgd, best_fit, "
              "dot_product, gpu_packing, random_fit); the cell state keeps each device's free share and a commit checks "
              "the devices a claim names, so two schedulers' shares of one device conflict like any other claims"),

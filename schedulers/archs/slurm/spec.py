@@ -320,6 +320,7 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 
 SPEC = ArchSpec(
     name="slurm",
+    gang="every SLURM job is a gang: its nodes are allocated at once and its tasks start together, so a gang class runs as any job",
     title="SLURM (slurmctld with an optional backup; partitions, multifactor priority, EASY/conservative backfill)",
     events=EVENTS,
     parse=parse_slurm,

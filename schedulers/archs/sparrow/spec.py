@@ -161,6 +161,7 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 
 SPEC = ArchSpec(
     name="sparrow",
+    no_gang="each task is placed by its own probes, late-bound one by one",
     title="Sparrow (distributed sampling schedulers, late binding; Hawk hybrid)",
     events=EVENTS,
     parse=parse_sparrow,

@@ -192,6 +192,7 @@ def bench_classes(per_k: float) -> list[dict[str, Any]]:
 
 SPEC = ArchSpec(
     name="webfarm",
+    no_gang="a request is one task",
     title="Web farm (load balancers in front of server replicas; sticky or cookie sessions)",
     events=EVENTS,
     parse=parse_webfarm,

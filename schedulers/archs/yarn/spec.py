@@ -465,6 +465,7 @@ def _parse(t: Table, ctx: SectionContext) -> YarnSpec:
 
 SPEC = ArchSpec(
     name="yarn",
+    no_gang="YARN has no gang scheduling: an ApplicationMaster gathers its containers one by one (an AM-level gang is not modelled)",
     title="YARN (a ResourceManager, standbys optional; ApplicationMasters per job; Capacity/Fair/FIFO queues)",
     events=EVENTS,
     parse=_parse,
