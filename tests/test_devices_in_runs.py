@@ -115,3 +115,37 @@ def test_the_cli_refuses_a_share_where_devices_are_counted_in_one_line(tmp_path:
     text = (Path(__file__).resolve().parent.parent / "scenarios/gpu_devices.toml").read_text()
     line = cli_run_refused(text.replace('architecture = "omega"', 'architecture = "borg"', 1), tmp_path)
     assert "workload.classes[0].gpu: architecture 'borg' counts gpu as a number per machine" in line
+
+
+def test_kubernetes_device_share_places_shares_device_exact_and_binds_with_them() -> None:
+    from schedlab.actors.archs.kubernetes.scheduler import make_profile
+    from schedlab.schedulers.archs.kubernetes.api_machine import KubeAPIMachine
+    from schedlab.schedulers.archs.kubernetes.objects import HOSTNAME, Node, Pod, labels
+    from schedlab.schedulers.archs.kubernetes.scheduler_core import KubeSchedulerCore
+    from schedlab.schedulers.archs.kubernetes.section import ProfileSpec
+
+    cell = _cell()  # two machines of 2 T4 devices, one with none: [cpu, mem, gpu, gpu#0, gpu#1]
+    view = device_view(cell, (), "best_fit")
+    assert view is not None
+    nodes = [Node(i, f"node-{i}", tuple(cell.capacity[i]), labels({HOSTNAME: f"node-{i}"})) for i in range(cell.size)]
+
+    def pod_of(value: dict) -> Pod:
+        return Pod((value["j"], value["t"]), tuple(value["req"]), created=value["created"], scheduler_name="a",
+                   models=tuple(value.get("m", ())))
+
+    core = KubeSchedulerCore(make_profile(ProfileSpec(name="a"), devices=view), nodes, pod_of, seed=1, resources=cell.resources)
+    m = KubeAPIMachine(cell.capacity, machines_per_host=1)
+    m.apply(("create", [[1, t, "a", [1.0, 1.0, 0.6, 0.0, 0.0], 100.0, 0, 0.0, 5, "job", {"m": ["T4"]}] for t in range(5)]))
+    core.watched(m.query(("watch", ["pods", "nodes"], 0, None))["events"], 0.0)
+    cycles = [c for c in iter(lambda: core.next_cycle(1.0), None)]
+    placed = [c for c in cycles if c.node is not None]
+    # 0.6 of a GPU fits one device alone: four devices hold four such pods; the fifth fits none (1.2 left in sums).
+    assert len(placed) == 4 and {c.node for c in placed} == {0, 1}
+    for c in placed:
+        dev = np.asarray(c.pod.requests[3:])
+        assert np.count_nonzero(dev) == 1 and dev.sum() == pytest.approx(0.6)
+    assert len({(c.node, int(np.flatnonzero(c.pod.requests[3:])[0])) for c in placed}) == 4  # one per device
+    answers = m.apply(("bind", [[*c.pod.key, c.node, c.version, list(c.pod.requests)] for c in placed], 1.0))
+    assert [a[0] for a in answers] == ["ok"] * 4
+    launches = [x for ls in m.to_launch.values() for x in ls]  # [job, task, node, request, duration, at]
+    assert len(launches) == 4 and all(np.count_nonzero(np.asarray(x[3][3:])) == 1 for x in launches)

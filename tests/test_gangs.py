@@ -105,7 +105,7 @@ def _kube() -> tuple[KubeAPIMachine, KubeSchedulerCore]:
 
 
 def _create(m: KubeAPIMachine, core: KubeSchedulerCore, job: int, tasks: range, n: int, cpu: float, now: float) -> None:
-    m.apply(("create", [[job, t, "a", [cpu, 1.0], 100.0, 0, now, n, "job", 30.0] for t in tasks]))
+    m.apply(("create", [[job, t, "a", [cpu, 1.0], 100.0, 0, now, n, "job", {"g": 30.0}] for t in tasks]))
     w = m.query(("watch", ["pods", "nodes"], 0, None))
     core.watched(w["events"], now)
 

@@ -131,6 +131,6 @@ def test_a_pod_no_machine_can_hold_is_refused_by_name(tmp_path: Path) -> None:
 
 def test_the_shipped_scenario_is_refused_where_shares_are_counted_by_the_cli(tmp_path: Path) -> None:
     text = (ROOT / "scenarios/openb_replay.toml").read_text()
-    line = cli_run_refused(text.replace('architecture = "omega"', 'architecture = "kubernetes"', 1)
+    line = cli_run_refused(text.replace('architecture = "omega"', 'architecture = "borg"', 1)
                            .replace("workloads/", str(W) + "/"), tmp_path)
-    assert "workload.classes[0].gpu_trace: architecture 'kubernetes' counts gpu" in line
+    assert "workload.classes[0].gpu_trace: architecture 'borg' counts gpu" in line

@@ -231,6 +231,45 @@ def fgd(cell: DeviceCell, shape: Shape, n_tasks: int, rng: np.random.Generator,
     return out, taken
 
 
+SCORES: dict[str, Callable[[DeviceCell, Shape, np.ndarray], np.ndarray]] = {
+    "best_fit": _best_fit_score,
+    "dot_product": _dot_product_score,
+    "gpu_packing": _packing_score,
+}
+
+
+def node_choices(policy: str, cell: DeviceCell, shape: Shape, ok: np.ndarray, rng: np.random.Generator,
+                 workload: Workload = ()) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each machine of ``ok`` (indices, all feasible) scored by ``policy``
+    (higher better) with the devices it would take there: for a scheduler
+    that scores nodes itself and picks the best (a Kubernetes score
+    plugin). FGD's score is minus the least fragmentation growth over the
+    machine's device choices; random fit's a uniform draw."""
+    ask = shape.ask(cell.column)
+    if policy == "fgd":
+        idx, after_dev, ways = _candidates(cell.devices, ok, ask)
+        req = np.asarray(shape.request, dtype=np.float64)
+        after_free = cell.free[idx] - req
+        after_free[:, cell.column] = after_dev.sum(axis=1)
+        before = machine_fragmentation(cell.free[ok], cell.devices[ok], cell.model[ok], cell.column, workload)
+        growth = machine_fragmentation(after_free, after_dev, cell.model[idx], cell.column, workload) - before[np.searchsorted(ok, idx)]
+        best = np.full(ok.size, np.inf)
+        took: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * ok.size
+        for j, m in enumerate(np.searchsorted(ok, idx).tolist()):
+            if growth[j] < best[m] - EPS:
+                best[m], took[m] = growth[j], ways[j]
+        return -best, took
+    if policy == "random_fit":
+        took = []
+        for m in ok.tolist():
+            ways = choices(cell.devices[m], ask)
+            took.append(ways[int(rng.integers(len(ways)))])
+        return rng.random(ok.size), took
+    mask = np.zeros(cell.devices.shape[0], dtype=bool)
+    mask[ok] = True
+    return SCORES[policy](cell, shape, mask)[ok], [_best_device(cell.devices[m], ask) for m in ok.tolist()]
+
+
 POLICIES: dict[str, DevicePolicy] = {
     "random_fit": _random,
     "best_fit": _scored(_best_fit_score),

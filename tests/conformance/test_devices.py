@@ -16,7 +16,7 @@ from schedlab.actors.analysis.stats import by_event
 from schedlab.actors.common.event_files import read_events
 from schedlab.actors.run import run_scenario
 from schedlab.schedulers import arch as registry
-from schedlab.schedulers.events.shared import JOB_SUBMITTED, TASKS_COMPLETED, TASKS_LAUNCHED
+from schedlab.schedulers.events.shared import JOB_SUBMITTED, TASKS_COMPLETED, TASKS_KILLED, TASKS_LAUNCHED
 from schedlab.schedulers.scenario.parse import parse_scenario
 from schedlab.schedulers.scenario.toml_table import ScenarioError
 from tests.conformance.scenarios import device_data
@@ -49,7 +49,7 @@ def _device_ledger(ev: dict, declared: int, slots: int, big: set[int]) -> tuple[
     """Replay launches and ends per machine and device column: the device
     columns each task took, and the most any device ever held."""
     timeline = [(e["t"], 1, t) for e in ev[TASKS_LAUNCHED] for t in e["tasks"]]
-    timeline += [(e["t"], 0, t) for e in ev.get(TASKS_COMPLETED, []) for t in e["tasks"]]
+    timeline += [(e["t"], 0, t) for kind in (TASKS_COMPLETED, TASKS_KILLED) for e in ev.get(kind, []) for t in e["tasks"]]
     held: dict[tuple[int, int], np.ndarray] = {}
     used: dict[int, np.ndarray] = {}
     took, most = [], 0.0

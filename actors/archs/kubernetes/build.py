@@ -20,6 +20,7 @@ from schedlab.schedulers.archs.kubernetes.registry import user_plugins
 from schedlab.schedulers.archs.kubernetes.section import KubeSpec, node_labels
 from schedlab.schedulers.archs.kubernetes.spec import CONTROLLER_ROLE, SCHEDULER_ROLE, worker_names
 from schedlab.schedulers.model.cluster import host_count
+from schedlab.schedulers.placement.device_claims import device_view
 
 
 def nodes_of(b: Build) -> tuple[Node, ...]:
@@ -60,8 +61,9 @@ def build(b: Build) -> Topology:
     plugins = tuple(user_plugins_of(ks).items())
     for p in ks.profiles:
         for i, name in enumerate(worker_names(p)):
-            cfg = SchedulerConfig(p, nodes, pods, replicas, sc.seed, plugins, worker=i, resources=sc.cell.resources,
-                                  gangs=any(jc.gang_timeout is not None for jc in sc.workload.classes))
+            cfg = SchedulerConfig(p, nodes, pods, replicas, sc.seed, plugins, worker=i, resources=plan.cell.resources,
+                                  gangs=any(jc.gang_timeout is not None for jc in sc.workload.classes),
+                                  devices=device_view(plan.cell, sc.workload.classes))
             # Started with the routed actors; no job is routed to them (they
             # find their pods in the store), and their role ``places``: stopped
             # before the kubelets, as a bind after that would never start.

@@ -52,7 +52,7 @@ class KubeControllerManager(ActorShell):
     def _rows(self, job: Job, tasks: list[int] | range) -> list[list]:
         now = self.rt.now()
         return [self.pods.row(job.job_id, t, job.job_class, list(job.request), float(job.durations[t]), job.tasks, now,
-                              job.gang_timeout)
+                              job.gang_timeout, job.models)
                 for t in tasks]
 
     async def _create(self, rows: list[list]) -> list:

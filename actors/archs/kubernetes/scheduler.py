@@ -35,6 +35,8 @@ from schedlab.schedulers.archs.kubernetes.events import K8S_CYCLE, K8S_RELIST, W
 from schedlab.schedulers.archs.kubernetes.objects import Node
 from schedlab.schedulers.archs.kubernetes.pods import PodFactory
 from schedlab.schedulers.archs.kubernetes.plugins.coscheduling import NAME as COSCHEDULING
+from schedlab.schedulers.archs.kubernetes.plugins.device_share import NAME as DEVICE_SHARE
+from schedlab.schedulers.placement.device_claims import DeviceView
 from schedlab.schedulers.archs.kubernetes.registry import build_profile, default_profile, register_plugin
 from schedlab.schedulers.archs.kubernetes.scheduler_core import Cycle, KubeSchedulerCore
 from schedlab.schedulers.archs.kubernetes.section import ProfileSpec
@@ -60,21 +62,36 @@ class SchedulerConfig:
     worker: int = 0  # which of the profile's workers (its pods: job id mod workers)
     resources: tuple[str, ...] = DEFAULT  # the cell's resource names (the nodes' capacity columns)
     gangs: bool = False  # the workload has gang classes: Coscheduling runs at Permit
+    devices: DeviceView | None = None  # a cell with devices: DeviceShare places them (its policy in the view)
 
 
-def make_profile(spec: ProfileSpec, gangs: bool = False) -> Any:
+# DeviceShare's score weight: above NodeResourcesFit's and BalancedAllocation's 1, so the device policy
+# decides among nodes the pod fits (a GPU-sharing scheduler's score is the one its operators tune).
+DEVICE_WEIGHT = 10
+
+
+def make_profile(spec: ProfileSpec, gangs: bool = False, devices: DeviceView | None = None, seed: int = 0) -> Any:
     """The framework profile a scheduler runs, from its scenario entry; with
     ``gangs``, Coscheduling added (a cluster that runs gang jobs installs
-    it: scheduler-plugins' Coscheduling, as the PodGroup's owner)."""
+    it: scheduler-plugins' Coscheduling, as the PodGroup's owner); with
+    ``devices``, DeviceShare (a cluster sharing GPUs installs a GPU-sharing
+    scheduler's plugins), weighted above the others so its score decides
+    among the nodes that fit."""
     weights = dict(spec.weights)
-    args = {"NodeResourcesFit": {"strategy": spec.scoring_strategy, "shape": [list(p) for p in spec.shape]}}
+    args: dict[str, dict[str, Any]] = {
+        "NodeResourcesFit": {"strategy": spec.scoring_strategy, "shape": [list(p) for p in spec.shape]}}
+    extra = [COSCHEDULING] if gangs else []
+    if devices is not None:
+        extra.append(DEVICE_SHARE)
+        args[DEVICE_SHARE] = {"view": dataclasses.replace(devices, policy=spec.device_policy), "seed": seed}
+        weights.setdefault(DEVICE_SHARE, DEVICE_WEIGHT)
     pct = spec.percentage_of_nodes_to_score or None
     if spec.plugins is None:
         profile = default_profile(spec.name, weights=weights, plugin_args=args, disable=spec.disabled,
-                                  enable=[COSCHEDULING] if gangs else [], percentage_of_nodes_to_score=pct)
+                                  enable=extra, percentage_of_nodes_to_score=pct)
     else:
         names = [p for p in spec.plugins if p not in spec.disabled]
-        names += [COSCHEDULING] if gangs and COSCHEDULING not in names else []
+        names += [p for p in extra if p not in names]
         profile = build_profile(spec.name, names, weights=weights,
                                 plugin_args={k: v for k, v in args.items() if k in names}, percentage_of_nodes_to_score=pct)
     return dataclasses.replace(profile, candidate_limit=spec.candidates or None)
@@ -97,7 +114,8 @@ class KubeScheduler(ActorShell):
         seed = int(rng_for(self.cfg.seed, self.name).integers(2**31))
         spec = self.cfg.pods.spec
         budgets = {c: tpl.max_unavailable for tpl in spec.templates if tpl.max_unavailable is not None for c in tpl.classes}
-        self.core = KubeSchedulerCore(make_profile(self.cfg.profile, self.cfg.gangs), list(self.cfg.nodes), self.cfg.pods.pod, seed,
+        self.core = KubeSchedulerCore(make_profile(self.cfg.profile, self.cfg.gangs, self.cfg.devices, seed),
+                                      list(self.cfg.nodes), self.cfg.pods.pod, seed,
                                       budgets, share=(self.cfg.worker, self.cfg.profile.workers), resources=self.cfg.resources)
         self.spawn_loop(self._loop())
 
@@ -200,7 +218,8 @@ class KubeScheduler(ActorShell):
     async def _bind(self, binds: list[Cycle], started: float) -> None:
         core = self.core
         assert core is not None
-        rows = [[c.pod.key[0], c.pod.key[1], c.node, c.version] for c in binds]
+        # With the request as reserved: devices a device plugin chose travel with the binding.
+        rows = [[c.pod.key[0], c.pod.key[1], c.node, c.version, list(c.pod.requests)] for c in binds]
         results = await self.store.write("bind", ("bind", rows, self.rt.now()))
         now = self.rt.now()
         by_job: dict[int, list[tuple[Cycle, str]]] = collections.defaultdict(list)

@@ -18,11 +18,14 @@ Objects (kind ``nodes``: ``node-<i>`` -> ``{"i", "req", "ready"}``; kind
 the unbound pods with ``{"node": None}``).
 
 Commands
-* ``("create", [[job, task, cls, req, dur, prio, now, tasks, kind[, gang_timeout]], ...])``
+* ``("create", [[job, task, cls, req, dur, prio, now, tasks, kind[, extra]], ...])`` (``extra``: fields
+  only some pods carry, ``pods.PodFactory.row``)
   (``tasks`` and ``kind`` optional: 1, ``job``) -> per pod ``"ok"``,
   ``"exists"`` or ``"done"`` (a Job's task that already succeeded: a
   restarted controller does not run it again).
-* ``("bind", [[job, task, node, pod_version], ...], now)`` -> per bind
+* ``("bind", [[job, task, node, pod_version[, request]], ...], now)`` -> per bind (``request``: the
+  pod's request as bound, with the devices it takes: a device plugin's allocation, written with the
+  binding as a GPU-sharing scheduler annotates the pod)
   ``[status, pod_version, node_version]``; status ``ok``, ``conflict``
   (the pod changed since the scheduler read it: its version differs),
   ``bound`` (already on a node), ``gone`` (deleted), ``no_room`` (the node
@@ -169,13 +172,13 @@ class KubeAPIMachine:
                                                  "phase": "Pending", "created": float(now),
                                                  "n": int(rest[0]) if rest else 1,
                                                  "kind": str(rest[1]) if len(rest) > 1 else "job",
-                                                 **({"g": float(rest[2])} if len(rest) > 2 else {})})])
+                                                 **(dict(rest[2]) if len(rest) > 2 else {})})])
             out.append("ok")
         return out
 
     def _bind(self, binds: list, now: float) -> list[list]:
         out = []
-        for job, task, node, expected in binds:
+        for job, task, node, expected, *bound_as in binds:
             name, node = pod_name(int(job), int(task)), int(node)
             found = self._get(PODS, name)
             nv = self._get(NODES, node_name(node))
@@ -192,6 +195,8 @@ class KubeAPIMachine:
             if nv is None or not nv[0]["ready"] or self._host(node) in self.down:
                 out.append(["not_ready", version, nv[1] if nv else 0])
                 continue
+            if bound_as:
+                pod = {**pod, "req": list(bound_as[0])}
             req = np.asarray(pod["req"], dtype=np.float64)
             if np.any(np.asarray(nv[0]["req"]) + req > self.capacity[node] + EPS):
                 out.append(["no_room", version, nv[1]])

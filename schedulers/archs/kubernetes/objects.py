@@ -168,6 +168,7 @@ class Pod:
     # Permit at most gang_timeout emulated s (permitWaitingTimeSeconds).
     min_member: int = 0
     gang_timeout: float = 0.0
+    models: tuple[str, ...] = ()  # the device models its devices may be (empty: any)
 
     @property
     def request_vector(self) -> np.ndarray:

@@ -22,14 +22,15 @@ class PodFactory:
     spec: KubeSpec
 
     def row(self, job: int, task: int, job_class: str, request: list[float], duration: float, tasks: int,
-            now: float, gang_timeout: float | None = None) -> list:
+            now: float, gang_timeout: float | None = None, models: tuple[str, ...] = ()) -> list:
         """The ``create`` command's row for one task's pod (its template's
-        kind: what becomes of it when its run ends, ``workloads``; then, for
-        a gang's pod, how long it may wait for its group)."""
+        kind: what becomes of it when its run ends, ``workloads``; then what
+        only some pods carry: for a gang's pod how long it may wait for its
+        group, ``g``; the device models it may use, ``m``)."""
         tpl = self.spec.template_of(job_class)
         prio, _policy = self.spec.priority_of(tpl)
-        return [job, task, job_class, list(request), duration, prio, now, tasks, tpl.kind,
-                *([] if gang_timeout is None else [gang_timeout])]
+        extra = {**({} if gang_timeout is None else {"g": gang_timeout}), **({"m": list(models)} if models else {})}
+        return [job, task, job_class, list(request), duration, prio, now, tasks, tpl.kind, *([extra] if extra else [])]
 
     def pod(self, value: dict) -> Pod:
         """The Pod of a store value (a prefill pod, class "", has no template's fields)."""
@@ -45,4 +46,5 @@ class PodFactory:
                    preferred_pod_affinity=tpl.preferred_pod_affinity, preemption_policy=policy,
                    owner=f"{value['cls']}/{value['j']}",
                    # A gang's pod: its job's PodGroup, all of whose pods (the job's tasks) must be placed together.
-                   min_member=int(value["n"]) if value.get("g") else 0, gang_timeout=float(value.get("g") or 0.0))
+                   min_member=int(value["n"]) if value.get("g") else 0, gang_timeout=float(value.get("g") or 0.0),
+                   models=tuple(value.get("m", ())))

@@ -20,6 +20,7 @@ from .profile import Profile
 from .plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from .plugins.binder import DefaultBinder
 from .plugins.coscheduling import Coscheduling
+from .plugins.device_share import DeviceShare
 from .plugins.default_preemption import DefaultPreemption
 from .plugins.interpod_affinity import InterPodAffinity
 from .plugins.least_pods import LeastPods
@@ -44,6 +45,8 @@ _BUILTIN: dict[str, PluginFactory] = {
     "LeastPods": LeastPods,  # Swarm's spread strategy (not upstream's, not in the default set)
     # scheduler-plugins' gang scheduling (out of tree): enabled for a scenario with gang job classes
     "Coscheduling": Coscheduling,
+    # GPUs as devices (a GPU-sharing scheduler's Filter, Score and Reserve): enabled in a cell with devices
+    "DeviceShare": DeviceShare,
 }
 _REGISTRY: dict[str, PluginFactory] = dict(_BUILTIN)
 

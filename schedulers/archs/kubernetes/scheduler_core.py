@@ -311,7 +311,10 @@ class KubeSchedulerCore:
 
     def _bind(self, pod: Pod, node: int, state: Any, now: float, first: bool) -> Cycle:
         """The Bind plugins for a pod that may bind: a Cycle to send, or,
-        if they failed it, the pod undone and a Cycle saying why."""
+        if they failed it, the pod undone and a Cycle saying why. The Cycle
+        carries the pod as Reserve left it in the view (a device plugin
+        fills in the devices it takes)."""
+        pod = self.view.pods.get(pod.key, pod)
         st = run_bind(self.profile, state, pod, node)
         if not st.ok:
             self.bind_failed += 1

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.schedulers.placement.device_claims import DEVICE_POLICIES
+
 from schedlab.schedulers.archs.kubernetes.objects import (
     HOSTNAME,
     RACK,
@@ -113,6 +115,7 @@ class ProfileSpec:
     t_pod: float = 0.0  # emulated s of thinking per scheduling cycle
     candidates: int | str = 0  # stop at this many feasible nodes, or "log2" (Nomad's limit); 0: off
     workers: int = 1  # scheduler actors sharing the profile's pods by job (Nomad's workers)
+    device_policy: str = "best_fit"  # DeviceShare's, in a cell with devices
 
 
 @dataclass(frozen=True)
@@ -201,6 +204,9 @@ PROFILE_FIELDS = (
           doc='Stop at this many feasible nodes, or "log2" (Nomad\'s limit); 0: off.'),
     Field("workers", int, _PS.workers, check=lambda v: None if 1 <= v <= 64 else "must be 1 to 64",
           schema={"minimum": 1, "maximum": 64}, doc="Scheduler actors sharing the profile's pods by job (Nomad's workers)."),
+    Field("device_policy", str, _PS.device_policy, choices=DEVICE_POLICIES,
+          doc="In a cell with devices ([cell] devices): the DeviceShare plugin's score, which node and which of its "
+              "devices a pod asking for some takes (fgd: Fragmentation Gradient Descent)."),
 )
 
 REQUIREMENT_FIELDS = (

@@ -86,6 +86,10 @@ def example(classes: tuple[str, ...]) -> dict[str, Any]:
 
 SPEC = ArchSpec(
     name="kubernetes",
+    devices=("the DeviceShare plugin, as a GPU-sharing scheduler adds it (Alibaba's gpushare extender, the FGD "
+             "paper's plugins): Filter on the node's devices and models, Score by the profile's device_policy (fgd, "
+             "best_fit, dot_product, gpu_packing, random_fit), Reserve the devices it takes, written with the binding "
+             "so the API store and the kubelet account each device"),
     gang=("a gang job's pods form a PodGroup of minMember = its tasks, and the kube-scheduler runs the Coscheduling "
           "plugin (scheduler-plugins): members wait at Permit, their room held, until the group is placed, and a "
           "partial group lets go of everything after gang_timeout (permitWaitingTimeSeconds) and is tried again"),
