@@ -32,6 +32,7 @@ from schedlab.actors.arch import architecture
 from schedlab.actors.topology import Build, Plan
 from schedlab.schedulers.events.shared import ACTOR_LOST, FAULT
 from schedlab.schedulers.model.cluster import build_cell, host_count, with_devices
+from schedlab.schedulers.model.inflation import inflation_jobs
 from schedlab.schedulers.placement.policies import PlacementPolicy, get_policy
 from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.arch import Decider, all_roles, spec_of
@@ -49,7 +50,11 @@ def plan_run(sc: Scenario) -> Plan:
     and every request widened to match, device columns 0 until its
     placement fills them in a claim."""
     cell = build_cell(sc.cell.machine_classes, sc.cell.resources, sc.cell.devices)
-    jobs = [j.to_wire() for j in generate_jobs(sc.workload.classes, sc.duration, sc.seed)]
+    inflate = sc.workload.inflate
+    drawn = (generate_jobs(sc.workload.classes, sc.duration, sc.seed) if inflate is None else
+             [j for j in inflation_jobs(sc.workload.classes, float(cell.capacity[:, inflate.resource].sum()), inflate,
+                                        sc.seed) if j.submit_time < sc.duration])
+    jobs = [j.to_wire() for j in drawn]
     pre = prefill(cell, sc.workload.classes, sc.workload.prefill_utilization, sc.seed,
                   sc.workload.standing, sc.workload.standing_cpu_limit)
     if spec_of(sc.architecture).devices:
@@ -337,6 +342,8 @@ class CellRun:
             machines_per_actor=sc.cell.machines_per_actor, host_actors=len(self.hosts), substrate=self.substrate,
             warnings=tuple(self.warnings), scheduler_names=tuple(topo.names), namespace=self.namespace,
             replicas=sc.coordinator.replicas, extra=dict(topo.info),
+            inflation=None if sc.workload.inflate is None else
+            {"resource": sc.workload.inflate.resource, "until": sc.workload.inflate.until},
             placement={"nodes": [label for label, _ in self.nodes], "hosts": {h: w[0] for h, w in self.host_node.items()}}
             if self.host_node else None,
         )

@@ -20,6 +20,7 @@ from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.faults.plan import member_index
 from schedlab.actors.analysis.devices import device_series, device_summary
 from schedlab.actors.analysis.gangs import gang_summary
+from schedlab.actors.analysis.inflation import inflation_summary
 from schedlab.schedulers.model.resources import EPS, declared, sample_shares
 
 SUMMARY_KEYS = (
@@ -234,6 +235,7 @@ def summarize(events: Iterable[dict], info: RunInfo, cell: Cell, applied: dict[i
         "utilization": utilization(samples, declared(cell.resources)),
         "devices": device_summary(device_series(ev, cell, duration)),
         "gangs": gang_summary(ev, fates),
+        "inflation": inflation_summary(ev, cell, info.inflation),
         "substrate": info.substrate,
         "failovers": coord_failovers,
         "faults": [fault_record(f) for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"])],

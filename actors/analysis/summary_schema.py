@@ -81,6 +81,15 @@ SUMMARY: tuple[SummaryKey, ...] = (
                "run asking for devices cannot use them (Weng et al., ATC 2023: the expectation over the run's task "
                "shapes).", "devices"),
     SummaryKey("devices.fragmented_share_mean", "float|null", "The same as a share of all devices.", "fraction"),
+    SummaryKey("inflation", "object|null", "A workload-inflation run ([workload.inflate]): the counted resource's "
+               "allocation as arrivals that never leave pile up (actors.analysis.inflation; null: not one)."),
+    SummaryKey("inflation.resource", "str", "The resource whose demand is counted."),
+    SummaryKey("inflation.until", "float", "Arrivals stopped once their demand reached this multiple of the cell's."),
+    SummaryKey("inflation.arrived", "float", "The demand that arrived within the run, as a share of the cell's.",
+               "fraction"),
+    SummaryKey("inflation.unallocated_at_full", "float|null", "The share of the cell's resource left unallocated when "
+               "the arrived demand reached 100% (null: it never did within the run).", "fraction"),
+    SummaryKey("inflation.unallocated_at_end", "float", "The same at the end of the run.", "fraction"),
     SummaryKey("gangs", "object|null", "Gang jobs (job classes with gang = true), from the events "
                "(actors.analysis.gangs; null: no gang class)."),
     SummaryKey("gangs.jobs", "int", "Gang jobs submitted."),

@@ -16,6 +16,7 @@ from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec, Roster, parse_fault
 from schedlab.schedulers.model.cluster import MachineClass, host_count
 from schedlab.schedulers.model.devices import ask_problem, count_problem
+from schedlab.schedulers.model.inflation import Inflation
 from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.resources import BASE
 from schedlab.schedulers.model.workload import Dist, JobClass
@@ -109,7 +110,8 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     names = [jc.name for jc in jclasses]
     if len(set(names)) != len(names):
         wt.fail(wt.key("classes"), "job class names must be unique")
-    workload = WorkloadSpec(jclasses, parse_fields(wt, fields.WORKLOAD)["prefill_utilization"], standing, standing_limit)
+    workload = WorkloadSpec(jclasses, parse_fields(wt, fields.WORKLOAD)["prefill_utilization"], standing, standing_limit,
+                            _inflation(wt, cell))
     wt.done()
 
     coord_data = top.data.get("coordinator", {})
@@ -234,6 +236,17 @@ def _check_devices(ct: Table, wt: Table, cell: CellSpec, classes: tuple[JobClass
                        f"architecture {spec.name!r} counts {cell.devices} as a number per machine: "
                        f"{'a share of one device' if share else 'a model constraint'} needs one that places devices "
                        f"({', '.join(s.name for s in registry.registry().values() if s.devices)})")
+
+
+def _inflation(wt: Table, cell: CellSpec) -> Inflation | None:
+    if "inflate" not in wt.data:
+        return None
+    it = wt.sub("inflate")
+    v = parse_fields(it, fields.INFLATE, values={"devices": cell.devices})
+    it.done()
+    if v["resource"] not in cell.resources:
+        it.fail(it.key("resource"), f"{v['resource']!r} is not one of [cell] resources ({', '.join(cell.resources)})")
+    return Inflation(cell.resources.index(v["resource"]), v["until"], v["gap"])
 
 
 def _check_gangs(wt: Table, classes: tuple[JobClass, ...], spec: registry.ArchSpec) -> None:

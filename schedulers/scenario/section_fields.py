@@ -208,6 +208,16 @@ JOB_CLASS = (
           doc="Arrivals in on and off periods, both exponential (needs interarrival_mode = \"exponential\")."),
 )
 
+INFLATE = (
+    Field("resource", str, Computed(lambda v: v["devices"] or "cpu", "[cell] devices' resource, else cpu"),
+          doc="The resource whose arrived demand is counted (one [cell] resources declares)."),
+    Field("until", float, 1.3, check=lambda v: None if 0 < v <= 5 else "must be in (0, 5]",
+          schema={"exclusiveMinimum": 0, "maximum": 5},
+          doc="Arrivals stop once their demand reaches this multiple of the cell's total of the resource."),
+    Field("gap", float, 1.0, unit="emulated s", check=positive,
+          doc="Between two arrivals: time for the architecture to place one before the next."),
+)
+
 WORKLOAD = (
     Field("classes", list, None, nested=True, any_of=(JOB_CLASS, SWF_CLASS, TRACE_CLASS),
           doc="[[workload.classes]]: the job classes (this or [workload.css]); a class with swf replays a log, "
@@ -215,6 +225,10 @@ WORKLOAD = (
     Field("css", dict, None, nested=True, of=CSS_FIELDS, doc="[workload.css]: a CSS workload, which makes the classes."),
     Field("prefill_utilization", float, 0.0, check=fraction,
           doc="Share of the cell filled with standing work before the run starts."),
+    Field("inflate", dict, None, nested=True, of=INFLATE,
+          doc="[workload.inflate]: workload inflation: one-task arrivals drawn from the classes that never leave, "
+              "every gap s, until their demand for a resource reaches until times the cell's (instead of the "
+              "classes' own arrivals); the summary's inflation block says how much was allocated."),
 )
 
 

@@ -10,6 +10,7 @@ from schedlab.schedulers.faults.liveness import LivenessSpec
 from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.model.cluster import MachineClass
 from schedlab.schedulers.model.resources import DEFAULT
+from schedlab.schedulers.model.inflation import Inflation
 from schedlab.schedulers.model.workload import Dist, JobClass, StandingJob
 
 DEFAULT_LATENCY_S = 0.0005  # a datacenter network's one-way delay, for the sim engine
@@ -40,6 +41,7 @@ class WorkloadSpec:
     prefill_utilization: float = 0.0
     standing: tuple[StandingJob, ...] = ()
     standing_cpu_limit: float = 1.0
+    inflate: Inflation | None = None  # [workload.inflate]: arrivals that never leave, drawn from the classes
 
 
 @dataclass(frozen=True)
