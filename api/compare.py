@@ -72,7 +72,21 @@ def headline(summaries: list[dict], also: Sequence[str] = ()) -> list[list[str]]
         out.insert(at + i, [f"{'memory' if r == 'mem' else r} utilization",
                             *(_share(s["utilization"].get("by_resource", {}).get(r, s["utilization"].get(f"{r}_mean")))
                               for s in summaries)])
+    # The optional blocks' headline numbers, where some run has the block.
+    for block, label, value in OPTIONAL_ROWS:
+        if any(s.get(block) for s in summaries):
+            out.insert(len(out) - 2, [label, *(value(s[block]) if s.get(block) else "-" for s in summaries)])
     return out
+
+
+OPTIONAL_ROWS: tuple[tuple[str, str, Any], ...] = (
+    ("devices", "devices allocated / fragmented",
+     lambda d: f"{_share(d['allocated_mean'])} / {d['fragmented_mean']:.3g}"),
+    ("gangs", "gangs started whole / waiting / releases",
+     lambda g: f"{g['scheduled']} / {g['pending']} / {g['releases']}"),
+    ("inflation", "unallocated at 100% / at the end",
+     lambda i: f"{_share(i['unallocated_at_full'])} / {_share(i['unallocated_at_end'])}"),
+)
 
 
 def _share(v: float | None) -> str:

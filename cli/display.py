@@ -17,6 +17,28 @@ from schedlab.schedulers.events.shared import FAULT, JOB_ABANDONED, JOB_SCHEDULE
 FAULTS_LISTED = 12
 
 
+def extra_rows(s: dict) -> list[tuple[str, str]]:
+    """Rows for the summary's optional blocks (devices, gangs, inflation), when the run has them."""
+    rows = []
+    d = s.get("devices")
+    if d:
+        models = "  ".join(f"{m} {b['allocated_mean']:.1%}" for m, b in d["by_model"].items() if b["allocated_mean"] is not None)
+        rows.append((f"{d['resource']} devices", f"{d['devices']}: allocated {d['allocated_mean'] or 0:.1%}  unallocated "
+                                                 f"{d['unallocated_mean']:.3g}  fragmented {d['fragmented_mean']:.3g}  ({models})"))
+    g = s.get("gangs")
+    if g:
+        spread = g["start_spread_s"]["max"]
+        rows.append(("gangs", f"{g['scheduled']} of {g['jobs']} started whole (start spread max "
+                              f"{'-' if spread is None else f'{spread:.3g} s'}), {g['pending']} waiting at the end, "
+                              f"{g['releases']} partial holds released"))
+    i = s.get("inflation")
+    if i:
+        full = i["unallocated_at_full"]
+        rows.append(("inflation", f"{i['resource']} arrived {i['arrived']:.0%}: unallocated "
+                                  f"{'-' if full is None else f'{full:.1%}'} at 100%, {i['unallocated_at_end']:.1%} at the end"))
+    return rows
+
+
 def _side(x: Any) -> str:
     return "+".join(x) if isinstance(x, list) else str(x)
 
@@ -101,6 +123,8 @@ def summary_table(s: dict) -> Table:
         t.add_row("utilization", "  ".join(f"{r} {m:.1%}" for r, m in (u.get("by_resource") or
                                                                         {"cpu": u["cpu_mean"], "mem": u["mem_mean"]}).items()
                                            if m is not None))
+    for label, value in extra_rows(s):
+        t.add_row(label, value)
     sub = s["substrate"]
     t.add_row("substrate round trip", f"{sub['rtt_wall_ms_p50']:.2f} ms wall = {sub['rtt_emulated_s_p50']:.3g} s emulated (p50)")
     arch = of_summary(s)
