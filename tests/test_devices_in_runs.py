@@ -149,3 +149,13 @@ def test_kubernetes_device_share_places_shares_device_exact_and_binds_with_them(
     assert [a[0] for a in answers] == ["ok"] * 4
     launches = [x for ls in m.to_launch.values() for x in ls]  # [job, task, node, request, duration, at]
     assert len(launches) == 4 and all(np.count_nonzero(np.asarray(x[3][3:])) == 1 for x in launches)
+
+
+def test_the_dispatchers_omniscient_view_frees_each_tasks_devices_at_its_end(tmp_path: Path) -> None:
+    from schedlab.actors.run import run_scenario
+
+    data = device_data("dispatcher", "gpu", shares=True) | {"engine": "sim", "duration": 300.0}
+    data["dispatcher"] = {"view": "omniscient", "device_policy": "fgd"}
+    summary = run_scenario(parse_scenario(data, "ok.toml"), tmp_path)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    assert summary["devices"]["allocated_mean"] > 0

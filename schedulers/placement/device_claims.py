@@ -20,7 +20,7 @@ import numpy as np
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.model.workload import JobClass
 from schedlab.schedulers.placement.device_policies import POLICIES
-from schedlab.schedulers.placement.fragmentation import DeviceCell, Shape, Workload, typical, workload_of
+from schedlab.schedulers.placement.fragmentation import DeviceCell, Shape, Workload, feasible, typical, workload_of
 
 # Device policies a scheduler can run on its copy: gpu_clustering is left
 # out, as it reads each machine's running tasks by kind, which a copy of
@@ -95,6 +95,15 @@ def target_workload(classes: Sequence[JobClass], cell: Cell, cover: float = 0.95
             allowed.append(frozenset(models.index(m) for m in jc.models) if jc.models else None)
             weights.append(rate * float(p))
     return typical(workload_of(requests, allowed, weights), cover)
+
+
+def fits(view: DeviceView, free: np.ndarray, request: np.ndarray, models: Sequence[str]) -> np.ndarray:
+    """Mask over machines (rows of ``free`` [M, W]) that can hold one task
+    asking ``request`` now, its devices included (a machine's sum of a
+    device resource can hold a share no single device can)."""
+    r = view.declared
+    cell = DeviceCell(free[:, :r], view.capacity, free[:, r:], view.model, view.column)
+    return feasible(cell, Shape(tuple(float(x) for x in request[:r]), view.allowed(models)))
 
 
 def place(view: DeviceView, work: np.ndarray, request: np.ndarray, models: Sequence[str], n_tasks: int,

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from schedlab.schedulers.placement.device_claims import DeviceView
 from schedlab.actors.common.events import report_held_at_end, span_stamp
 from schedlab.actors.common.doorbell import Doorbells
 from schedlab.actors.common.host_watch import host_timeout, judge, report_down, watch_for
@@ -53,6 +54,7 @@ class HeadConfig:
     restarted: bool = False  # a new incarnation: rebuild from the workers, not from ``free``
     view: str = "reported"  # "omniscient": the reference (exact durations, a slot free at its task's end)
     heartbeat: float | None = None  # emulated s: the workers' (None: they poll every batch interval)
+    devices: DeviceView | None = None  # a cell with devices: how the head places them
 
 
 class Dispatcher(ActorShell):
@@ -60,7 +62,7 @@ class Dispatcher(ActorShell):
         super().__init__(rt, NAME, metrics, flush_interval)
         self.cfg = cfg
         self.core = HeadNode(cfg.capacity, cfg.free, cfg.machines_per_host, cfg.queue, cfg.placement,
-                             rng_for(cfg.seed, NAME), registered=not cfg.restarted, view=cfg.view)
+                             rng_for(cfg.seed, NAME), registered=not cfg.restarted, view=cfg.view, devices=cfg.devices)
         scale = rt.scale
         self.watch = watch_for(self.core.hosts, host_timeout(scale, cfg.heartbeat), cfg.liveness, scale)
         self.bells = Doorbells(rt)

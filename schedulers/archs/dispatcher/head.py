@@ -55,6 +55,8 @@ from typing import Callable
 
 import numpy as np
 
+from schedlab.schedulers.placement.device_claims import DeviceView, place
+from schedlab.schedulers.placement.device_claims import fits as device_fits
 from schedlab.schedulers.model.host_roll import HostRoll
 from schedlab.schedulers.model.jobs import Job
 from schedlab.schedulers.model.resources import fits, used_shares
@@ -91,7 +93,8 @@ class Turn:
 
 class HeadNode:
     def __init__(self, capacity: np.ndarray, free: np.ndarray, machines_per_host: int, queue: str,
-                 policy: Callable, rng: np.random.Generator, registered: bool = True, view: str = "reported") -> None:
+                 policy: Callable, rng: np.random.Generator, registered: bool = True, view: str = "reported",
+                 devices: DeviceView | None = None) -> None:
         """``free``: what the cell has free at the start (the prefill already
         runs). ``registered``: False for a restarted head, which trusts no
         worker until it registered (its view is rebuilt from theirs).
@@ -114,6 +117,10 @@ class HeadNode:
         self.queue_kind = queue
         self.policy = policy
         self.rng = rng
+        # A cell with devices: a task asking for some is placed by ``devices``' policy, its
+        # launch naming the devices (its request row); kept per task to free them exactly.
+        self.devices = devices
+        self.rows: dict[TaskKey, np.ndarray] = {}
         # A restarted head uses no worker it has not heard from: what its
         # machines hold is unknown until the worker registers.
         self.up = np.full(self.capacity.shape[0], registered, dtype=bool)
@@ -208,7 +215,10 @@ class HeadNode:
         return out
 
     def fits_now(self, jp: JobProgress) -> bool:
-        return bool(jp.pending) and bool((fits(self.free, jp.job.request_vector()) & self.up).any())
+        req = jp.job.request_vector()
+        if self.devices is not None and self.devices.asks(req):
+            return bool(jp.pending) and bool((device_fits(self.devices, self.free, req, jp.job.models) & self.up).any())
+        return bool(jp.pending) and bool((fits(self.free, req) & self.up).any())
 
     def blocked(self) -> bool:
         """Head-of-line blocking: every head is stuck while a job further
@@ -237,17 +247,24 @@ class HeadNode:
         fair queue the next user gets the next turn."""
         req = jp.job.request_vector()
         view = np.where(self.up[:, None], self.free, 0.0)  # machines down hold nothing
-        machines = self.policy(view, req, len(jp.pending), self.rng)
+        rows = None
+        if self.devices is not None and self.devices.asks(req):
+            machines, rows = place(self.devices, view, req, jp.job.models, len(jp.pending), self.rng)
+        else:
+            machines = self.policy(view, req, len(jp.pending), self.rng)
         placed: list[tuple[int, int]] = []
-        for m in machines.tolist():
+        for i, m in enumerate(machines.tolist()):
             if m < 0:
                 break
             task = jp.pending.popleft()
-            self.free[m] -= req
+            row = req if rows is None else rows[i]
+            if rows is not None:
+                self.rows[(jp.job.job_id, task)] = row
+            self.free[m] -= row
             self.running[(jp.job.job_id, task)] = m
             jp.placed.add(task)
             duration = jp.job.durations[task]
-            self.to_launch[m // self.k].append([jp.job.job_id, task, m, list(jp.job.request), duration, now])
+            self.to_launch[m // self.k].append([jp.job.job_id, task, m, row.tolist(), duration, now])
             if self.omniscient and math.isfinite(duration):
                 heapq.heappush(self.ends, (now + duration, jp.job.job_id, task, m))
             placed.append((task, m))
@@ -290,6 +307,7 @@ class HeadNode:
         np.add.at(self.free, machines[unforeseen], requests[unforeseen])
         for job, task, killed in (keys[i] for i in back):
             self.foreseen.discard((job, task))
+            self.rows.pop((job, task), None)
             if self.running.get((job, task), -1) // self.k == host:
                 del self.running[(job, task)]
                 if not killed:
@@ -340,7 +358,7 @@ class HeadNode:
             if self.running.get(key) != m or key in self.foreseen:
                 continue  # reported, written off or placed again meanwhile
             self.foreseen.add(key)
-            self.free[m] += self.jobs[job].job.request_vector()
+            self.free[m] += self.rows.get(key, self.jobs[job].job.request_vector())
             n += 1
         return n
 

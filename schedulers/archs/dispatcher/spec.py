@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from schedlab.schedulers.placement.device_claims import DEVICE_POLICIES
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.dispatcher.head import QUEUES, VIEWS
 from schedlab.schedulers.placement.policies import PLACEMENT_POLICIES
@@ -36,6 +37,7 @@ class DispatcherSpec:
     t_task: float = 0.001  # ... and per task it places
     view: str = "reported"  # "omniscient": the reference scheduler (a slot free at its task's exact end)
     heartbeat: float = 10.0  # emulated s: an idle worker's liveness poll (a dispatch rings the worker)
+    device_policy: str = "best_fit"  # in a cell with devices: which machine and devices a task asking some takes
 
 
 _D = DispatcherSpec()
@@ -62,6 +64,9 @@ FIELDS = (
     Field("heartbeat", float, _D.heartbeat, unit="emulated s", check=positive,
           doc="A worker's liveness poll when nothing else is to exchange (a dispatch to it rings the worker; "
               "written off after 3 missed)."),
+    Field("device_policy", str, _D.device_policy, choices=DEVICE_POLICIES,
+          doc="In a cell with devices ([cell] devices): how the head places a task asking for some, which machine "
+              "and which of its devices (fgd: Fragmentation Gradient Descent)."),
 )
 
 
@@ -102,4 +107,6 @@ SPEC = ArchSpec(
     fields=FIELDS,
     showcase="dispatcher",
     further_resources=("a resource vector: the head places a task where every resource fits"),
+    devices=("the head places a task asking for devices with its device_policy (fgd, best_fit, dot_product, "
+             "gpu_packing, random_fit) on its view of the workers, and the launch names the devices it takes"),
 )
