@@ -5,6 +5,7 @@ machine's sum but no single device are a conflict, and an overcommit).
 Every architecture running a device cell is tests/conformance/test_devices.py."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -156,6 +157,35 @@ def test_the_dispatchers_omniscient_view_frees_each_tasks_devices_at_its_end(tmp
 
     data = device_data("dispatcher", "gpu", shares=True) | {"engine": "sim", "duration": 300.0}
     data["dispatcher"] = {"view": "omniscient", "device_policy": "fgd"}
+    summary = run_scenario(parse_scenario(data, "ok.toml"), tmp_path)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    assert summary["devices"]["allocated_mean"] > 0
+
+
+def test_a_counting_architecture_scores_whole_devices_as_the_device_policy_would() -> None:
+    from schedlab.schedulers.model.devices import layout
+    from schedlab.schedulers.placement import device_policies as dp
+    from schedlab.schedulers.placement.device_claims import counted_view, place_counted
+    from schedlab.schedulers.placement.fragmentation import DeviceCell, Shape
+
+    cell = build_cell((MachineClass("eight", 3, (32.0, 64.0, 8.0), model="V100"),), RES, "gpu")
+    free = cell.capacity.copy()
+    free[0, 2], free[1, 2] = 3.0, 6.0  # what standing whole-GPU tasks left
+    spec = counted_view(cell, (), "fgd")
+    assert spec is not None and spec.declared == 3
+    spec = dataclasses.replace(spec, workload=[(Shape((1.0, 1.0, 4.0)), 0.5), (Shape((1.0, 1.0, 1.0)), 0.5)])
+    got = place_counted(spec, free.copy(), np.array([1.0, 1.0, 1.0]), 2, np.random.default_rng(3))
+    devices = layout([3, 6, 8])
+    expect, _ = dp.fgd(DeviceCell(free.copy(), cell.capacity, devices, cell.model, 2), Shape((1.0, 1.0, 1.0)), 2,
+                       np.random.default_rng(3), spec.workload)
+    assert got.tolist() == expect.tolist() and got[0] == 0  # the machine whose 3 free GPUs a 4-GPU task could not use
+
+
+def test_borg_runs_whole_devices_with_a_device_scoring_mode(tmp_path: Path) -> None:
+    from schedlab.actors.run import run_scenario
+
+    data = device_data("borg", "gpu") | {"engine": "sim", "duration": 240.0}
+    data["borg"] = dict(data["borg"], device_scoring="fgd")
     summary = run_scenario(parse_scenario(data, "ok.toml"), tmp_path)
     assert not any(summary["invariants"].values()), summary["invariants"]
     assert summary["devices"]["allocated_mean"] > 0

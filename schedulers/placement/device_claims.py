@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from schedlab.schedulers.model.cluster import Cell
+from schedlab.schedulers.model.devices import layout
 from schedlab.schedulers.model.workload import JobClass
 from schedlab.schedulers.placement.device_policies import POLICIES
 from schedlab.schedulers.placement.fragmentation import DeviceCell, Shape, Workload, feasible, typical, workload_of
@@ -59,6 +60,33 @@ def device_view(cell: Cell, classes: Sequence[JobClass], policy: str = "best_fit
     r = cell.declared
     return DeviceView(cell.device, r, cell.capacity[:, :r].copy(), cell.model.copy(), cell.models,
                       target_workload(classes, cell), policy)
+
+
+def counted_view(cell: Cell, classes: Sequence[JobClass], policy: str) -> DeviceView | None:
+    """The view of a cell whose device resource an architecture counts (not
+    widened): it holds no device columns, so ``place_counted`` lays each
+    machine's free whole devices out afresh (None: no device resource)."""
+    if cell.device is None:
+        return None
+    r = cell.width
+    return DeviceView(cell.device, r, cell.capacity[:, :r].copy(), cell.model.copy(), cell.models,
+                      target_workload(classes, cell), policy)
+
+
+def place_counted(view: DeviceView, free: np.ndarray, request: np.ndarray, n_tasks: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """``place`` for an architecture that counts devices, whole ones only:
+    a machine's free count of the device resource is that many free whole
+    devices (which ones is immaterial when every ask is whole), so the
+    device policy scores machines as it would with the devices in view.
+    ``free`` [M, R] is changed as ``place`` changes its work (what the tasks
+    take); returns each task's machine (-1: it fit nowhere)."""
+    counts = np.floor(free[:, view.column] + 1e-9).astype(np.int64)
+    work = np.hstack([free, layout(np.maximum(counts, 0).tolist())])
+    padded = np.concatenate([np.asarray(request, dtype=np.float64), np.zeros(work.shape[1] - free.shape[1])])
+    machines, _rows = place(view, work, padded, (), n_tasks, rng)
+    free[:] = work[:, :free.shape[1]]
+    return machines
 
 
 def target_workload(classes: Sequence[JobClass], cell: Cell, cover: float = 0.95) -> list[tuple[Shape, float]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from schedlab.schedulers.placement.device_claims import counted_view
 from schedlab.actors.archs.borg.borgmaster import BorgmasterReplica
 from schedlab.schedulers.archs.borg.scheduler import BorgParams
 from schedlab.actors.archs.borg.frontend import BorgFrontend, BorgletEndpoint
@@ -35,6 +36,7 @@ def build(b: Build) -> Topology:
         poll_interval=max(bs.poll_interval, 4 * flush * sc.time_scale),
         hosts=host_count(n, k), racks=plan.cell.rack, eligible={cls: _machine_mask(sc, names) for cls, names in bs.requires},
         retry_backoff=bs.retry_backoff, idle_wall=flush / 2, liveness=sc.liveness,
+        devices=counted_view(plan.cell, sc.workload.classes, bs.device_scoring) if bs.device_scoring else None,
     )
     quota = {(q.user, q.band): list(q.limit) for q in bs.quota}
     standing = [[job.job_id, t, m, list(job.request), job.priority]

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from schedlab.schedulers.placement.device_claims import DeviceView, place_counted
 from schedlab.schedulers.archs.borg.cell_machine import BorgStateMachine
 from schedlab.schedulers.archs.borg.placement import PlacementParams, place_job
 from schedlab.schedulers.archs.borg.preemption import choose_preemption
@@ -58,6 +59,7 @@ class BorgParams:
     liveness: LivenessSpec = LivenessSpec()
     retry_backoff: float = 10.0  # emulated s before a job that placed nothing is tried again
     idle_wall: float = 0.02
+    devices: DeviceView | None = None  # [borg] device_scoring: how a task asking for devices is placed
 
 
 def paths(params: BorgParams) -> list[str]:
@@ -135,7 +137,13 @@ class BorgScheduler:
         params = p.placement
         if p.spread_service and job["kind"] == "service":
             params = PlacementParams(params.policy, params.sample, True)
-        machines = place_job(free, cell.capacity, req, len(pending), params, self.rng, eligible, p.racks)
+        if p.devices is not None and p.devices.asks(req):
+            # A device scoring mode: the device policy over each eligible machine's free whole devices.
+            room = np.where(eligible[:, None], free, 0.0)
+            machines = place_counted(p.devices, room, req, len(pending), self.rng)
+            free[eligible] = room[eligible]
+        else:
+            machines = place_job(free, cell.capacity, req, len(pending), params, self.rng, eligible, p.racks)
         placements = [[t, int(m)] for t, m in zip(pending, machines.tolist()) if m >= 0]
         victims: Victims = []
         unplaced = [t for t, m in zip(pending, machines.tolist()) if m < 0]

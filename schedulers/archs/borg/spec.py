@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from schedlab.schedulers.placement.device_claims import DEVICE_POLICIES
 from schedlab.schedulers.archs.borg.placement import SCORING
 from schedlab.schedulers.archs.borg.priority import BANDS
 from schedlab.schedulers.arch import ArchSpec, CssSetup, Decider, Role, SectionContext
@@ -31,6 +32,7 @@ class QuotaSpec:
 @dataclass(frozen=True)
 class BorgSpec:
     scoring: str = "best_fit"
+    device_scoring: str = ""  # a cell with devices: a task asking some is placed by this device policy ("" scoring)
     sample: int = 0  # relaxed randomization: score at most this many feasible machines (0 = all)
     spread_service: bool = True  # service jobs: at most ceil(tasks / racks) tasks per rack
     preemption: bool = True
@@ -71,6 +73,10 @@ FIELDS = (
     Field("requires", dict, {}, nested=True, schema={"additionalProperties": {"type": "array", "items": {"type": "string"}}},
           doc="Job class -> the machine class names or labels its tasks may run on."),
     Field("scoring", str, _D.scoring, choices=SCORING, doc="How feasible machines are scored."),
+    Field("device_scoring", str, _D.device_scoring, choices=lambda: ("", *DEVICE_POLICIES),
+          doc="In a cell with devices ([cell] devices), how machines are scored for a task asking for some: a "
+              "device policy (fgd: Fragmentation Gradient Descent) over each machine's free whole devices (Borg "
+              "counts them); empty: scoring applies to every task."),
     Field("sample", int, _D.sample, check=lambda v: None if v >= 0 else "must be >= 0", schema={"minimum": 0},
           doc="Relaxed randomization: score at most this many feasible machines (0: all)."),
     Field("spread_service", bool, _D.spread_service, doc="Service jobs: at most ceil(tasks / racks) tasks per rack."),
