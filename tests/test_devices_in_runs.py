@@ -5,6 +5,7 @@ machine's sum but no single device are a conflict, and an overcommit).
 Every architecture running a device cell is tests/conformance/test_devices.py."""
 from __future__ import annotations
 
+import copy
 import dataclasses
 from pathlib import Path
 
@@ -189,3 +190,40 @@ def test_borg_runs_whole_devices_with_a_device_scoring_mode(tmp_path: Path) -> N
     summary = run_scenario(parse_scenario(data, "ok.toml"), tmp_path)
     assert not any(summary["invariants"].values()), summary["invariants"]
     assert summary["devices"]["allocated_mean"] > 0
+
+
+def test_yarn_global_scheduling_ranks_nodes_for_gpu_containers_by_a_device_policy(tmp_path: Path) -> None:
+    from schedlab.actors.run import run_scenario
+
+    data = device_data("yarn", "gpu") | {"engine": "sim", "duration": 240.0}
+    data["yarn"] = dict(data["yarn"], device_policy="fgd")
+    assert _err(copy.deepcopy(data)).startswith("bad.toml: yarn.device_policy: ranks nodes for global scheduling")
+    data["yarn"]["global_scheduling"] = True
+    summary = run_scenario(parse_scenario(data, "ok.toml"), tmp_path)
+    assert not any(summary["invariants"].values()), summary["invariants"]
+    assert summary["devices"]["allocated_mean"] > 0
+
+
+def test_yarn_best_node_for_a_gpu_container_is_the_device_policys() -> None:
+    from schedlab.schedulers.archs.yarn.requests import TaskAsk
+    from schedlab.schedulers.archs.yarn.scheduler import OFF_SWITCH, best_node
+    from schedlab.schedulers.placement.device_claims import counted_view
+    from schedlab.schedulers.placement.fragmentation import Shape
+
+    class State:  # what best_node reads of a ClusterState
+        pass
+
+    cell = build_cell((MachineClass("eight", 3, (32.0, 64.0, 8.0), model="V100"),), RES, "gpu")
+    st = State()
+    st.capacity = cell.capacity.copy()
+    st.free = cell.capacity.copy()
+    st.free[0, 2], st.free[1, 2] = 3.0, 6.0
+    st.rack_of = np.zeros(3, dtype=np.int64)
+    st.rng = np.random.default_rng(0)
+    view = counted_view(cell, (), "fgd")
+    assert view is not None
+    st.devices = dataclasses.replace(view, workload=[(Shape((1.0, 1.0, 4.0)), 0.5), (Shape((1.0, 1.0, 1.0)), 0.5)])
+    ask = TaskAsk(0, np.array([1.0, 1.0, 1.0]))
+    assert best_node(st, ask) == (0, OFF_SWITCH)  # FGD: the node whose 3 free GPUs a 4-GPU container could not use
+    st.devices = None
+    assert best_node(st, ask)[0] == 2  # otherwise the least loaded node

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from schedlab.schedulers.placement.device_claims import counted_view
 from schedlab.actors.archs.yarn.am_pool import AMPool, PoolConfig
 from schedlab.actors.archs.yarn.rm import ResourceManager, RMShellConfig
 from schedlab.actors.archs.yarn.rms import RMSet
@@ -36,7 +37,8 @@ def build(b: Build) -> Topology:
     cfg = RMShellConfig(spec=ys, capacity=plan.cell.capacity, rack=plan.cell.rack, foreign=_foreign(b),
                         machines_per_host=sc.cell.machines_per_actor, seed=sc.seed, liveness=sc.liveness,
                         sample_interval=sc.metrics.sample_interval, replicas=replicas,
-                        lease_wall_s=ys.rm_lease_ms / 1e3)
+                        lease_wall_s=ys.rm_lease_ms / 1e3,
+                        devices=counted_view(plan.cell, sc.workload.classes, ys.device_policy) if ys.device_policy else None)
     if ys.rms > 1:
         return _standbys(b, cfg, flush)
     # A restarted RM knows nothing: it rebuilds from the nodes, the submitter and the AMs.

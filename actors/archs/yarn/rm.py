@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from schedlab.schedulers.placement.device_claims import DeviceView
 from schedlab.actors.archs.yarn.rm_restart import NAME, RestartingRM
 from schedlab.actors.archs.yarn.store_link import StoreLink
 from schedlab.actors.common.events import span_stamp
@@ -86,6 +87,7 @@ class RMShellConfig:
     index: int = 0  # which RM of an active/standby set (rms > 1)
     replicas: int = 1  # the coordinator group's (rms > 1)
     lease_wall_s: float = 1.0  # [yarn] rm_lease_ms, in s
+    devices: DeviceView | None = None  # [yarn] device_policy with global scheduling
 
     @property
     def name(self) -> str:
@@ -152,7 +154,7 @@ class ResourceManager(RestartingRM):
         cfg = self.cfg
         now = self.rt.now()
         self._books(rebuilt)
-        sched = build_scheduler(self.spec, cfg.capacity.copy(), cfg.rack)
+        sched = build_scheduler(self.spec, cfg.capacity.copy(), cfg.rack, cfg.devices)
         # A rebuilt RM's container ids start above any its predecessors
         # handed out: its epoch is the emulated second it started in.
         self.epoch = int(now) + 1 if rebuilt else 0

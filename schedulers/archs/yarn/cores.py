@@ -5,6 +5,7 @@ RM builds the same core again."""
 from __future__ import annotations
 
 import numpy as np
+from schedlab.schedulers.placement.device_claims import DeviceView
 from schedlab.schedulers.archs.yarn.app_master import AMConfig
 from schedlab.schedulers.archs.yarn.capacity import (
     CapacityConfig,
@@ -75,11 +76,14 @@ def am_config(queue: YarnQueueSpec) -> AMConfig:
     return AMConfig(locality=queue.data_replicas > 0, relax_locality=queue.relax_locality)
 
 
-def build_scheduler(spec: YarnSpec, capacity: np.ndarray, rack_of: np.ndarray) -> YarnScheduler:
+def build_scheduler(spec: YarnSpec, capacity: np.ndarray, rack_of: np.ndarray,
+                    devices: DeviceView | None = None) -> YarnScheduler:
     """The scheduler core ``spec`` selects over a fresh ClusterState of
     ``capacity`` [M, R] and ``rack_of`` [M] (``model.cluster.Cell``'s
-    ``capacity`` and ``rack``)."""
+    ``capacity`` and ``rack``); ``devices``: global scheduling's device
+    policy for containers asking for devices."""
     state = ClusterState(capacity, rack_of, queue_tree(spec))
+    state.devices = devices
     cfg = scheduler_config(spec, state.n_nodes)
     if isinstance(cfg, CapacityConfig):
         return CapacityScheduler(state, cfg)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+from schedlab.schedulers.placement.device_claims import DeviceView, place_counted
 from schedlab.schedulers.archs.yarn.locality import (
     NODE_LOCAL,
     OFF_SWITCH,
@@ -104,6 +105,10 @@ class ClusterState:
             raise ValueError(f"rack_of must be [{cap.shape[0]}], got shape {racks.shape}")
         self.capacity = cap
         self.width = int(cap.shape[1])
+        # Global scheduling's node for a container asking for devices (None: least loaded), with
+        # its own seeded generator: every replica of a replicated RM draws the same ties.
+        self.devices: DeviceView | None = None
+        self.rng = np.random.default_rng(0)
         self.free = cap.copy()
         self.rack_of = racks
         self._total: np.ndarray | None = None
@@ -375,6 +380,14 @@ def best_node(state: ClusterState, task: TaskAsk) -> tuple[int, Level] | None:
     ok = fits(state.free, task.capability)
     if not ok.any():
         return None
+    dv = state.devices
+    if dv is not None and not task.preferred and dv.asks(np.asarray(task.capability, dtype=np.float64)):
+        # A device policy over the nodes' free whole devices (a multi-node sorting policy for GPUs);
+        # a container with node preferences keeps the locality levels below.
+        room = np.where(ok[:, None], state.free, 0.0)
+        node = int(place_counted(dv, room, np.asarray(task.capability, dtype=np.float64), 1, state.rng)[0])
+        if node >= 0:
+            return node, OFF_SWITCH
 
     def least_loaded(cand: np.ndarray) -> int:
         used = state.capacity[cand] - state.free[cand]

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from schedlab.schedulers.placement.device_claims import DEVICE_POLICIES
 from schedlab.schedulers.arch import ArchSpec, Decider, Role, SectionContext
 from schedlab.schedulers.archs.yarn.fair import (
     POLICIES,
@@ -145,6 +146,7 @@ class YarnSpec:
     am_heartbeat: float = 1.0
     max_am_attempts: int = 2
     global_scheduling: bool = False
+    device_policy: str = ""  # global scheduling in a cell with devices: the node for a container asking some
     assign_multiple: bool = True
     max_assign: int = 0
     node_locality_delay: int = 40
@@ -215,6 +217,10 @@ FIELDS = (
     Field("global_scheduling", bool, _D.global_scheduling,
           doc="Allocate on a timer over the whole cluster, not per node heartbeat: Capacity's "
               "schedule-asynchronously.enable, Fair's continuous-scheduling-enabled."),
+    Field("device_policy", str, _D.device_policy, choices=lambda: ("", *DEVICE_POLICIES),
+          doc="With global_scheduling, in a cell with devices ([cell] devices): the node for a container asking for "
+              "some, by a device policy over each node's free whole devices (YARN counts them; as a "
+              "multi-node-sorting policy ranks nodes); empty: the least loaded node, as for every other container."),
     Field("assign_multiple", bool, Computed(lambda v: v["variant"] != "fair", "true; false under Fair, as Hadoop"),
           doc="Several containers per node heartbeat (Capacity's per-node-heartbeat.multiple-assignments-enabled, "
               "Fair's assignmultiple); under FIFO false means one per heartbeat."),
@@ -296,6 +302,9 @@ def parse_yarn(t: Table, ctx: SectionContext) -> YarnSpec:
     if spec.am_expiry <= 2 * spec.am_heartbeat:
         t.fail(t.key("am_expiry"), f"must be more than twice am_heartbeat ({spec.am_heartbeat:g} s): "
                                    "a live AM would be expired between two calls")
+    if spec.device_policy and not spec.global_scheduling:
+        t.fail(t.key("device_policy"), "ranks nodes for global scheduling: set global_scheduling = true (a node "
+                                       "heartbeat offers one node, there is no node to choose)")
     t.done()
     return spec
 
