@@ -22,7 +22,7 @@ import numpy as np
 
 from schedlab.schedulers.model.jobs import Job, JobKind
 from schedlab.schedulers.model.seeding import rng_for
-from schedlab.schedulers.model.workload import JobClass
+from schedlab.schedulers.model.workload import JobClass, task_rate
 
 MAX_ARRIVALS = 200_000  # a typo in ``until`` must not build millions of jobs
 
@@ -40,7 +40,7 @@ class Inflation:
 
 
 def _weights(classes: tuple[JobClass, ...]) -> np.ndarray:
-    w = np.array([c.tasks.expected() / max(c.interarrival.expected(), 1e-12) for c in classes], dtype=np.float64)
+    w = np.array([task_rate(c) for c in classes], dtype=np.float64)
     return w / w.sum()
 
 

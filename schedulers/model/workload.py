@@ -171,6 +171,11 @@ class JobClass:
     gang_timeout: float | None = None  # its jobs are gangs (all tasks start together), partial holds released after this
 
 
+def task_rate(jc: JobClass) -> float:
+    """Tasks the class brings per emulated second, on average (its mean tasks per job over its mean gap)."""
+    return jc.tasks.expected() / max(jc.interarrival.expected(), 1e-12)
+
+
 def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
     n = max(1, math.ceil(min(float(jc.tasks.sample(rng, 1)[0]), MAX_TASKS_PER_JOB)))
     request = tuple(float(max(0.0, d.sample(rng, 1)[0])) for d in jc.request)

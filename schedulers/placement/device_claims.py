@@ -19,7 +19,7 @@ import numpy as np
 
 from schedlab.schedulers.model.cluster import Cell
 from schedlab.schedulers.model.devices import layout
-from schedlab.schedulers.model.workload import JobClass
+from schedlab.schedulers.model.workload import JobClass, task_rate
 from schedlab.schedulers.placement.device_policies import POLICIES
 from schedlab.schedulers.placement.fragmentation import DeviceCell, Shape, Workload, feasible, typical, workload_of
 
@@ -57,6 +57,11 @@ def device_view(cell: Cell, classes: Sequence[JobClass], policy: str = "best_fit
     """The view of a cell widened by ``with_devices`` (None: it has no device columns)."""
     if cell.device is None or not cell.device_slots:
         return None
+    return _view(cell, classes, policy)
+
+
+def _view(cell: Cell, classes: Sequence[JobClass], policy: str) -> DeviceView:
+    assert cell.device is not None
     r = cell.declared
     return DeviceView(cell.device, r, cell.capacity[:, :r].copy(), cell.model.copy(), cell.models,
                       target_workload(classes, cell), policy)
@@ -66,11 +71,7 @@ def counted_view(cell: Cell, classes: Sequence[JobClass], policy: str) -> Device
     """The view of a cell whose device resource an architecture counts (not
     widened): it holds no device columns, so ``place_counted`` lays each
     machine's free whole devices out afresh (None: no device resource)."""
-    if cell.device is None:
-        return None
-    r = cell.width
-    return DeviceView(cell.device, r, cell.capacity[:, :r].copy(), cell.model.copy(), cell.models,
-                      target_workload(classes, cell), policy)
+    return None if cell.device is None else _view(cell, classes, policy)  # unwidened: declared is its width
 
 
 def place_counted(view: DeviceView, free: np.ndarray, request: np.ndarray, n_tasks: int,
@@ -107,7 +108,7 @@ def target_workload(classes: Sequence[JobClass], cell: Cell, cover: float = 0.95
                 allowed.append(frozenset(models.index(m) for m in tj.models if m in models) if tj.models else None)
                 weights.append(tj.tasks / span)
             continue
-        rate = jc.tasks.expected() / max(jc.interarrival.expected(), 1e-12)
+        rate = task_rate(jc)
         base = [float(d.expected()) for d in jc.request]
         dev = jc.request[cell.device] if cell.device is not None else None
         if dev is not None and dev.kind == "empirical":

@@ -50,6 +50,18 @@ def base_dirs(source: str, shipped: Path = SHIPPED) -> list[Path]:
     return [first, shipped]
 
 
+def input_file(t: Table, key: str, shipped: Path = SHIPPED) -> Path:
+    """The file ``t[key]`` names, looked for where ``base_dirs`` says, or
+    ScenarioError naming the key and where it looked."""
+    raw = t.get(key, str, check=lambda v: None if v.strip() else "must not be empty")
+    tried = [Path(raw)] if Path(raw).is_absolute() else [b / raw for b in base_dirs(t.source, shipped)]
+    for p in tried:
+        if p.is_file():
+            return p
+    t.fail(t.key(key), f"no file {raw!r} (looked in {', '.join(str(p.parent) for p in tried)})")
+    raise AssertionError  # fail raises
+
+
 def _folder(t: Table) -> Path:
     raw = t.get("dir", str, default="css-example", check=lambda v: None if v.strip() else "must not be empty")
     tried = [Path(raw)] if Path(raw).is_absolute() else [b / raw for b in base_dirs(t.source)]

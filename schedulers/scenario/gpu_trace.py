@@ -39,22 +39,16 @@ from schedlab.schedulers.model.cluster import MachineClass
 from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.resources import BASE
 from schedlab.schedulers.model.workload import Dist, JobClass, TraceJob
-from schedlab.schedulers.scenario.css import base_dirs
+from schedlab.schedulers.scenario.css import input_file
+from schedlab.schedulers.scenario.swf_class import SHIPPED  # scenarios/workloads/* ship with schedlab
 from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.toml_table import Table, non_negative
 
-SHIPPED = Path(__file__).resolve().parents[2] / "scenarios"  # scenarios/workloads/* ship with schedlab
 FORMATS = ("openb", "pai")
 
 
 def _file(t: Table, key: str) -> Path:
-    raw = t.get(key, str, check=lambda v: None if v.strip() else "must not be empty")
-    tried = [Path(raw)] if Path(raw).is_absolute() else [b / raw for b in base_dirs(t.source, SHIPPED)]
-    for p in tried:
-        if p.is_file():
-            return p
-    t.fail(t.key(key), f"no file {raw!r} (looked in {', '.join(str(p.parent) for p in tried)})")
-    raise AssertionError  # fail raises
+    return input_file(t, key, SHIPPED)
 
 
 def _at_least_one(v: int) -> str | None:

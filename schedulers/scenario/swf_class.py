@@ -25,22 +25,12 @@ from pathlib import Path
 from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.swf import SwfError, read_swf
 from schedlab.schedulers.model.workload import Dist, JobClass, TraceJob
-from schedlab.schedulers.scenario.css import base_dirs
+from schedlab.schedulers.scenario.css import input_file
 from schedlab.schedulers.model.resources import DEFAULT
 from schedlab.schedulers.scenario.fields import REQUIRED, Field, amounts, parse_fields, per_resource
 from schedlab.schedulers.scenario.toml_table import Table, non_negative, positive, read_text
 
 SHIPPED = Path(__file__).resolve().parents[2] / "scenarios"  # scenarios/workloads/*.swf ship with schedlab
-
-
-def _path(t: Table) -> Path:
-    raw = t.get("swf", str, check=lambda v: None if v.strip() else "must not be empty")
-    tried = [Path(raw)] if Path(raw).is_absolute() else [b / raw for b in base_dirs(t.source, SHIPPED)]
-    for p in tried:
-        if p.is_file():
-            return p
-    t.fail(t.key("swf"), f"no file {raw!r} (looked in {', '.join(str(p.parent) for p in tried)})")
-    raise AssertionError  # fail raises
 
 
 def _at_least_one(v: int) -> str | None:
@@ -51,7 +41,7 @@ def _at_least_one(v: int) -> str | None:
 # keys are read (the log itself is read after them).
 SWF_CLASS = (
     Field("name", str, doc="The class's name (unique), which sections route jobs by."),
-    Field("swf", str, nested=True, read=lambda t, got: _path(t),
+    Field("swf", str, nested=True, read=lambda t, got: input_file(t, "swf", SHIPPED),
           doc="The SWF log: a path next to the scenario file, else a log shipped with schedlab."),
     Field("procs_per_task", int, 1, check=_at_least_one, schema={"minimum": 1},
           doc="Processors per task: a job of P processors is ceil(P / procs_per_task) tasks."),
