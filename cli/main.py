@@ -288,12 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
     from schedlab.cli.calibrate import add_parser as add_calibrate
     from schedlab.cli.chaos import add_parser as add_chaos
     from schedlab.cli.sweep import add_parser as add_sweep
+    from schedlab.cli.trace import add_parser as add_trace
 
     from schedlab.cli.tools import add_parsers as add_tools
 
     add_chaos(sub)
     add_sweep(sub)
     add_calibrate(sub)
+    add_trace(sub)
     add_tools(sub)
     rp = sub.add_parser("report", help="write report.md with plots for a run, comparison or sweep directory")
     rp.add_argument("dir", help="a run's, comparison's or sweep's OUT directory")

@@ -141,6 +141,9 @@ class TraceJob:
     # job (a pod list); None: the class's mean request.
     request: tuple[float, ...] | None = None
     models: tuple[str, ...] = ()
+    # Each task's own run time, where the trace records them per task (a
+    # cluster trace); None: every task runs ``runtime``.
+    runtimes: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,8 @@ def on_off_times(rng: np.random.Generator, gap: Dist, mean_on: float, mean_off: 
 
 def _replayed(job_id: int, jc: JobClass, at: float, tj: TraceJob) -> Job:
     request = tj.request if tj.request is not None else tuple(float(d.expected()) for d in jc.request)
-    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, (float(tj.runtime),) * tj.tasks, tj.estimate,
+    durations = tj.runtimes if tj.runtimes is not None else (float(tj.runtime),) * tj.tasks
+    return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations, tj.estimate,
                tj.models or jc.models, jc.gang_timeout)
 
 
@@ -296,6 +300,11 @@ class StandingJob:
     request: tuple[float, ...]  # per task, one per resource the cell declares
     duration: float = math.inf
     priority: int = 0
+    # From a cluster trace: each task's remaining run time and the machine
+    # (cell index) it was running on, which it is placed on if it fits
+    # there (empty: ``duration`` each, placed by randomized first fit).
+    durations: tuple[float, ...] = ()
+    machines: tuple[int, ...] = ()
 
 
 def prefill(cell: Cell, classes: tuple[JobClass, ...], target: float, seed: int,
@@ -357,12 +366,28 @@ def _place_standing(free: np.ndarray, standing: tuple[StandingJob, ...], cpu_lim
             break
         if np.any(request > biggest + EPS):
             continue  # a task larger than any machine: never placed
-        machines = random_first_fit(free, request, sj.tasks, rng)
-        machines = machines[machines >= 0]
-        if machines.size == 0:
+        durations = np.asarray(sj.durations if sj.durations else (float(sj.duration),) * sj.tasks, dtype=np.float64)
+        machines = _on_recorded(free, request, np.asarray(sj.machines, dtype=np.int64)) if sj.machines else \
+            np.full(sj.tasks, -1, dtype=np.int64)
+        rest = np.flatnonzero(machines < 0)
+        if rest.size:
+            machines[rest] = random_first_fit(free, request, int(rest.size), rng)
+        ok = machines >= 0
+        if not ok.any():
             continue
-        kind = JobKind.SERVICE if math.isinf(sj.duration) else JobKind.BATCH
+        kind = JobKind.SERVICE if np.isinf(durations).all() else JobKind.BATCH
         jobs.append(Job(-(len(jobs) + 1), sj.job_class, kind, sj.priority, 0.0, sj.request,
-                        (float(sj.duration),) * int(machines.size)))
-        placed.append(machines)
+                        tuple(float(d) for d in durations[ok])))
+        placed.append(machines[ok])
     return free
+
+
+def _on_recorded(free: np.ndarray, request: np.ndarray, machines: np.ndarray) -> np.ndarray:
+    """Each task on its recorded machine where it still fits (``free``
+    changed), in order; -1 where it does not (or none was recorded)."""
+    out = np.full(machines.size, -1, dtype=np.int64)
+    for i, m in enumerate(machines.tolist()):
+        if 0 <= m < free.shape[0] and np.all(free[m] + EPS >= request):
+            free[m] -= request
+            out[i] = m
+    return out

@@ -26,6 +26,7 @@ from schedlab.schedulers.scenario.fields import amounts, parse_fields, read_fiel
 from schedlab.schedulers.scenario.limits import CLUSTER, Limits, check_sizes
 from schedlab.schedulers.scenario.gpu_trace import read_nodes, read_trace_class
 from schedlab.schedulers.scenario.swf_class import read_swf_class
+from schedlab.schedulers.scenario.trace_workload import Replay, read_replay
 from schedlab.schedulers.scenario.spec import (CellSpec, CoordinatorSpec, MetricsSpec, Scenario, SubstrateSpec,
                                                WorkloadSpec)
 from schedlab.schedulers.scenario.toml_table import ScenarioError, Table, read_dist, table_array
@@ -86,13 +87,19 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     arch, duration = head["architecture"], head["duration"]
     spec = registry.spec_of(arch)
 
-    ct = top.sub("cell")
+    wd = data.get("workload")
+    traced = isinstance(wd, dict) and "trace" in wd
+    ct = top.sub("cell", default={}) if traced else top.sub("cell")
     resources = tuple(read_field(ct, fields.RESOURCES))
     taken = sorted(set(resources) & fields.resource_keys_taken())
     if taken:
         ct.fail(ct.key("resources"), f"{taken[0]!r} is a key of a table that has a key per resource: name the resource otherwise")
+    own_machines = "machine_classes" in ct.data or "nodes" in ct.data
+    wt = top.sub("workload")
+    replay = read_replay(wt.sub("trace"), resources, own_machines) if traced else None
     mclasses = tuple(_machine_class(x, i, resources) for i, x in enumerate(table_array(ct, "machine_classes"))) \
-        if "machine_classes" in ct.data or "nodes" not in ct.data else ()
+        if "machine_classes" in ct.data or not (own_machines or traced) else \
+        (replay.machines if replay is not None else ())
     cell = CellSpec(mclasses, resources=resources, **parse_fields(ct, fields.CELL, skip=("resources",)))
     if cell.devices is not None and cell.devices not in resources[len(BASE):]:
         ct.fail(ct.key("devices"), f"{cell.devices!r} is not one of the further resources [cell] resources declares")
@@ -100,8 +107,9 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
         cell = replace(cell, machine_classes=mclasses + read_nodes(ct.sub("nodes"), resources, cell.devices))
     ct.done()
 
-    wt = top.sub("workload")
-    if "css" in wt.data:
+    if replay is not None:
+        jclasses, standing, standing_limit = _from_replay(wt, replay)
+    elif "css" in wt.data:
         if "classes" in wt.data:
             wt.fail(wt.key("classes"), "give either [[workload.classes]] or [workload.css] (which makes the classes)")
         jclasses, standing, standing_limit = read_css(wt.sub("css"), resources)
@@ -151,6 +159,13 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     faults = tuple(parse_fault(x, duration, roster) for x in (table_array(top, "faults") if "faults" in top.data else []))
     top.done()
     return replace(sc, faults=tuple(sorted(faults, key=lambda f: f.at)))
+
+
+def _from_replay(wt: Table, replay: Replay) -> tuple[tuple[JobClass, ...], tuple, float]:
+    for other in ("classes", "css"):
+        if other in wt.data:
+            wt.fail(wt.key(other), "give one workload: [workload.trace] makes the job classes")
+    return replay.classes, replay.standing, 1.0
 
 
 def roster_for(sc: Scenario, nodes: tuple[str, ...] = ()) -> Roster:

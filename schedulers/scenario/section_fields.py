@@ -17,6 +17,7 @@ from schedlab.schedulers.faults.plan import FAULT_FIELDS
 from schedlab.schedulers.model.jobs import JobKind
 from schedlab.schedulers.model.workload import Dist
 from schedlab.schedulers.scenario.css import CSS_FIELDS
+from schedlab.schedulers.scenario.trace_workload import TRACE_FIELDS
 from schedlab.schedulers.model.resources import DEFAULT, names_problem
 from schedlab.schedulers.scenario.fields import REQUIRED, Computed, Field, parse_fields, per_resource, resource_neighbours
 from schedlab.schedulers.scenario.gpu_trace import NODE_FIELDS, TRACE_CLASS
@@ -223,6 +224,9 @@ WORKLOAD = (
           doc="[[workload.classes]]: the job classes (this or [workload.css]); a class with swf replays a log, "
               "one with gpu_trace a GPU trace's pods or tasks."),
     Field("css", dict, None, nested=True, of=CSS_FIELDS, doc="[workload.css]: a CSS workload, which makes the classes."),
+    Field("trace", dict, None, nested=True, of=TRACE_FIELDS,
+          doc="[workload.trace]: a converted cluster trace (schedlab trace convert), which makes the classes, the "
+              "standing load and, unless [cell] gives machine classes, the cell's machines."),
     Field("prefill_utilization", float, 0.0, check=fraction,
           doc="Share of the cell filled with standing work before the run starts."),
     Field("inflate", dict, None, nested=True, of=INFLATE,
