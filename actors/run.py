@@ -28,6 +28,7 @@ from schedlab.actors.common.metrics import MetricsCollector
 from schedlab.actors.common.submitter import NAME as SUBMITTER, Submitter
 from schedlab.actors.analysis.run_info import RunInfo, RunSetup
 from schedlab.actors.analysis.summary import summarize
+from schedlab.actors.analysis.trace_reference import reference
 from schedlab.actors.arch import architecture
 from schedlab.actors.topology import Build, Plan
 from schedlab.schedulers.events.shared import ACTOR_LOST, FAULT
@@ -38,7 +39,7 @@ from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.arch import Decider, all_roles, spec_of
 from schedlab.schedulers.scenario.parse import Scenario, roster_for
 from schedlab.schedulers.consensus.timing import raft_timing
-from schedlab.schedulers.model.workload import Prefill, generate_jobs, prefill, with_device_columns
+from schedlab.schedulers.model.workload import Prefill, TraceJob, generate_jobs, prefill, with_device_columns
 
 ProgressFn = Callable[[float, dict], None]
 StartedFn = Callable[[str, str], None]  # (namespace, Ray address) once the run's actors are up
@@ -51,7 +52,8 @@ def plan_run(sc: Scenario) -> Plan:
     placement fills them in a claim."""
     cell = build_cell(sc.cell.machine_classes, sc.cell.resources, sc.cell.devices)
     inflate = sc.workload.inflate
-    drawn = (generate_jobs(sc.workload.classes, sc.duration, sc.seed) if inflate is None else
+    sources: list[TraceJob | None] = []
+    drawn = (generate_jobs(sc.workload.classes, sc.duration, sc.seed, sources) if inflate is None else
              [j for j in inflation_jobs(sc.workload.classes, float(cell.capacity[:, inflate.resource].sum()), inflate,
                                         sc.seed) if j.submit_time < sc.duration])
     jobs = [j.to_wire() for j in drawn]
@@ -62,7 +64,7 @@ def plan_run(sc: Scenario) -> Plan:
         pre = with_device_columns(pre, cell)
         for j in jobs:
             j["request"] += [0.0] * cell.device_slots
-    return Plan(sc, cell, jobs, pre)
+    return Plan(sc, cell, jobs, pre, reference(drawn, sources) if sources else None)
 
 
 @dataclass
@@ -344,6 +346,7 @@ class CellRun:
             replicas=sc.coordinator.replicas, extra=dict(topo.info),
             inflation=None if sc.workload.inflate is None else
             {"resource": sc.workload.inflate.resource, "until": sc.workload.inflate.until},
+            trace=self.plan.reference,
             placement={"nodes": [label for label, _ in self.nodes], "hosts": {h: w[0] for h, w in self.host_node.items()}}
             if self.host_node else None,
         )

@@ -34,6 +34,8 @@ class Plan:
     cell: Cell
     jobs: list[dict]
     prefill: Prefill
+    # A replayed trace's record of its real scheduling (actors.analysis.trace_reference; None: none).
+    reference: dict | None = None
 
 
 @dataclass

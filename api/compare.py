@@ -86,6 +86,7 @@ OPTIONAL_ROWS: tuple[tuple[str, str, Any], ...] = (
      lambda g: f"{g['scheduled']} / {g['pending']} / {g['releases']}"),
     ("inflation", "unallocated at 100% / at the end",
      lambda i: f"{_share(i['unallocated_at_full'])} / {_share(i['unallocated_at_end'])}"),
+    ("trace", "tasks on the trace's machine", lambda t: _share(t["same_machine"])),
 )
 
 

@@ -233,7 +233,22 @@ def run_body(path: Path, summary: dict, ev: Events, plot_rel: str, level: str, h
     if summary.get("devices"):
         spec = dataclasses.replace(DEVICES, extract=lambda s, e: device_data(path, s, e))
         parts.append(figure_md(render(spec, summary, ev, path / plot_rel, plot_rel), level))
+    if summary.get("trace"):
+        parts.append(trace_md(summary["trace"], level))
     return "\n".join(parts)
+
+
+def trace_md(tr: dict, level: str) -> str:
+    """The replayed trace's own waits and machines beside the run's: a reference line, not a fidelity claim."""
+    rows = [[cls, str(b["jobs"]), *(f"{_num(b['recorded_s'][p])} / {_num(b['replayed_s'][p])}" for p in ("p50", "p90", "p99"))]
+            for cls, b in tr["by_class"].items()]
+    same = tr["same_machine"]
+    where = ("" if same is None else
+             f"\n{same:.1%} of the {tr['tasks_compared']} tasks compared were placed on the machine the trace recorded.\n")
+    return (f"{level} The trace's own scheduling beside this run's\n\nWait from submission to every task started, "
+            "emulated s, as the trace recorded it / as this run placed it (a different scheduler on the window's "
+            "cell: a reference, not a fidelity claim).\n\n"
+            + md_table(["class", "jobs", "p50", "p90", "p99"], rows) + where)
 
 
 def device_data(path: Path, summary: dict, ev: Events) -> Any:

@@ -18,7 +18,7 @@ FAULTS_LISTED = 12
 
 
 def extra_rows(s: dict) -> list[tuple[str, str]]:
-    """Rows for the summary's optional blocks (devices, gangs, inflation), when the run has them."""
+    """Rows for the summary's optional blocks (devices, gangs, inflation, trace), when the run has them."""
     rows = []
     d = s.get("devices")
     if d:
@@ -36,7 +36,18 @@ def extra_rows(s: dict) -> list[tuple[str, str]]:
         full = i["unallocated_at_full"]
         rows.append(("inflation", f"{i['resource']} arrived {i['arrived']:.0%}: unallocated "
                                   f"{'-' if full is None else f'{full:.1%}'} at 100%, {i['unallocated_at_end']:.1%} at the end"))
+    tr = s.get("trace")
+    if tr:
+        for cls, b in tr["by_class"].items():
+            rows.append((f"  {cls}: trace vs replay", f"wait p50 {_s(b['recorded_s']['p50'])} vs {_s(b['replayed_s']['p50'])}"
+                                                   f"  p90 {_s(b['recorded_s']['p90'])} vs {_s(b['replayed_s']['p90'])}"))
+        if tr["same_machine"] is not None:
+            rows.append(("  on the trace's machine", f"{tr['same_machine']:.1%} of {tr['tasks_compared']} tasks"))
     return rows
+
+
+def _s(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3g} s"
 
 
 def _side(x: Any) -> str:

@@ -55,7 +55,7 @@ def _paths(value: object, at: str = "") -> set[str]:
 def _generalize(path: str) -> str:
     import re
 
-    path = re.sub(r"^wait_time_s\.by_class\.[^.]+\.", "wait_time_s.by_class.<class>.", path)
+    path = re.sub(r"^(wait_time_s|trace)\.by_class\.[^.]+\.", r"\1.by_class.<class>.", path)
     path = re.sub(r"^utilization\.by_resource\.[^.]+$", "utilization.by_resource.<resource>", path)
     path = re.sub(r"^devices\.by_model\.[^.]+\..*$", "devices.by_model.<model>", path)
     return re.sub(r"^actors\.[^.]+$", "actors.<role>", path)
@@ -75,7 +75,8 @@ def test_the_summary_schema_is_what_a_run_writes_both_ways(arch: str, tmp_path: 
     data = everything_data(arch) | {"engine": "sim"}
     summary = run_scenario(parse_scenario(data, f"<conformance {arch}>"), tmp_path)
     written = {_generalize(p) for p in _paths({k: v for k, v in summary.items() if k != arch})}
-    blocks = ("devices", "gangs", "inflation")  # null where the architecture runs none (inflation: its own test)
+    # null where the architecture runs none (inflation, trace: their own tests, tests/traces for the trace)
+    blocks = ("devices", "gangs", "inflation", "trace")
     written |= {b for b in blocks if summary[b] is not None}  # the block's own entry, declared beside its keys
     declared_paths = {k.path for k in SUMMARY
                       if not any(k.path.startswith(f"{b}.") and summary[b] is None for b in blocks)}

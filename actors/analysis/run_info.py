@@ -44,6 +44,7 @@ class RunInfo:
     placement: dict[str, Any] | None = None  # multi-node: which node each machine host ran on
     extra: Mapping[str, Any] = field(default_factory=dict)  # the architecture's own (Topology.info)
     inflation: dict[str, Any] | None = None  # a workload-inflation run: {"resource": index, "until": multiple}
+    trace: dict[str, Any] | None = None  # a replayed trace's recorded scheduling (actors.analysis.trace_reference)
 
     @classmethod
     def of_summary(cls, summary: dict[str, Any], **changes: Any) -> RunInfo:

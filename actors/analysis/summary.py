@@ -21,6 +21,7 @@ from schedlab.schedulers.faults.plan import member_index
 from schedlab.actors.analysis.devices import device_series, device_summary
 from schedlab.actors.analysis.gangs import gang_summary
 from schedlab.actors.analysis.inflation import inflation_summary
+from schedlab.actors.analysis.trace_reference import trace_summary
 from schedlab.schedulers.model.resources import EPS, declared, sample_shares
 
 SUMMARY_KEYS = (
@@ -236,6 +237,7 @@ def summarize(events: Iterable[dict], info: RunInfo, cell: Cell, applied: dict[i
         "devices": device_summary(device_series(ev, cell, duration)),
         "gangs": gang_summary(ev, fates),
         "inflation": inflation_summary(ev, cell, info.inflation),
+        "trace": trace_summary(ev, submitted, scheduled, info.trace),
         "substrate": info.substrate,
         "failovers": coord_failovers,
         "faults": [fault_record(f) for f in sorted(ev.get(FAULT, []), key=lambda e: e["t"])],

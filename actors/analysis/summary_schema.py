@@ -90,6 +90,15 @@ SUMMARY: tuple[SummaryKey, ...] = (
     SummaryKey("inflation.unallocated_at_full", "float|null", "The share of the cell's resource left unallocated when "
                "the arrived demand reached 100% (null: it never did within the run).", "fraction"),
     SummaryKey("inflation.unallocated_at_end", "float", "The same at the end of the run.", "fraction"),
+    SummaryKey("trace", "object|null", "A replayed trace that recorded its real scheduling ([workload.trace]): "
+               "the trace's waits and placements beside the replay's, a reference line, not a fidelity claim "
+               "(actors.analysis.trace_reference; null: not one)."),
+    SummaryKey("trace.by_class.<class>.jobs", "int", "The class's replayed jobs with recorded start times."),
+    *_waits("trace.by_class.<class>.recorded_s", "Submission to the last task's first start, as the trace recorded it"),
+    *_waits("trace.by_class.<class>.replayed_s", "Submission to every task placed, in this run"),
+    SummaryKey("trace.tasks_compared", "int", "Tasks placed in the run whose machine the trace recorded."),
+    SummaryKey("trace.same_machine", "float|null", "The share of them placed on the machine the trace recorded "
+               "(null: none compared).", "fraction"),
     SummaryKey("gangs", "object|null", "Gang jobs (job classes with gang = true), from the events "
                "(actors.analysis.gangs; null: no gang class)."),
     SummaryKey("gangs.jobs", "int", "Gang jobs submitted."),

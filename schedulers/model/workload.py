@@ -144,6 +144,12 @@ class TraceJob:
     # Each task's own run time, where the trace records them per task (a
     # cluster trace); None: every task runs ``runtime``.
     runtimes: tuple[float, ...] | None = None
+    # What the trace recorded of its real scheduling, a reference for the
+    # replay (``actors.analysis.trace_reference``): each task's first start
+    # after the job's submission, and the machine (cell index, -1 unknown)
+    # it first ran on. None: not recorded.
+    recorded_starts: tuple[float, ...] | None = None
+    recorded_machines: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -190,9 +196,11 @@ def _job(job_id: int, jc: JobClass, at: float, rng: np.random.Generator) -> Job:
     return Job(job_id, jc.name, jc.kind, jc.priority, at, request, durations, models=jc.models, gang_timeout=jc.gang_timeout)
 
 
-def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> list[Job]:
+def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int,
+                  sources: list[TraceJob | None] | None = None) -> list[Job]:
     """All jobs arriving in [0, horizon), sorted by submit time; ids are dense
-    and assigned in that order so they are stable for a given seed."""
+    and assigned in that order so they are stable for a given seed.
+    ``sources``: if given, filled with each job's trace record (None: drawn)."""
     raw: list[tuple[float, int, JobClass, np.random.Generator | TraceJob]] = []
     for ci, jc in enumerate(classes):
         if jc.trace:
@@ -217,6 +225,8 @@ def generate_jobs(classes: tuple[JobClass, ...], horizon: float, seed: int) -> l
                 break
             raw.append((t, ci, jc, rng))
     raw.sort(key=lambda r: (r[0], r[1]))
+    if sources is not None:
+        sources.extend(src if isinstance(src, TraceJob) else None for _t, _ci, _jc, src in raw)
     # Draw each job's shape in arrival order per class so the list depends only on seed.
     return [_replayed(i, jc, t, src) if isinstance(src, TraceJob) else _job(i, jc, t, src)
             for i, (t, _ci, jc, src) in enumerate(raw)]

@@ -196,9 +196,14 @@ def _jobs(trace: Trace, start: float, end: float, tiers: list[str], mapping: dic
             continue
         times = run[a:b][ok] / compress
         req = request[a:b][ok].max(axis=0)
+        began = (trace.task_start[a:b][ok] - submit[j]) / compress
+        recorded = trace.recorded and not np.isnan(began).any()
         traced.setdefault(class_of[trace.tiers[trace.job_tier[j]]], []).append(TraceJob(
             float(submit[j] - start) / compress, int(ok.sum()), float(np.max(times)), None, tuple(float(x) for x in req),
-            runtimes=tuple(float(x) for x in times)))
+            runtimes=tuple(float(x) for x in times),
+            recorded_starts=tuple(float(x) for x in began) if recorded else None,
+            recorded_machines=tuple(int(cell_index[m]) if m >= 0 else -1 for m in trace.task_machine[a:b][ok].tolist())
+            if recorded and cell_index is not None else None))
     standing: list[StandingJob] = []
     for j in standing_jobs.tolist():
         a, b = bounds[j], bounds[j + 1]

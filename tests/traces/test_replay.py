@@ -120,3 +120,35 @@ def test_every_architecture_replays_a_trace(arch: str, trace_file: Path, tmp_pat
     assert not any(summary["invariants"].values()), summary["invariants"]
     assert summary["jobs"]["submitted"] == len(plan_run(sc).jobs) > 0
     assert summary["jobs"]["scheduled"] > 0
+
+
+def test_the_summary_sets_the_traces_own_waits_and_machines_beside_the_replays(trace_file: Path, tmp_path: Path) -> None:
+    sc = parse_scenario(_data("omega", trace_file, compress=4.0), "<t>")
+    summary = run_scenario(sc, tmp_path)
+    tr = summary["trace"]
+    assert set(tr["by_class"]) == {"batch", "service"}
+    for cls, b in tr["by_class"].items():
+        assert b["recorded_s"]["p50"] == pytest.approx(1.0 / 4.0)  # every task started 1 s after its submission
+        assert b["jobs"] == sum(1 for j in plan_run(sc).jobs if j["job_class"] == cls)
+        assert b["replayed_s"]["p50"] == summary["wait_time_s"]["by_class"][cls]["fully_scheduled"]["p50"]
+    assert tr["tasks_compared"] > 0 and 0.0 <= tr["same_machine"] <= 1.0
+    from schedlab.actors.analysis.summary_schema import SUMMARY
+    from tests.test_reference import _generalize, _paths
+    written = {_generalize(p) for p in _paths({"trace": tr})} | {"trace"}
+    assert written == {k.path for k in SUMMARY if k.path == "trace" or k.path.startswith("trace.")}
+    from schedlab.api.report import write_report
+    text = write_report(tmp_path).read_text()
+    assert "The trace's own scheduling beside this run's" in text
+    assert f"| batch | {tr['by_class']['batch']['jobs']} | 0.25 / " in text
+
+
+def test_a_trace_without_recorded_starts_has_no_reference(tmp_path: Path) -> None:
+    from schedlab.schedulers.traces.readers import ReadOptions, convert
+    path = tmp_path / "css.npz"
+    convert(Path(__file__).resolve().parents[2] / "scenarios" / "paper" / "css-example", "css",
+            options=ReadOptions(horizon=100.0, machines=20)).save(path)
+    data = _data("omega", path, tiers=["batch"])
+    data["workload"]["trace"]["classes"] = {}
+    data["omega"] = registry.spec_of("omega").example(("batch",))
+    sc = parse_scenario(data, "<t>")
+    assert plan_run(sc).reference is None
