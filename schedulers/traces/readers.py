@@ -14,7 +14,7 @@ from schedlab.schedulers.traces.builder import Builder, Select
 from schedlab.schedulers.traces.form import Trace, TraceError
 
 # format name -> the module holding its READER.
-FORMATS = ("swf", "css")
+FORMATS = ("google2019", "google2011", "alibaba2018", "azure2020", "swf", "css")
 
 
 @dataclass(frozen=True)
