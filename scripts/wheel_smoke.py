@@ -62,6 +62,9 @@ def main(out: Path) -> int:
     run(["run", federation[0], *SHORT, "--out", str(out / "federation")])
     for d in (arch.names()[0], "compare", "federation"):
         run(["check", str(out / d)])
+    # A shipped trace sample, from the wheel's own files: converted, described.
+    run(["trace", "convert", str(SHIPPED / "traces" / "google2011"), "--format", "google2011", "--out", str(out / "g.npz")])
+    run(["trace", "info", str(out / "g.npz")])
     run(["binpack", "--items", "10", "--trials", "1"])
     run(["bench", "--help"])  # every benchmark the wheel carries, by name
     print(f"ran {len(single)} architectures, comparison {compare[0]}, federation {federation[0]}; checked each kind")

@@ -12,7 +12,9 @@ units = { cpu = 1.0, mem = 1.0 }         # each amount times this (the cell's un
 max_jobs = 5000                          # only the first N jobs of the window
 ```
 
-The cell: unless ``[cell]`` gives machine classes, the trace's machines
+Amounts: the trace's resources that ``[cell] resources`` declares (a
+further one it does not, such as Azure's ssd, is left out), times
+``units``. The cell: unless ``[cell]`` gives machine classes, the trace's machines
 present at the window's start, alike ones one class (``trace-1``, ...,
 largest first). The workload: one job class per class name the tiers map to
 (a service class if every tier in it is one of the trace's service tiers),
@@ -118,15 +120,16 @@ def read_replay(t: Table, resources: tuple[str, ...], own_cell: bool) -> Replay:
         trace = load(v["file"])
     except TraceError as e:
         t.fail(t.key("file"), str(e))
-    extra = [r for r in trace.resources if r not in resources]
-    if extra:
-        t.fail(t.key("file"), f"the trace asks for {extra[0]!r}, which [cell] resources does not declare")
     units = dict(v["units"] or {})
     unknown = sorted(set(units) - set(trace.resources))
     if unknown:
         t.fail(t.key("units"), f"{unknown[0]!r} is not one of the trace's resources ({', '.join(trace.resources)})")
-    scale = np.asarray([units.get(r, 1.0) for r in trace.resources])
-    cols = [resources.index(r) for r in trace.resources]
+    # The cell's resources decide what is scheduled: a further resource of
+    # the trace's the scenario does not declare is left out (cpu and mem,
+    # every scenario's, never are).
+    kept = [i for i, r in enumerate(trace.resources) if r in resources]
+    scale = np.asarray([units.get(trace.resources[i], 1.0) for i in kept])
+    cols = [resources.index(trace.resources[i]) for i in kept]
     start, end = (float(v["window"][0]), float(v["window"][1])) if v["window"] else (0.0, trace.span)
     if start >= trace.span:
         t.fail(t.key("window"), f"starts at {start:g} s, after the trace's end ({trace.span:g} s)")
@@ -136,23 +139,23 @@ def read_replay(t: Table, resources: tuple[str, ...], own_cell: bool) -> Replay:
         odd = [x for x in named if x not in trace.tiers]
         if odd:
             t.fail(t.key(key), f"{odd[0]!r} is not a tier of the trace ({', '.join(trace.tiers)})")
-    machines, cell_index = _machines(trace, start, scale, cols, len(resources))
+    machines, cell_index = _machines(trace, start, scale, cols, kept, len(resources))
     if not machines and not own_cell:
         t.fail(t.key("window"), f"no machine of the trace is present at {start:g} s")
-    out = _jobs(trace, start, end, tiers, mapping, scale, cols, len(resources), v["compress"], v["max_jobs"],
+    out = _jobs(trace, start, end, tiers, mapping, scale, cols, kept, len(resources), v["compress"], v["max_jobs"],
                 None if own_cell else cell_index)
     if not out[0]:
         t.fail(t.key("window"), f"no job of tiers {', '.join(tiers)} runs in [{start:g}, {end:g}] s")
     return Replay(() if own_cell else machines, *out)
 
 
-def _machines(trace: Trace, at: float, scale: np.ndarray, cols: list[int], width: int
+def _machines(trace: Trace, at: float, scale: np.ndarray, cols: list[int], kept: list[int], width: int
               ) -> tuple[tuple[MachineClass, ...], np.ndarray]:
     """Machine classes of alike machines (largest first) and, per trace
     machine, its index in the cell ``build_cell`` lays out (-1: absent)."""
     ids, caps = trace.machines_at(at)
     amounts = np.zeros((ids.size, width))
-    amounts[:, cols] = caps * scale
+    amounts[:, cols] = caps[:, kept] * scale
     shapes, inverse, counts = np.unique(amounts, axis=0, return_inverse=True, return_counts=True)
     order = np.lexsort(tuple(-shapes[:, c] for c in reversed(range(width))))  # largest first
     rank = np.empty_like(order)
@@ -170,13 +173,13 @@ def _machines(trace: Trace, at: float, scale: np.ndarray, cols: list[int], width
 
 
 def _jobs(trace: Trace, start: float, end: float, tiers: list[str], mapping: dict[str, str], scale: np.ndarray,
-          cols: list[int], width: int, compress: float, max_jobs: int | None, cell_index: np.ndarray | None
+          cols: list[int], kept: list[int], width: int, compress: float, max_jobs: int | None, cell_index: np.ndarray | None
           ) -> tuple[tuple[JobClass, ...], tuple[StandingJob, ...], int]:
     run = trace.run_times()
     ran = ~np.isnan(run)
     keep_tier = np.isin(np.asarray(trace.tiers)[trace.job_tier] if trace.jobs else np.zeros(0, str), tiers)
     request = np.zeros((trace.tasks, width))
-    request[:, cols] = trace.task_request.astype(np.float64) * scale
+    request[:, cols] = trace.task_request[:, kept].astype(np.float64) * scale
     bounds = np.searchsorted(trace.task_job, np.arange(trace.jobs + 1))
     submit = trace.job_submit
     arriving = np.flatnonzero(keep_tier & (submit >= start) & (submit < end))
@@ -219,7 +222,7 @@ def _jobs(trace: Trace, start: float, end: float, tiers: list[str], mapping: dic
     for name, jobs in traced.items():
         members = {tier for tier, c in class_of.items() if c == name}
         classes.append(_class(name, JobKind.SERVICE if members <= service else JobKind.BATCH, jobs, width,
-                              _priority(trace, members)))
+                              _priority(trace, members), (end - start) / compress))
     return tuple(classes), tuple(standing), skipped
 
 
@@ -229,19 +232,27 @@ def _priority(trace: Trace, tiers: set[str]) -> int:
     return int(np.median(p)) if p.size else 0
 
 
-def _class(name: str, kind: JobKind, jobs: list[TraceJob], width: int, priority: int) -> JobClass:
-    """A class replaying ``jobs``; what size checks and reports read of a
-    class (its distributions) are the trace's means and maxima."""
+def _mean_and_top(xs: list[float]) -> Dist:
+    """A distribution whose expectation is the values' mean and whose
+    maximum is their largest (the size checks read both; a replay draws
+    nothing from it): the mean with all the weight, the largest with none."""
+    a = np.asarray(xs, dtype=np.float64)
+    return Dist("empirical", values=(float(a.mean()), float(a.max())), weights=(1.0, 0.0))
+
+
+def _class(name: str, kind: JobKind, jobs: list[TraceJob], width: int, priority: int, span: float) -> JobClass:
+    """A class replaying ``jobs`` over ``span`` emulated s; what size checks
+    and reports read of a class (its distributions) are the trace's means
+    and maxima (its mean gap: the span over its jobs, which many arriving
+    at one instant cannot shrink to nothing)."""
     jobs.sort(key=lambda j: j.submit)
-    gaps = np.diff([j.submit for j in jobs])
     finite = [j.runtime for j in jobs if math.isfinite(j.runtime)]
     req = np.asarray([j.request for j in jobs if j.request is not None], dtype=np.float64).reshape(-1, width)
     return JobClass(
         name=name, kind=kind,
-        interarrival=Dist("constant", value=max(float(gaps.mean()), 1e-3) if gaps.size else 1.0),
-        tasks=Dist("constant", value=float(max(j.tasks for j in jobs))),
+        interarrival=Dist("constant", value=max(span / len(jobs), 1e-3)),
+        tasks=_mean_and_top([float(j.tasks) for j in jobs]),
         duration=Dist("constant", value=sum(finite) / len(finite) if finite else 1.0),
-        request=tuple(Dist("empirical", values=(float(req[:, r].mean()), float(req[:, r].max())), weights=(1.0, 0.0))
-                      for r in range(width)),
+        request=tuple(_mean_and_top(req[:, r].tolist()) for r in range(width)),
         priority=priority, one_duration=False, trace=tuple(jobs),
     )
