@@ -1,10 +1,14 @@
 """Cell compaction: the smallest cell each Borg scoring policy needs.
 
     schedlab compaction SCENARIO.toml [--seeds 11] [--policies best_fit,worst_fit,hybrid] [--sample N]
+    schedlab compaction --trace CONVERTED.npz [--at SECONDS] [...]
 
 The workload snapshot is the scenario's standing load (prefill) plus every
-job arriving in its first ``duration`` seconds, all running at once (the
-Borg paper's method compacts a cell's real workload the same way). For each
+job arriving in its first ``duration`` seconds, all running at once; or,
+from a converted trace (``schedlab trace convert``), the machines present
+at ``--at`` seconds (default: the middle of its window) and the tasks
+running on them then, as the Borg paper built its snapshots of Google's
+cells (section 5.1). For each
 seed, machines are removed in a random order until the workload no longer
 fits; the table shows, per policy, the median and range of the smallest cell
 as a number of machines and as a fraction of the original.
@@ -26,8 +30,20 @@ from schedlab.schedulers.scenario.parse import ScenarioError
 from schedlab.schedulers.model.workload import generate_jobs, prefill
 from schedlab.api.scenario_files import load_scenario
 from schedlab.cli.command import error
+from schedlab.schedulers.traces.form import TraceError
 
 TOOL_HELP = "the smallest cell each Borg scoring policy needs"  # one line in `schedlab --help` (cli.tools)
+
+
+def trace_snapshot(path: str, at: float | None) -> tuple[np.ndarray, list[SnapshotJob], str]:
+    """(capacity, jobs, a title) of a converted trace's cell at ``at`` (None: mid-window); TraceError if unreadable."""
+    from schedlab.schedulers.traces.form import Trace
+    from schedlab.schedulers.traces.snapshot import snapshot as at_instant
+
+    trace = Trace.load(path)
+    when = trace.span / 2 if at is None else at
+    capacity, running = at_instant(trace, when)
+    return capacity, [SnapshotJob(r.request, r.tasks, r.priority) for r in running], f"{path} at {when:,.0f} s"
 
 
 def snapshot(sc) -> list[SnapshotJob]:
@@ -39,36 +55,44 @@ def snapshot(sc) -> list[SnapshotJob]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="schedlab compaction", description=__doc__.split("\n\n")[0])
-    p.add_argument("scenario")
+    p.add_argument("scenario", nargs="?", help="a scenario file (or give --trace)")
+    p.add_argument("--trace", help="a converted trace (schedlab trace convert): its cell at --at")
+    p.add_argument("--at", type=float, help="with --trace: seconds into its window (default: the middle)")
     p.add_argument("--seeds", type=int, default=11)
     p.add_argument("--policies", default=",".join(SCORING))
     p.add_argument("--sample", type=int, default=0, help="relaxed randomization: score at most N feasible machines")
     p.add_argument("--duration", type=float, help="snapshot this many emulated seconds of arrivals (default: the scenario's)")
     args = p.parse_args(argv)
+    if (args.scenario is None) == (args.trace is None):
+        error("give a scenario file or --trace, not both")
+        return 2
     try:
-        sc = load_scenario(args.scenario)
         policies = args.policies.split(",")
         bad = [x for x in policies if x not in SCORING]
         if bad:
             raise ScenarioError(f"--policies: unknown scoring policy {bad[0]!r}; known: {', '.join(SCORING)}")
-    except ScenarioError as e:
+        if args.trace is not None:
+            capacity, jobs, name = trace_snapshot(args.trace, args.at)
+        else:
+            sc = load_scenario(args.scenario)
+            if args.duration:
+                sc = dataclasses.replace(sc, duration=args.duration)
+            capacity, jobs, name = build_cell(sc.cell.machine_classes, sc.cell.resources).capacity, snapshot(sc), sc.name
+    except (ScenarioError, TraceError) as e:
         error(str(e))
         return 2
-    if args.duration:
-        sc = dataclasses.replace(sc, duration=args.duration)
-    cell = build_cell(sc.cell.machine_classes, sc.cell.resources)
-    jobs = snapshot(sc)
+    size = capacity.shape[0]
     console = Console()
-    t = Table(title=f"cell compaction: {sc.name}, {cell.size} machines, {sum(j.tasks for j in jobs)} tasks, {args.seeds} seeds")
+    t = Table(title=f"cell compaction: {name}, {size} machines, {sum(j.tasks for j in jobs)} tasks, {args.seeds} seeds")
     for col in ("policy", "smallest cell p50", "min-max", "fraction of cell"):
         t.add_column(col, justify="right")
     for policy in policies:
-        sizes = np.array([smallest_cell(cell.capacity, jobs, PlacementParams(policy, args.sample or None), seed)
+        sizes = np.array([smallest_cell(capacity, jobs, PlacementParams(policy, args.sample or None), seed)
                           for seed in range(args.seeds)])
-        if (sizes > cell.size).any():
-            t.add_row(policy, "does not fit", f"in {int((sizes > cell.size).sum())} of {args.seeds} seeds", "-")
+        if (sizes > size).any():
+            t.add_row(policy, "does not fit", f"in {int((sizes > size).sum())} of {args.seeds} seeds", "-")
             continue
-        t.add_row(policy, f"{np.median(sizes):g}", f"{sizes.min()}-{sizes.max()}", f"{np.median(sizes) / cell.size:.2f}")
+        t.add_row(policy, f"{np.median(sizes):g}", f"{sizes.min()}-{sizes.max()}", f"{np.median(sizes) / size:.2f}")
     console.print(t)
     return 0
 
