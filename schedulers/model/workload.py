@@ -311,8 +311,9 @@ class StandingJob:
     duration: float = math.inf
     priority: int = 0
     # From a cluster trace: each task's remaining run time and the machine
-    # (cell index) it was running on, which it is placed on if it fits
-    # there (empty: ``duration`` each, placed by randomized first fit).
+    # (cell index, -1 unknown) it was running on, where it is placed if it
+    # fits (else left out); an unknown one, and every task where this is
+    # empty, by randomized first fit (``duration`` each where that is empty).
     durations: tuple[float, ...] = ()
     machines: tuple[int, ...] = ()
 
@@ -377,9 +378,12 @@ def _place_standing(free: np.ndarray, standing: tuple[StandingJob, ...], cpu_lim
         if np.any(request > biggest + EPS):
             continue  # a task larger than any machine: never placed
         durations = np.asarray(sj.durations if sj.durations else (float(sj.duration),) * sj.tasks, dtype=np.float64)
-        machines = _on_recorded(free, request, np.asarray(sj.machines, dtype=np.int64)) if sj.machines else \
-            np.full(sj.tasks, -1, dtype=np.int64)
-        rest = np.flatnonzero(machines < 0)
+        recorded = np.asarray(sj.machines, dtype=np.int64) if sj.machines else np.full(sj.tasks, -1, dtype=np.int64)
+        machines = _on_recorded(free, request, recorded)
+        # A task the trace recorded nowhere is placed by randomized first
+        # fit; one recorded on a machine it no longer fits is left out (a
+        # snapshot's task belongs where it ran, not on a machine absent then).
+        rest = np.flatnonzero(recorded < 0)
         if rest.size:
             machines[rest] = random_first_fit(free, request, int(rest.size), rng)
         ok = machines >= 0

@@ -157,6 +157,11 @@ def parse_scenario(data: dict, source: str = "<scenario>", limits: Limits | None
     check_sizes(top, sc, limits or CLUSTER)  # before roster_for: it names every host actor
     roster = roster_for(sc)
     faults = tuple(parse_fault(x, duration, roster) for x in (table_array(top, "faults") if "faults" in top.data else []))
+    joins = tuple(f for f in replay.faults if f.at < duration) if replay is not None else ()
+    if joins and sc.cell.machines_per_actor != 1:
+        ct.fail(ct.key("machines_per_actor"), "machines join and leave one by one as the trace says: each needs a host "
+                                              "actor of its own (1), or set [workload.trace] machine_events = false")
+    faults += joins
     top.done()
     return replace(sc, faults=tuple(sorted(faults, key=lambda f: f.at)))
 

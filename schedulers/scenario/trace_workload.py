@@ -14,9 +14,10 @@ max_jobs = 5000                          # only the first N jobs of the window
 
 Amounts: the trace's resources that ``[cell] resources`` declares (a
 further one it does not, such as Azure's ssd, is left out), times
-``units``. The cell: unless ``[cell]`` gives machine classes, the trace's machines
-present at the window's start, alike ones one class (``trace-1``, ...,
-largest first). The workload: one job class per class name the tiers map to
+``units``. The cell: unless ``[cell]`` gives machine classes, the trace's
+machines present in the window (with ``machine_events = false``: at its
+start), alike ones one class (``trace-1``, ..., largest first). The
+workload: one job class per class name the tiers map to
 (a service class if every tier in it is one of the trace's service tiers),
 each trace job one job at its recorded submission, its tasks each asking
 the largest request any of them asked (the job's request: a job's tasks
@@ -24,12 +25,17 @@ share one shape in every architecture here) and running for its last
 attempt's recorded run time (a task still running at the window's end: to
 the end of the run). Tasks that never ran are not replayed. Jobs submitted
 before the window with tasks running at its start are the cell's standing
-load: each such task on the machine the trace recorded (elsewhere by
-randomized first fit if it no longer fits there), for what remained of its
-run. Priorities are the trace's own. Dependencies between jobs are not
+load: each such task on the machine the trace recorded (by randomized
+first fit where it recorded none), for what remained of its run. Priorities are the trace's own. Dependencies between jobs are not
 replayed (each job arrives when the trace says it was submitted, which
-already waited for what it depended on). Machines that join, leave or
-change mid-window are not replayed yet (the cell is the one at the start).
+already waited for what it depended on).
+
+Machines join and leave as the trace says (``machine_events``, the
+default): the cell holds every machine present at some time in the window,
+each on a host actor of its own; one absent at the start is stopped at 0
+and started, empty, when it joins; one the trace removes stops then
+(``machine_faults``). A resize is not replayed (a keeper takes each
+machine's capacity from the cell at the start).
 """
 from __future__ import annotations
 
@@ -48,7 +54,9 @@ from schedlab.schedulers.scenario.css import input_file
 from schedlab.schedulers.scenario.fields import Field, parse_fields
 from schedlab.schedulers.scenario.swf_class import SHIPPED
 from schedlab.schedulers.scenario.toml_table import Table
+from schedlab.schedulers.faults.plan import FaultSpec
 from schedlab.schedulers.traces.form import Trace, TraceError
+from schedlab.schedulers.traces.lifecycle import Presence, presence
 
 
 def _positive(v: float) -> str | None:
@@ -84,6 +92,9 @@ TRACE_FIELDS = (
           doc="Resource -> factor: the cell's amounts are the trace's times this (default 1: the trace's own units)."),
     Field("max_jobs", int, None, check=lambda v: None if v >= 1 else "must be >= 1", schema={"minimum": 1},
           doc="Only the first N jobs submitted in the window."),
+    Field("machine_events", bool, True,
+          doc="Machines join and leave as the trace says (each on a host actor of its own: [cell] machines_per_actor "
+              "= 1); false: the cell is the trace's machines at the window's start, all through the run."),
 )
 
 
@@ -96,6 +107,8 @@ class Replay:
     classes: tuple[JobClass, ...]
     standing: tuple[StandingJob, ...]
     skipped: int  # jobs with no task that ran
+    faults: tuple[FaultSpec, ...] = ()  # machines joining and leaving (machine_faults)
+    resized: int = 0  # capacity updates of present machines in the window (not replayed)
 
 
 @lru_cache(maxsize=4)
@@ -139,21 +152,51 @@ def read_replay(t: Table, resources: tuple[str, ...], own_cell: bool) -> Replay:
         odd = [x for x in named if x not in trace.tiers]
         if odd:
             t.fail(t.key(key), f"{odd[0]!r} is not a tier of the trace ({', '.join(trace.tiers)})")
-    machines, cell_index = _machines(trace, start, scale, cols, kept, len(resources))
+    # The cell holds every machine present at some time in the window; with
+    # machine_events, those absent at the start join when the trace says and
+    # those it removes leave (else the cell is the one at the start).
+    if v["machine_events"]:
+        there = presence(trace, start, end)
+        ids, caps = there.ids, there.capacity
+    else:
+        ids, caps = trace.machines_at(start)
+    machines, cell_index = _machines(trace, ids, caps, scale, cols, kept, len(resources))
     if not machines and not own_cell:
-        t.fail(t.key("window"), f"no machine of the trace is present at {start:g} s")
+        t.fail(t.key("window"), f"no machine of the trace is present in [{start:g}, {end:g}] s")
     out = _jobs(trace, start, end, tiers, mapping, scale, cols, kept, len(resources), v["compress"], v["max_jobs"],
                 None if own_cell else cell_index)
     if not out[0]:
         t.fail(t.key("window"), f"no job of tiers {', '.join(tiers)} runs in [{start:g}, {end:g}] s")
-    return Replay(() if own_cell else machines, *out)
+    faults, resized = ((), 0) if own_cell or not v["machine_events"] else \
+        (machine_faults(there, cell_index, v["compress"]), there.resized)
+    return Replay(() if own_cell else machines, *out, faults, resized)
 
 
-def _machines(trace: Trace, at: float, scale: np.ndarray, cols: list[int], kept: list[int], width: int
-              ) -> tuple[tuple[MachineClass, ...], np.ndarray]:
-    """Machine classes of alike machines (largest first) and, per trace
-    machine, its index in the cell ``build_cell`` lays out (-1: absent)."""
-    ids, caps = trace.machines_at(at)
+def machine_faults(there: Presence, cell_index: np.ndarray, compress: float) -> tuple[FaultSpec, ...]:
+    """The trace's machines joining and leaving as kills and restarts of
+    their host actors (one machine each): a machine absent at the start is
+    killed at 0 and restarted, empty, when it joins (a machine that
+    registers); one removed is killed then, and restarted if it comes back.
+    Its architecture finds out as it does of any machine that stops: its
+    keeper's liveness check writes it off, its tasks lost and placed again."""
+    out: list[FaultSpec] = []
+    for m, spans in zip(there.ids.tolist(), there.intervals):
+        host = f"machine-host-{int(cell_index[m])}"
+        gone = 0.0 if spans[0][0] > 0 else None  # absent at the start: gone from 0 until its first span
+        for a, b in spans:
+            if gone is not None:
+                out.append(FaultSpec(gone / compress, "kill", host, restart_after=(a - gone) / compress))
+            gone = b if math.isfinite(b) else None
+        if gone is not None:
+            out.append(FaultSpec(gone / compress, "kill", host))
+    return tuple(sorted(out, key=lambda f: f.at))
+
+
+def _machines(trace: Trace, ids: np.ndarray, caps: np.ndarray, scale: np.ndarray, cols: list[int], kept: list[int],
+              width: int) -> tuple[tuple[MachineClass, ...], np.ndarray]:
+    """Machine classes of alike machines (``ids``, with capacities ``caps``;
+    largest first) and, per trace machine, its index in the cell
+    ``build_cell`` lays out (-1: not in it)."""
     amounts = np.zeros((ids.size, width))
     amounts[:, cols] = caps[:, kept] * scale
     shapes, inverse, counts = np.unique(amounts, axis=0, return_inverse=True, return_counts=True)
