@@ -182,4 +182,10 @@ def override(sc: Scenario, args: argparse.Namespace) -> Scenario:
         if args.engine not in engines.names():
             raise ScenarioError(f"--engine: must be one of {', '.join(engines.names())} (got {args.engine!r})")
         changes["engine"] = args.engine
-    return dataclasses.replace(sc, **changes) if changes else sc
+    out = dataclasses.replace(sc, **changes) if changes else sc
+    if out.engine != sc.engine:  # parsed for one engine, to run on another: its actor bound is the other's
+        from schedlab.actors.engines.limits import limits_for
+        from schedlab.schedulers.scenario.limits import check_actors
+
+        check_actors(out, limits_for(getattr(args, "address", None)))
+    return out

@@ -16,10 +16,13 @@ work on a shared machine inflates them less).
 * **convert**: ``schedlab trace convert`` (the reader, the fold, the builder);
 * **load**: ``Trace.load`` of the converted file;
 * **info**: ``schedlab trace info``'s facts (load over time included);
-* **replay**: the first ``--replay-hours`` of the converted trace as a
+* **replay**: ``--replay-hours`` of the converted trace (from
+  ``--replay-start``) as a
   scenario (``[workload.trace]``: the trace's cell, its tiers mapped onto
-  the architecture's example batch and service classes, one host actor for
-  the whole cell) on the sim engine: parse, plan, run, summary.
+  the architecture's example batch and service classes) on the sim engine:
+  parse, plan, run, summary. With machines joining and leaving as the
+  trace says, each machine on a host actor of its own (the default), or,
+  with ``--static-cell``, the machines at the start on one host actor.
 
 No speed target is asserted in tests (tests/test_bench_traces.py runs
 ``--quick`` for shape only); the numbers and the load they were taken under
@@ -91,14 +94,16 @@ def _replay(npz: Path, a: dict[str, Any]) -> dict[str, Any]:
     trace = Trace.load(npz)
     service = SERVICE_TIERS.get(a["format"], ())
     span = a["replay_hours"] * 3600.0
+    start = a.get("replay_start", 0.0) * 3600.0
     data = {"name": f"bench-{a['format']}", "architecture": a["arch"], "engine": "sim", "duration": span, "seed": 1,
-            "cell": {"machines_per_actor": trace.machines},
-            "workload": {"trace": {"file": str(npz), "window": [0.0, span],
+            "cell": {"machines_per_actor": trace.machines if a["static_cell"] else 1},
+            "workload": {"trace": {"file": str(npz), "window": [start, start + span], "machine_events": not a["static_cell"],
                                    "classes": {t: "service" if t in service else "batch" for t in trace.tiers}}},
             a["arch"]: registry.spec_of(a["arch"]).example(("batch", "service"))}
     with tempfile.TemporaryDirectory() as out:
         s = run_scenario(parse_scenario(data, "<bench>"), Path(out))
-    return {"emulated_s": span, "jobs_submitted": s["jobs"]["submitted"], "jobs_scheduled": s["jobs"]["scheduled"],
+    return {"emulated_s": span, "host_actors": s["cell"]["host_actors"], "machine_faults": len(s["faults"]),
+            "jobs_submitted": s["jobs"]["submitted"], "jobs_scheduled": s["jobs"]["scheduled"],
             "invariants_hold": not any(s["invariants"].values()), "cpu_utilization": s["utilization"]["cpu_mean"]}
 
 
@@ -113,9 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--machines", type=int, default=12_000)
     ap.add_argument("--jobs", type=int, default=200_000)
     ap.add_argument("--hours", type=float, default=24.0)
-    ap.add_argument("--replay-hours", type=float, default=1.0, help="the window replayed (hours from the start)")
+    ap.add_argument("--replay-hours", type=float, default=1.0, help="the window replayed (hours)")
+    ap.add_argument("--replay-start", type=float, default=0.0, help="where the replayed window starts (hours into the trace)")
     ap.add_argument("--arch", default="omega", help="the architecture replaying it (its registry example section)")
+    ap.add_argument("--static-cell", action="store_true",
+                    help="replay on the machines at the start, one host actor for the cell (no machines joining or leaving)")
     ap.add_argument("--dir", help="keep the trace here (default: a temporary folder)")
+    ap.add_argument("--steps", default=",".join(STEPS),
+                    help="which steps, comma-separated (default all; later steps reuse what --dir holds)")
     ap.add_argument("--step", choices=STEPS, help=argparse.SUPPRESS)  # one step, in this process
     ap.add_argument("--args", help=argparse.SUPPRESS)
     args = parse_bench_args(ap, argv, QUICK, "a small cell and a short window: for tests")
@@ -124,13 +134,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         a = {"format": args.format, "machines": args.machines, "jobs": args.jobs, "hours": args.hours,
-             "replay_hours": args.replay_hours, "arch": args.arch, "dir": args.dir or tmp}
+             "replay_hours": args.replay_hours, "replay_start": args.replay_start, "arch": args.arch,
+             "dir": args.dir or tmp, "static_cell": args.static_cell}
         Path(a["dir"]).mkdir(parents=True, exist_ok=True)
         rows = []
         print(f"{args.format}: {args.machines} machines, {args.jobs} jobs, {args.hours:g} h; load average "
               f"{os.getloadavg()[0]:.2f} at the start")
         print("| step | CPU s | wall s | peak MB | facts |\n| --- | ---: | ---: | ---: | --- |")
-        for name in STEPS:
+        for name in [x for x in STEPS if x in args.steps.split(",")]:
             r = subprocess.run([sys.executable, "-m", "schedlab.scripts.bench_traces", "--step", name, "--args",
                                 json.dumps(a)], capture_output=True, text=True)
             if r.returncode != 0:

@@ -161,6 +161,26 @@ def test_size_refusals_build_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "workload.classes[0].tasks: lognormal with a mean of 1,000,000,000,000 tasks per job" in _err(data)
 
 
+def test_the_sim_engine_is_not_held_to_rays_actor_bound_but_a_switch_to_ray_is() -> None:
+    """Sim actors are objects in one process: a cell of one host actor per
+    machine far past Ray's bound parses for sim; ``--engine ray`` on it is
+    refused in one line, as a file that says ray would be."""
+    import argparse
+
+    from schedlab.api.scenario_files import override
+
+    data = small_scenario_data(engine="sim")
+    data["cell"]["machines_per_actor"] = 1
+    data["cell"]["machine_classes"][0]["count"] = 12_000
+    sc = parse_scenario(data, "big.toml", SMALL)
+    assert sc.cell.machines > CLUSTER.actors
+    with pytest.raises(ScenarioError) as e:
+        override(sc, argparse.Namespace(seed=None, time_scale=None, engine="ray", address=None))
+    assert str(e.value).startswith("big.toml: cell.machines_per_actor: ") and "raise machines_per_actor" in str(e.value)
+    with pytest.raises(ScenarioError):
+        parse_scenario(data | {"engine": "ray"}, "big.toml", SMALL)
+
+
 def test_host_actors_over_the_limit_name_the_knob_that_lowers_them() -> None:
     data = small_scenario_data()
     data["cell"]["machines_per_actor"] = 1  # 12 host actors + 7 others (3 schedulers, cellstate, 3 core) = 19

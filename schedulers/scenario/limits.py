@@ -10,7 +10,9 @@ the parsed numbers, so it costs microseconds whatever the sizes.
 
 The limits and why (measured on the 2-core, 24 GiB development machine):
 
-* actors: each is a worker process of ~55 MB that takes ~0.3 s to start.
+* actors: each is a worker process of ~55 MB that takes ~0.3 s to start
+  (on the sim engine an object in one process: only the machines bound
+  below limits them there).
   Locally (embedded Ray) the run's actors must fit in 80% of this machine's
   memory (the rest is Ray's own processes, the driver, and headroom below
   Ray's memory monitor, which kills workers at 95%): 350 on this 24 GiB
@@ -65,6 +67,9 @@ class Limits:
 
 
 CLUSTER = Limits(RAY_ACTORS, "on a Ray cluster (Ray's own release benchmark starts 10,000 actors)")
+# The sim engine's actors are objects in one process, not Ray workers: the
+# machines bound (one host actor per machine at most) is what limits them.
+SIM = Limits(MAX_MACHINES + 10_000, "on the sim engine (its actors are objects in one process)")
 
 
 def memory_limits(ram_bytes: int) -> Limits:
@@ -80,14 +85,21 @@ def memory_limits(ram_bytes: int) -> Limits:
 def check_sizes(top: Table, sc: Scenario, limits: Limits) -> None:
     """ScenarioError (via ``top.fail``: one line, file, key, problem and the
     limit) when ``sc`` is larger than can be built; else nothing. Pure
-    arithmetic on the parsed parameters."""
-    _check_cell(top, sc, limits)
+    arithmetic on the parsed parameters. A sim run is held to ``SIM``
+    whatever ``limits`` says (Ray's bounds are about Ray's workers)."""
+    _check_cell(top, sc, SIM if sc.engine == "sim" else limits)
     _check_workload(top, sc)
 
 
 def count(x: float) -> str:
     """A count for an error message: grouped digits, or 3 significant ones when huge."""
     return f"{x:,.0f}" if x < 1e15 else f"{x:.3g}"
+
+
+def check_actors(sc: Scenario, limits: Limits) -> None:
+    """The actor bound alone, for a scenario whose engine changed after it
+    was parsed (``--engine``): ScenarioError naming its file."""
+    _check_cell(Table({}, "", sc.source), sc, SIM if sc.engine == "sim" else limits)
 
 
 def _check_cell(top: Table, sc: Scenario, limits: Limits) -> None:

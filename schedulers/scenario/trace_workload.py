@@ -108,7 +108,6 @@ class Replay:
     standing: tuple[StandingJob, ...]
     skipped: int  # jobs with no task that ran
     faults: tuple[FaultSpec, ...] = ()  # machines joining and leaving (machine_faults)
-    resized: int = 0  # capacity updates of present machines in the window (not replayed)
 
 
 @lru_cache(maxsize=4)
@@ -167,9 +166,8 @@ def read_replay(t: Table, resources: tuple[str, ...], own_cell: bool) -> Replay:
                 None if own_cell else cell_index)
     if not out[0]:
         t.fail(t.key("window"), f"no job of tiers {', '.join(tiers)} runs in [{start:g}, {end:g}] s")
-    faults, resized = ((), 0) if own_cell or not v["machine_events"] else \
-        (machine_faults(there, cell_index, v["compress"]), there.resized)
-    return Replay(() if own_cell else machines, *out, faults, resized)
+    faults = () if own_cell or not v["machine_events"] else machine_faults(there, cell_index, v["compress"])
+    return Replay(() if own_cell else machines, *out, faults)
 
 
 def machine_faults(there: Presence, cell_index: np.ndarray, compress: float) -> tuple[FaultSpec, ...]:
