@@ -61,7 +61,7 @@ import numpy as np
 from schedlab.schedulers.traces import form, task_events as te
 from schedlab.schedulers.traces.builder import Builder
 from schedlab.schedulers.traces.files import Ordered, integer, number, rows, shards
-from schedlab.schedulers.traces.google2019 import EventLog, code, microseconds, whole
+from schedlab.schedulers.traces.google2019 import EventLog, banded, code, microseconds, whole
 from schedlab.schedulers.traces.readers import ReadOptions, Reader
 
 RESOURCES = ("cpu", "mem")
@@ -84,15 +84,14 @@ MACHINE_KINDS = (form.ADD, form.REMOVE, form.UPDATE)
 OPERATORS = ("==", "!=", "<", ">")
 
 
+# The 2011 priorities (0-11) by the trace paper's bands (Reiss et al.):
+# (the highest priority of the band, its tier).
+BANDS = ((1, "free"), (8, "best_effort_batch"), (10, "production"), (math.inf, "monitoring"))
+
+
 def tier(priority: int) -> str:
-    """The tier of a 2011 priority (0-11)."""
-    if priority <= 1:
-        return "free"
-    if priority <= 8:
-        return "best_effort_batch"
-    if priority <= 10:
-        return "production"
-    return "monitoring"
+    """The tier of a 2011 priority (``BANDS``)."""
+    return banded(priority, BANDS)
 
 
 def timed(paths: list[Path], columns: tuple[str, ...], skipped: list[int] | None = None

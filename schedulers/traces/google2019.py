@@ -105,20 +105,21 @@ INSTANCE_OPTIONAL = ("collection_type", "machine_id", "priority", "resource_requ
 NESTED = {"capacity": ("cpus", "memory"), "resource_request": ("cpus", "memory")}
 
 
+# The tiers by the ranges of the trace's paper (Tirmazi et al., EuroSys
+# 2020): free <= 99, best-effort batch 110-115 (100-109, which it leaves
+# unnamed, counted with it), mid 116-119, production 120-359, monitoring
+# >= 360: (the highest priority of the band, its tier).
+BANDS = ((99, "free"), (115, "best_effort_batch"), (119, "mid"), (359, "production"), (math.inf, "monitoring"))
+
+
+def banded(priority: int, bands: tuple[tuple[float, str], ...]) -> str:
+    """The tier of the first band whose top is at or above ``priority``."""
+    return next(name for top, name in bands if priority <= top)
+
+
 def tier(priority: int) -> str:
-    """The tier of a 2019 priority, by the ranges of the trace's paper
-    (Tirmazi et al., EuroSys 2020): free <= 99, best-effort batch 110-115
-    (100-109, which it leaves unnamed, counted with it), mid 116-119,
-    production 120-359, monitoring >= 360."""
-    if priority <= 99:
-        return "free"
-    if priority <= 115:
-        return "best_effort_batch"
-    if priority <= 119:
-        return "mid"
-    if priority <= 359:
-        return "production"
-    return "monitoring"
+    """The tier of a 2019 priority (``BANDS``)."""
+    return banded(priority, BANDS)
 
 
 # --- reading rows -------------------------------------------------------
