@@ -421,10 +421,13 @@ class ResourceManager(RestartingRM):
             # request accounting (tests/test_run_yarn.py).
             self._drain()
             self.log.emit(YARN_BOOKS, rm=self.name, apps=core.open_books())
-        if core is None and self.deposed:
-            # It stepped down with these and no successor said their fate.
+        if self.deposed:
+            # It stepped down with these and no successor said their fate
+            # (nor its own rebuilt books yet, if it leads again: a failover
+            # just before the end).
             for app, left in sorted(self.deposed.items()):
-                self.log.emit(JOB_PENDING, job_id=app, scheduler=NAME, unplaced=left, deposed=True)
+                if core is None or app not in core.apps:
+                    self.log.emit(JOB_PENDING, job_id=app, scheduler=NAME, unplaced=left, deposed=True)
             self.deposed = {}
         if core is None or self._stopped_once:  # a standby; or stopped as a routed actor and again as a core one
             return {}

@@ -93,7 +93,11 @@ class RestartingRM(ActorShell):
         if self.core is not None:  # our own lease lapsed and was won again: those books are stale
             self._step_down()
         self.lease_epoch = epoch
-        self.deposed = {}  # leading again: these books will say every fate
+        # Leading again, the new books will say every fate, but only once
+        # they are rebuilt (the store read, the submitter's applications
+        # restored: asynchronous); a run that ends before would leave what
+        # this RM held when deposed unaccounted, so ``deposed`` stays until
+        # the stop, which reports those the books do not know.
         self._incarnate(rebuilt=epoch > 1)
         assert self.store is not None
         self.store.begin(epoch, fresh=epoch == 1)
@@ -127,8 +131,10 @@ class RestartingRM(ActorShell):
         # end unless this RM leads again (a successor rebuilds them from the
         # submitter and says their fate itself; a fate it says outranks a
         # pending). With no successor before the run ended, nobody else would.
-        self.deposed = {app: len(book.tasks) - len(core.scheduled_tasks(app)) for app, book in core.apps.items()
-                        if app not in self.scheduled and book.state not in TERMINAL}
+        # (Those it was deposed with before and has not rebuilt yet stay.)
+        self.deposed = {**{app: left for app, left in self.deposed.items() if app not in core.apps},
+                        **{app: len(book.tasks) - len(core.scheduled_tasks(app)) for app, book in core.apps.items()
+                           if app not in self.scheduled and book.state not in TERMINAL}}
         self.core = None
         assert self.store is not None
         self.store.end()
