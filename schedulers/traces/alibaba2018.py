@@ -565,6 +565,4 @@ def read(src: Path, options: ReadOptions) -> Builder:
 
 
 READER = Reader(
-    "alibaba2018", read, default_tier="batch",
-    files="a folder with cluster-trace-v2018's headerless machine_meta, batch_task, batch_instance and container_meta "
-          "tables (.csv or .csv.gz, extracted from the published .tar.gz archives)")
+    "alibaba2018", read, default_tier="batch")

@@ -282,5 +282,4 @@ def read(src: Path, options: ReadOptions) -> Builder:
 
 
 READER = Reader(
-    "azure2020", read, default_tier="high",
-    files="the packing trace's SQLite file (tables vm and vmType), or a folder holding exactly one .sqlite file")
+    "azure2020", read, default_tier="high")

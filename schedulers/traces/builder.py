@@ -102,9 +102,6 @@ class Builder:
         self._jobs[source] = (submit, tier, priority, user, parent, after, constraints)
         self._end = max(self._end, submit)
 
-    def known_job(self, source: int) -> bool:
-        return source in self._jobs
-
     def tasks(self, cols: dict[str, np.ndarray]) -> None:
         """A chunk of task rows, as ``schedulers.traces.task_events.fold``
         returns them (job and machine in the trace's own ids)."""

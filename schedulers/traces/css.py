@@ -67,6 +67,4 @@ def read(src: Path, options: ReadOptions) -> Builder:
     return b
 
 
-READER = Reader("css", read, default_tier="batch",
-                files="CSS's traces folder (interarrival, tasks, runtimes and initial cell state files; "
-                      "scenarios/paper/css-example is CSS's own example)")
+READER = Reader("css", read, default_tier="batch")

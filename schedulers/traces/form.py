@@ -32,7 +32,6 @@ FORMAT_VERSION = 1
 
 # Machine events.
 ADD, REMOVE, UPDATE = 0, 1, 2
-MACHINE_EVENTS = ("add", "remove", "update")
 
 # How a task's last attempt ended.
 NONE, FINISHED, KILLED, EVICTED, FAILED, LOST = 0, 1, 2, 3, 4, 5

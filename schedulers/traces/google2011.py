@@ -231,6 +231,4 @@ def read(src: Path, options: ReadOptions) -> Builder:
     return b
 
 
-READER = Reader("google2011", read, default_tier=DEFAULT_TIER,
-                files="the ClusterData2011_2 folder: machine_events/, job_events/ and task_events/ (headerless "
-                      "*.csv[.gz] parts), task_constraints/ and machine_attributes/ optional")
+READER = Reader("google2011", read, default_tier=DEFAULT_TIER)

@@ -452,6 +452,4 @@ def read(src: Path, options: ReadOptions) -> Builder:
     return b
 
 
-READER = Reader("google2019", read, default_tier=DEFAULT_TIER,
-                files="a ClusterData2019 cell's folder: machine_events, collection_events and instance_events "
-                      "(BigQuery's JSON-lines export, *.json[.gz] shards, or CSV with a header), machine_attributes optional")
+READER = Reader("google2019", read, default_tier=DEFAULT_TIER)

@@ -34,14 +34,12 @@ class ReadOptions:
 @dataclass(frozen=True)
 class Reader:
     """``read(src, options)``: a Builder filled from ``src`` (a folder of
-    the format's tables, or its one file), or TraceError. ``default_tier``:
-    the tier of jobs only tasks name. ``files``: what ``src`` holds, in
-    words (the CLI's help and the docs)."""
+    the format's tables, or its one file: each reader's docstring says
+    which), or TraceError. ``default_tier``: the tier of jobs only tasks name."""
 
     name: str
     read: Callable[[Path, ReadOptions], Builder]
     default_tier: str
-    files: str
 
 
 def reader(fmt: str) -> Reader:

@@ -114,5 +114,4 @@ def _num(x: str, name: str, line: int, i: int) -> float:
     return v
 
 
-READER = Reader("swf", read, default_tier="queue-1",
-                files="one Standard Workload Format log (.swf or .swf.gz), or a folder holding one")
+READER = Reader("swf", read, default_tier="queue-1")

@@ -21,7 +21,7 @@ from schedlab.schedulers.traces.form import TraceError
 from schedlab.schedulers.traces.samples import google2011 as sample
 from schedlab.schedulers.traces.samples.google2019 import AFTER_END
 from tests.traces.test_google2019 import (MACHINES, Event, assert_converted, assert_lively, check_rows, check_window,
-                                          lives, merged)
+                                          lives, merged, refused)
 
 FMT = "google2011"
 
@@ -151,12 +151,6 @@ def test_a_job_without_job_events_takes_its_tasks_priority_and_user(tmp_path: Pa
 # --- bad input: refused naming the file, the line and the column -------------------
 
 
-def _refused(src: Path, *parts: str) -> None:
-    with pytest.raises(TraceError) as e:
-        readers.convert(src, FMT)
-    assert all(p in str(e.value) for p in parts), str(e.value)
-
-
 @pytest.fixture
 def trace_dir(tmp_path: Path) -> Path:
     sample.write(tmp_path, seed=6, jobs=40)
@@ -174,7 +168,7 @@ def _edit(path: Path, line: int, edit: Any) -> None:
 def test_a_row_without_a_column_is_refused(trace_dir: Path) -> None:
     p = trace_dir / "task_events" / "part-00001-of-00002.csv"
     _edit(p, 5, lambda f: f.__delitem__(slice(9, None)))
-    _refused(trace_dir, str(p), "line 5", "'CPU request'", "missing")
+    refused(trace_dir, str(p), "line 5", "'CPU request'", "missing", fmt=FMT)
 
 
 @pytest.mark.parametrize("table,column,index,value", [
@@ -185,7 +179,7 @@ def test_a_garbled_number_code_or_missing_value_is_refused(trace_dir: Path, tabl
                                                            value: str) -> None:
     p = sorted((trace_dir / table).iterdir())[0]
     _edit(p, 3, lambda f: f.__setitem__(index, value))
-    _refused(trace_dir, str(p), "line 3", f"'{column}'")
+    refused(trace_dir, str(p), "line 3", f"'{column}'", fmt=FMT)
 
 
 def test_a_part_out_of_time_order_is_refused(trace_dir: Path) -> None:
@@ -193,11 +187,11 @@ def test_a_part_out_of_time_order_is_refused(trace_dir: Path) -> None:
     lines = p.read_text().splitlines(keepends=True)
     lines[1], lines[-1] = lines[-1], lines[1]
     p.write_text("".join(lines))
-    _refused(trace_dir, str(p), "line 3", "'time'", "out of time order")
+    refused(trace_dir, str(p), "line 3", "'time'", "out of time order", fmt=FMT)
 
 
 @pytest.mark.parametrize("table", ["machine_events", "job_events", "task_events"])
 def test_a_missing_table_is_refused(trace_dir: Path, table: str) -> None:
     for p in (trace_dir / table).iterdir():
         p.unlink()
-    _refused(trace_dir, str(trace_dir), table)
+    refused(trace_dir, str(trace_dir), table, fmt=FMT)

@@ -314,9 +314,10 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines(keepends=True)
 
 
-def _refused(src: Path, *parts: str) -> None:
+def refused(src: Path, *parts: str, fmt: str = FMT) -> None:
+    """Converting ``src`` as ``fmt`` is refused with a message holding every one of ``parts``."""
     with pytest.raises(TraceError) as e:
-        readers.convert(src, FMT)
+        readers.convert(src, fmt)
     assert all(p in str(e.value) for p in parts), str(e.value)
 
 
@@ -338,7 +339,7 @@ def test_a_csv_shard_without_a_column_is_refused(csv_cell: Path) -> None:
     head = lines[0].rstrip("\n").split(",")
     k = head.index("instance_index")
     p.write_text("".join(",".join(c for i, c in enumerate(line.rstrip("\n").split(",")) if i != k) + "\n" for line in lines))
-    _refused(csv_cell, str(p), "line 1", "'instance_index'")
+    refused(csv_cell, str(p), "line 1", "'instance_index'")
 
 
 def test_a_json_line_without_a_required_value_is_refused(cell: Path) -> None:
@@ -348,7 +349,7 @@ def test_a_json_line_without_a_required_value_is_refused(cell: Path) -> None:
     del row["collection_id"]
     lines[4] = json.dumps(row) + "\n"
     p.write_text("".join(lines))
-    _refused(cell, str(p), "line 5", "'collection_id'", "missing value")
+    refused(cell, str(p), "line 5", "'collection_id'", "missing value")
 
 
 @pytest.mark.parametrize("table,column,value", [("instance_events-000000000000", "time", "12x3"),
@@ -362,7 +363,7 @@ def test_a_garbled_number_or_code_is_refused(cell: Path, table: str, column: str
     row[column] = value
     lines[6] = json.dumps(row) + "\n"
     p.write_text("".join(lines))
-    _refused(cell, str(p), "line 7", f"'{column}'")
+    refused(cell, str(p), "line 7", f"'{column}'")
 
 
 def test_a_garbled_csv_amount_is_refused(csv_cell: Path) -> None:
@@ -373,7 +374,7 @@ def test_a_garbled_csv_amount_is_refused(csv_cell: Path) -> None:
     fields[head.index("resource_request.cpus")] = "0.1.2"
     lines[3] = ",".join(fields)
     p.write_text("".join(lines))
-    _refused(csv_cell, str(p), "line 4", "'resource_request.cpus'", "not a number")
+    refused(csv_cell, str(p), "line 4", "'resource_request.cpus'", "not a number")
 
 
 def test_a_shard_out_of_time_order_reads_as_one_in_order(cell: Path) -> None:
@@ -391,7 +392,7 @@ def test_a_shard_out_of_time_order_reads_as_one_in_order(cell: Path) -> None:
 def test_a_missing_table_is_refused(cell: Path, table: str) -> None:
     for p in cell.glob(f"{table}-*"):
         p.unlink()
-    _refused(cell, str(cell), table)
+    refused(cell, str(cell), table)
 
 
 def test_a_constraint_that_is_not_a_record_is_refused(tmp_path: Path) -> None:
@@ -400,7 +401,7 @@ def test_a_constraint_that_is_not_a_record_is_refused(tmp_path: Path) -> None:
     row = json.loads(p.read_text())
     row["constraint"] = ["just a name"]
     p.write_text(json.dumps(row) + "\n")
-    _refused(tmp_path, str(p), "line 1", "'constraint'")
+    refused(tmp_path, str(p), "line 1", "'constraint'")
 
 
 def test_constraints_and_missing_optional_values(tmp_path: Path) -> None:
